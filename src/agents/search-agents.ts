@@ -1,0 +1,80 @@
+/**
+ * Operation 2, agent search (DESIGN §8): full text (keyword, ranked), prefix or exact match over
+ * the caller's readable agents, sorted, paged by offset or by an opaque cursor.
+ */
+import type { RequestContext } from '../context.ts';
+import { ApiError, ruleBroken } from '../errors.ts';
+import { presentArtifacts, type ApiArtifact } from '../registry/present-artifacts.ts';
+import { decodeCursor, encodeCursor, fingerprint, pageWindow } from '../shared/paging.ts';
+import type { ArtifactSort, ArtifactSortField, SearchStrategy } from '../store/registry-port.ts';
+
+export const SEARCH_STRATEGIES: readonly SearchStrategy[] = ['keyword', 'prefix', 'exact'];
+export const SORT_FIELDS: readonly ArtifactSortField[] = ['relevance', 'name', 'display_name', 'created_at', 'updated_at'];
+export const SEARCH_DEFAULT_LIMIT = 20;
+export const SEARCH_MAX_LIMIT = 100;
+
+export interface AgentSearchInput {
+  query?: string;
+  strategy?: SearchStrategy;
+  sorts?: string[];
+  limit?: number;
+  offset?: number;
+  cursor?: string;
+  workspace_id?: string;
+}
+
+export interface AgentSearchResult {
+  items: ApiArtifact[];
+  page: { limit: number; offset: number; total: number };
+}
+
+function parseSorts(sorts: string[] | undefined, hasQuery: boolean): ArtifactSort[] {
+  if (sorts === undefined || sorts.length === 0) {
+    return [{ field: hasQuery ? 'relevance' : 'name', desc: false }];
+  }
+  return sorts
+    .map((s) => ({ field: s.replace(/^-/, '') as ArtifactSortField, desc: s.startsWith('-') }))
+    // Relevance means nothing without a query; the remaining sorts (then id) decide the order.
+    .filter((s) => hasQuery || s.field !== 'relevance');
+}
+
+export async function searchAgents(ctx: RequestContext, input: AgentSearchInput): Promise<AgentSearchResult> {
+  if (input.cursor !== undefined && input.offset !== undefined) {
+    throw ruleBroken('/cursor', 'cursor and offset cannot be used together');
+  }
+  const query = input.query?.trim() ?? '';
+  const strategy = input.strategy ?? 'keyword';
+  const sorts = parseSorts(input.sorts, query !== '');
+  const print = fingerprint([query, strategy, sorts, input.workspace_id ?? null]);
+  let offset = input.offset;
+  if (input.cursor !== undefined) {
+    const decoded = decodeCursor(input.cursor, print);
+    if (decoded === null) throw new ApiError('invalid_field', 'cursor is not valid for this search', { field: '/cursor' });
+    offset = decoded;
+  }
+  const window = pageWindow(input.limit, offset, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT);
+  const access = await ctx.access();
+  const scope = access.scope(input.workspace_id);
+  const page = await ctx.registry.findArtifacts({
+    kind: 'agent',
+    workspaceIds: scope,
+    ...(query !== '' ? { text: { query, strategy } } : {}),
+    sorts,
+    limit: window.limit,
+    offset: window.offset,
+  });
+  return {
+    items: await presentArtifacts(ctx.registry, access, page.items),
+    page: { limit: window.limit, offset: window.offset, total: page.total },
+  };
+}
+
+/**
+ * The cursor addressing `offset` within this search. REST pages carry no `next_cursor` (the
+ * specification shows it on the user list only); GraphQL connections hand these out as cursors.
+ */
+export function searchCursor(input: AgentSearchInput, offset: number): string {
+  const query = input.query?.trim() ?? '';
+  const sorts = parseSorts(input.sorts, query !== '');
+  return encodeCursor(offset, fingerprint([query, input.strategy ?? 'keyword', sorts, input.workspace_id ?? null]));
+}

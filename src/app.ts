@@ -1,0 +1,135 @@
+/**
+ * buildApp: the Fastify instance with every route, hook and error mapping, never listening, so
+ * tests drive it with inject() or listen on an ephemeral port themselves. main.ts owns the process.
+ */
+import crypto from 'node:crypto';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import swagger from '@fastify/swagger';
+import type { Authenticator } from './auth/caller.ts';
+import { createContext, type RequestContext, type Services } from './context.ts';
+import { ApiError, isApiError, toProblem } from './errors.ts';
+import { installValidation } from './rest/validation.ts';
+import { problemSchema } from './rest/schemas/common.ts';
+import { registerHealthRoutes } from './rest/health.ts';
+import { registerAgentRoutes } from './rest/agent-routes.ts';
+import { registerRegistryRoutes } from './rest/registry-routes.ts';
+import { registerToolRoutes } from './rest/tool-routes.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    ctx: RequestContext;
+  }
+}
+
+export interface AppOptions {
+  services: Services;
+  authenticator: Authenticator;
+  /** Pino options or false; tests pass false. */
+  logger?: boolean | object;
+}
+
+const TRACEPARENT = /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-[\da-f]{2}$/;
+
+/** The W3C trace id of a request: from `traceparent` when valid, else a fresh one. */
+function traceIdOf(header: string | string[] | undefined): string {
+  const value = Array.isArray(header) ? header[0] : header;
+  const m = value === undefined ? null : TRACEPARENT.exec(value.trim().toLowerCase());
+  if (m && m[1] !== '00000000000000000000000000000000') return m[1] as string;
+  return crypto.randomBytes(16).toString('hex');
+}
+
+export function sendProblem(reply: FastifyReply, err: ApiError, traceId: string | null): FastifyReply {
+  if (err.extras.retryAfter !== undefined) reply.header('retry-after', String(err.extras.retryAfter));
+  return reply.code(err.status).type('application/problem+json').send(toProblem(err, traceId));
+}
+
+/** Maps anything thrown during a request to a catalogue error; never leaks internals. */
+export function toApiError(err: FastifyError | Error): ApiError {
+  if (isApiError(err)) return err;
+  const e = err as FastifyError;
+  switch (e.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_TYPE':
+      return new ApiError('unsupported_content_type', 'the request body must be application/json');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('invalid_request', 'the request body is too large');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError('invalid_request', 'a JSON object body is required');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError('invalid_request', 'content-length does not match the body');
+    default:
+      break;
+  }
+  if (e.statusCode !== undefined && e.statusCode >= 400 && e.statusCode < 500) {
+    return new ApiError('invalid_request', 'the request could not be processed');
+  }
+  return new ApiError('internal_error', 'an internal error occurred');
+}
+
+function parseJsonBody(_req: FastifyRequest, body: string, done: (err: Error | null, body?: unknown) => void): void {
+  if (body.length === 0) return done(null, undefined);
+  try {
+    done(null, JSON.parse(body));
+  } catch {
+    done(new ApiError('invalid_json', 'the request body is not valid JSON'));
+  }
+}
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { services, authenticator } = options;
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: services.config.bodyLimitBytes,
+    genReqId: (req) => traceIdOf(req.headers.traceparent),
+    requestIdLogLabel: 'trace_id',
+    disableRequestLogging: false,
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+  });
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(['application/json', /^application\/[\w.+-]+\+json$/], { parseAs: 'string' }, parseJsonBody);
+  installValidation(app);
+  app.decorateRequest('ctx', null as unknown as RequestContext);
+
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const apiErr = toApiError(err);
+    if (apiErr.status >= 500) request.log.error({ err }, 'request failed');
+    return sendProblem(reply, apiErr, request.id);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, new ApiError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`), request.id),
+  );
+
+  app.addSchema(problemSchema);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Agent, Skill and Registry Gateway',
+        version: '1.0.0',
+        description: 'REST v1 API. Every operation needs `Authorization: Bearer <JWT or API key>`.',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      security: [{ bearer: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _base, _frag, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+  });
+
+  registerHealthRoutes(app, services);
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  // Everything registered in this scope needs a caller.
+  await app.register(async (api) => {
+    api.addHook('onRequest', async (request) => {
+      const caller = await authenticator.authenticate(request.headers.authorization);
+      const signal = AbortSignal.timeout(services.config.requestTimeoutMs);
+      request.ctx = createContext(services, caller, request.id, signal);
+    });
+    registerAgentRoutes(api);
+    registerToolRoutes(api);
+    registerRegistryRoutes(api);
+  });
+
+  return app;
+}

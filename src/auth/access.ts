@@ -1,0 +1,170 @@
+/**
+ * Authorization (DESIGN §6): the one module every operation asks what a caller may see and do.
+ *
+ * - A membership role on a workspace applies to its whole subtree; the strongest role on the
+ *   path from the root wins.
+ * - A service account acts as `editor` on its agent's workspace subtree (it may read it and
+ *   ingest its own telemetry) and nothing else.
+ * - Workspaces of the caller's org are discoverable; anything of another org is invisible.
+ * - By id: not discoverable -> 404 not_found; discoverable but not readable -> 403 access_denied.
+ */
+import { ApiError } from '../errors.ts';
+import type { ArtifactVersion, Project, Role, Workspace } from '../domain/types.ts';
+import type { RegistryStore } from '../store/registry-port.ts';
+import type { Caller } from './caller.ts';
+
+const RANK: Record<Role, number> = { viewer: 1, editor: 2, admin: 3 };
+
+export interface WorkspacePermissions {
+  can_create_content: boolean;
+  can_delete: boolean;
+  can_discover: boolean;
+  can_join: boolean;
+  can_leave: boolean;
+  can_manage_members: boolean;
+  can_read: boolean;
+  can_update: boolean;
+}
+
+export interface ArtifactPermissions {
+  can_add_relationship: boolean;
+  can_create_version: boolean;
+  can_delete: boolean;
+  can_edit: boolean;
+  can_link: boolean;
+  can_read: boolean;
+  can_remove_relationship: boolean;
+  can_unlink: boolean;
+}
+
+export class Access {
+  readonly caller: Caller;
+  private readonly workspaces: Map<string, Workspace>;
+  private readonly effective = new Map<string, Role>();
+  private readonly direct: Map<string, Role>;
+  private readonly children = new Map<string, string[]>();
+  readonly readableWorkspaceIds: readonly string[];
+
+  constructor(caller: Caller, orgWorkspaces: Workspace[], directRoles: Map<string, Role>) {
+    this.caller = caller;
+    this.direct = directRoles;
+    this.workspaces = new Map(orgWorkspaces.map((w) => [w.id, w]));
+    for (const w of orgWorkspaces) {
+      if (w.parent_id === undefined) continue;
+      const list = this.children.get(w.parent_id) ?? [];
+      list.push(w.id);
+      this.children.set(w.parent_id, list);
+    }
+    for (const [wsId, role] of directRoles) {
+      for (const id of this.subtree(wsId)) {
+        const had = this.effective.get(id);
+        if (had === undefined || RANK[role] > RANK[had]) this.effective.set(id, role);
+      }
+    }
+    this.readableWorkspaceIds = [...this.effective.keys()].sort();
+  }
+
+  /** The workspace and all its descendants (ids of the caller's org only). */
+  subtree(workspaceId: string): string[] {
+    if (!this.workspaces.has(workspaceId)) return [];
+    const out: string[] = [];
+    const stack = [workspaceId];
+    while (stack.length > 0) {
+      const id = stack.pop() as string;
+      out.push(id);
+      for (const c of this.children.get(id) ?? []) stack.push(c);
+    }
+    return out;
+  }
+
+  workspace(id: string): Workspace | undefined {
+    return this.workspaces.get(id);
+  }
+
+  roleOf(workspaceId: string): Role | null {
+    return this.effective.get(workspaceId) ?? null;
+  }
+
+  canDiscover(workspaceId: string): boolean {
+    return this.workspaces.has(workspaceId);
+  }
+
+  canRead(workspaceId: string): boolean {
+    return this.effective.has(workspaceId);
+  }
+
+  /** Throws 404 when the workspace is not discoverable, 403 when it is but cannot be read. */
+  assertReadable(workspaceId: string, what = 'workspace', id = workspaceId): void {
+    if (!this.canDiscover(workspaceId)) throw new ApiError('not_found', `${what} ${id} not found`);
+    if (!this.canRead(workspaceId)) throw new ApiError('access_denied', `no read access to ${what} ${id}`);
+  }
+
+  /** The readable scope narrowed to one workspace subtree when asked (404/403 as above). */
+  scope(workspaceId: string | undefined): readonly string[] {
+    if (workspaceId === undefined) return this.readableWorkspaceIds;
+    this.assertReadable(workspaceId);
+    return this.subtree(workspaceId).filter((id) => this.canRead(id));
+  }
+
+  /** Ingestion and other writes into a workspace need this. */
+  canCreateContent(workspaceId: string): boolean {
+    const role = this.roleOf(workspaceId);
+    return role === 'admin' || role === 'editor';
+  }
+
+  workspacePermissions(workspaceId: string): WorkspacePermissions {
+    const role = this.roleOf(workspaceId);
+    const discover = this.canDiscover(workspaceId);
+    const isUser = this.caller.kind === 'user';
+    const ws = this.workspaces.get(workspaceId);
+    const directMember = this.direct.has(workspaceId);
+    return {
+      can_create_content: role === 'admin' || role === 'editor',
+      can_delete: role === 'admin',
+      can_discover: discover,
+      can_join: isUser && discover && role === null && ws?.kind !== 'user_default',
+      can_leave: isUser && directMember && ws?.kind !== 'user_default',
+      can_manage_members: role === 'admin',
+      can_read: role !== null,
+      can_update: role === 'admin',
+    };
+  }
+
+  projectPermissions(project: Pick<Project, 'workspace_id'>): WorkspacePermissions {
+    return this.workspacePermissions(project.workspace_id);
+  }
+
+  artifactPermissions(artifact: Pick<ArtifactVersion, 'workspace_id' | 'created_by'>): ArtifactPermissions {
+    const role = this.roleOf(artifact.workspace_id);
+    const write = role === 'admin' || role === 'editor';
+    const own = this.caller.kind === 'user' && artifact.created_by === this.caller.userId;
+    return {
+      can_add_relationship: write,
+      can_create_version: write,
+      can_delete: role === 'admin' || (write && own),
+      can_edit: write,
+      can_link: write,
+      can_read: role !== null,
+      can_remove_relationship: write,
+      can_unlink: write,
+    };
+  }
+}
+
+/** Builds the caller's Access from the store: two round trips (org tree, memberships). */
+export async function loadAccess(store: RegistryStore, caller: Caller): Promise<Access> {
+  if (caller.kind === 'user') {
+    const [workspaces, memberships] = await Promise.all([
+      store.listOrgWorkspaces(caller.orgId),
+      store.getMembershipsOfUser(caller.userId),
+    ]);
+    const roles = new Map<string, Role>();
+    for (const m of memberships) {
+      const had = roles.get(m.workspace_id);
+      if (had === undefined || RANK[m.role] > RANK[had]) roles.set(m.workspace_id, m.role);
+    }
+    return new Access(caller, workspaces, roles);
+  }
+  const workspaces = await store.listOrgWorkspaces(caller.orgId);
+  return new Access(caller, workspaces, new Map([[caller.workspaceId, 'editor' as Role]]));
+}

@@ -1,0 +1,41 @@
+/**
+ * What every handler receives: the caller, its authorization (loaded once, on first use), the
+ * stores, and the request's deadline. Built once per request by the transport (REST or GraphQL),
+ * so both share loaders and access for one request. Knows nothing of HTTP.
+ */
+import { loadAccess, type Access } from './auth/access.ts';
+import type { Caller } from './auth/caller.ts';
+import type { Config } from './config.ts';
+import type { RegistryStore } from './store/registry-port.ts';
+
+/** The long-lived parts of the service, built by main.ts (or a test) and handed to buildApp. */
+export interface Services {
+  config: Config;
+  registry: RegistryStore;
+}
+
+export interface RequestContext {
+  readonly caller: Caller;
+  readonly services: Services;
+  readonly registry: RegistryStore;
+  /** W3C trace id of the request. */
+  readonly traceId: string;
+  /** Aborted at the request deadline; store work listens to it. */
+  readonly signal: AbortSignal;
+  access(): Promise<Access>;
+}
+
+export function createContext(services: Services, caller: Caller, traceId: string, signal: AbortSignal): RequestContext {
+  let access: Promise<Access> | undefined;
+  return {
+    caller,
+    services,
+    registry: services.registry,
+    traceId,
+    signal,
+    access() {
+      access ??= loadAccess(services.registry, caller);
+      return access;
+    },
+  };
+}

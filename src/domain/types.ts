@@ -1,0 +1,143 @@
+/**
+ * Domain types of the registry (DESIGN §5), shared by stores, handlers and transports.
+ * Field names follow the REST API (snake_case) so that stores and transports map 1:1.
+ */
+
+export type OrgStatus = 'active' | 'suspended';
+export type Role = 'admin' | 'editor' | 'viewer';
+export type ArtifactKind = 'agent' | 'tool' | 'skill' | 'prompt' | 'document';
+export const ARTIFACT_KINDS: readonly ArtifactKind[] = ['agent', 'tool', 'skill', 'prompt', 'document'];
+
+export interface Organization {
+  id: string;
+  name: string;
+  status: OrgStatus;
+}
+
+export interface Enrichment {
+  enrichment_status: string;
+  enriched_at?: string;
+  error_class?: string;
+  provider?: string;
+  reason?: string;
+  stamped_at?: string;
+  grounding?: Record<string, unknown>;
+  profile?: Record<string, string>;
+}
+
+export interface User {
+  id: string;
+  org_id: string;
+  name?: string;
+  email?: string;
+  status: OrgStatus;
+  created_at: string;
+  updated_at: string;
+  enrichment?: Enrichment;
+}
+
+export interface Workspace {
+  id: string;
+  org_id: string;
+  name: string;
+  display_name: string;
+  kind: string;
+  workspace_status: string;
+  parent_id?: string;
+  root_workspace_id: string;
+  created_at: string;
+  created_by: string;
+  updated_at: string;
+  updated_by: string;
+}
+
+export interface Membership {
+  workspace_id: string;
+  user_id: string;
+  role: Role;
+}
+
+export interface Project {
+  id: string;
+  workspace_id: string;
+  name: string;
+  display_name: string;
+  project_status: string;
+  knowledge_urls?: string[];
+  created_at: string;
+  created_by: string;
+  updated_at: string;
+  updated_by: string;
+}
+
+/** An agent's service account. The API key itself is never kept: only its hash and last 4 chars. */
+export interface Identity {
+  agent_id: string;
+  client_id: string;
+  credential_kind: 'oidc_client' | 'api_key';
+  api_key_hash?: string;
+  api_key_last4?: string;
+  expires_at?: string;
+  revoked?: boolean;
+}
+
+/**
+ * One version of an artifact as stored: every field of the REST resource except the computed
+ * ones (`permissions`, `relationships`, `identity`), plus the kind-specific fields, in `doc`.
+ * `doc` holds exactly what the API returns for those fields (snake_case keys).
+ */
+export interface ArtifactVersion {
+  id: string;
+  version_ordinal: number;
+  is_latest: boolean;
+  kind: ArtifactKind;
+  name: string;
+  display_name?: string;
+  workspace_id: string;
+  project_id?: string;
+  artifact_status: string;
+  created_at: string;
+  created_by: string;
+  updated_at: string;
+  updated_by: string;
+  /** Tools only (denormalised for aggregation); copies of fields in `doc`. */
+  server_id?: string;
+  /** The whole API-shaped artifact minus computed fields. */
+  doc: Record<string, unknown>;
+}
+
+export interface RelationshipEnd {
+  id: string;
+  kind: string;
+}
+
+export interface Relationship {
+  from: RelationshipEnd;
+  to: RelationshipEnd;
+  rel_type: string;
+  provenance: string;
+  relationship_status: string;
+  label?: string;
+  role?: string;
+  weight?: number;
+  confidence?: number;
+  attributes?: Record<string, unknown>;
+}
+
+export interface ProfileImage {
+  content_type: string;
+  bytes: Uint8Array;
+}
+
+/** A bundle as `npm run import` and the demo seed load it (DESIGN §11), already validated. */
+export interface Bundle {
+  organizations: Organization[];
+  users: User[];
+  workspaces: Omit<Workspace, 'root_workspace_id'>[];
+  memberships: Membership[];
+  projects: Project[];
+  artifacts: ArtifactVersion[];
+  identities: Identity[];
+  relationships: Relationship[];
+  profile_images: ({ agent_id: string } & ProfileImage)[];
+}

@@ -1,0 +1,67 @@
+/**
+ * Process entry: config -> stores -> demo seed -> authenticator -> app -> listen, and a graceful
+ * shutdown on SIGINT/SIGTERM. Everything else lives in buildApp so tests never need a process.
+ */
+import { buildApp } from './app.ts';
+import { createAuthenticator } from './auth/authenticator.ts';
+import { loadDevIssuer } from './auth/dev-issuer.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { openRegistryStore } from './store/open-registry.ts';
+import { seedDemoIfEmpty } from './seed/seed.ts';
+
+async function printDevHint(config: Config, origin: string): Promise<void> {
+  if (!config.auth.devIssuer || !config.seedDemo) return;
+  const issuer = await loadDevIssuer(config.dataDir);
+  const token = await issuer.mint({ sub: 'user-alice', org: 'org-acme', ttlSeconds: 3600 });
+  process.stdout.write(
+    `\nDemo data is loaded. Try (token valid 1 h; mint more with npm run token):\n` +
+      `  curl -s -H "Authorization: Bearer ${token}" '${origin}/mcp/v1/tools?limit=5'\n\n`,
+  );
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`configuration error: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+
+  const registry = await openRegistryStore(config);
+  if (config.seedDemo && (await seedDemoIfEmpty(registry))) {
+    process.stdout.write('seeded demo data into an empty registry\n');
+  }
+  const authenticator = await createAuthenticator(config, registry);
+  const app = await buildApp({
+    services: { config, registry },
+    authenticator,
+    logger: { level: config.logLevel },
+  });
+
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), 10_000);
+    force.unref();
+    try {
+      await app.close();
+      await authenticator.close?.();
+      await registry.close();
+    } finally {
+      process.exit(0);
+    }
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+  const origin = await app.listen({ host: config.host, port: config.port });
+  await printDevHint(config, origin);
+}
+
+await main();

@@ -1,0 +1,82 @@
+/**
+ * Operation 5: a workspace, its descendants, their projects and the latest version of every
+ * artifact in them, each with the caller's permissions. Counts are per container (an artifact
+ * counts in the workspace and project that hold it directly, not in their ancestors).
+ */
+import type { Access } from '../auth/access.ts';
+import type { RequestContext } from '../context.ts';
+import type { Project, Workspace } from '../domain/types.ts';
+import { loadArtifactExtras, presentArtifact } from './present-artifacts.ts';
+
+export interface WorkspaceExport {
+  artifacts: Record<string, unknown>[];
+  projects: Record<string, unknown>[];
+  workspaces: Record<string, unknown>[];
+}
+
+type Named = { id: string; name: string; display_name: string };
+const named = (x: Named) => ({ display_name: x.display_name, id: x.id, name: x.name });
+const total = (c: Record<string, number> | undefined) => Object.values(c ?? {}).reduce((a, b) => a + b, 0);
+
+function presentWorkspace(ws: Workspace, access: Access, counts: Record<string, number> | undefined, members: number): Record<string, unknown> {
+  const { org_id: _org, ...fields } = ws;
+  const out: Record<string, unknown> = { ...fields };
+  out.artifact_count = total(counts);
+  out.artifact_count_by_kind = counts ?? {};
+  const role = access.roleOf(ws.id);
+  if (role !== null) out.effective_role = role;
+  out.member_count = members;
+  const parent = ws.parent_id === undefined ? undefined : access.workspace(ws.parent_id);
+  if (parent !== undefined) out.parent = named(parent);
+  const root = access.workspace(ws.root_workspace_id);
+  if (root !== undefined) out.root_workspace = named(root);
+  out.permissions = access.workspacePermissions(ws.id);
+  return out;
+}
+
+export function presentProject(p: Project, access: Access, counts: Record<string, number> | undefined): Record<string, unknown> {
+  const ws = access.workspace(p.workspace_id);
+  const out: Record<string, unknown> = { ...p, root_workspace_id: ws?.root_workspace_id ?? p.workspace_id };
+  out.artifact_count = total(counts);
+  out.artifact_count_by_kind = counts ?? {};
+  out.permissions = access.projectPermissions(p);
+  const root = ws === undefined ? undefined : access.workspace(ws.root_workspace_id);
+  if (root !== undefined) out.root_workspace = named(root);
+  if (ws !== undefined) out.workspace = named(ws);
+  return out;
+}
+
+export async function exportWorkspace(ctx: RequestContext, workspaceId: string): Promise<WorkspaceExport> {
+  const access = await ctx.access();
+  access.assertReadable(workspaceId);
+  // Roles apply to whole subtrees, so every descendant of a readable workspace is readable.
+  const ids = access.subtree(workspaceId);
+  const store = ctx.registry;
+  const [projects, artifacts, wsCounts, members] = await Promise.all([
+    store.listProjects(ids),
+    store.listArtifacts(ids),
+    store.countArtifacts('workspace', ids),
+    store.countMembers(ids),
+  ]);
+  const [projectCounts, extras] = await Promise.all([
+    projects.length > 0 ? store.countArtifacts('project', projects.map((p) => p.id)) : Promise.resolve(new Map()),
+    loadArtifactExtras(store, access, artifacts),
+  ]);
+  const projectsById = new Map(projects.map((p) => [p.id, p]));
+
+  return {
+    artifacts: artifacts.map((a) => {
+      const out = presentArtifact(a, access, extras);
+      out.display_name ??= a.name;
+      const ws = access.workspace(a.workspace_id);
+      if (ws !== undefined) out.workspace = named(ws);
+      const project = a.project_id === undefined ? undefined : projectsById.get(a.project_id);
+      if (project !== undefined) out.project = { ...named(project), workspace_id: project.workspace_id };
+      return out;
+    }),
+    projects: projects.map((p) => presentProject(p, access, projectCounts.get(p.id))),
+    workspaces: ids
+      .map((id) => access.workspace(id) as Workspace)
+      .map((ws) => presentWorkspace(ws, access, wsCounts.get(ws.id), members.get(ws.id) ?? 0)),
+  };
+}

@@ -1,0 +1,51 @@
+/**
+ * Operation 7: directory users of the caller's organization, ordered by id, paged by
+ * limit/offset or by the opaque `next_cursor` of the previous page.
+ */
+import type { RequestContext } from '../context.ts';
+import type { User } from '../domain/types.ts';
+import { ApiError } from '../errors.ts';
+import { decodeCursor, encodeCursor, pageWindow } from '../shared/paging.ts';
+
+export interface UserListResult {
+  items: Record<string, unknown>[];
+  page: { limit: number; offset: number; total: number; next_cursor?: string };
+}
+
+function kindTotal(counts: Record<string, number> | undefined): number {
+  return Object.values(counts ?? {}).reduce((a, b) => a + b, 0);
+}
+
+export function presentUser(user: User, counts: Record<string, number> | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = { id: user.id, created_at: user.created_at, updated_at: user.updated_at };
+  if (user.name !== undefined) out.name = user.name;
+  if (user.email !== undefined) out.email = user.email;
+  out.artifact_count = kindTotal(counts);
+  out.artifact_count_by_kind = counts ?? {};
+  if (user.enrichment !== undefined) out.enrichment = user.enrichment;
+  return out;
+}
+
+export async function listUsers(
+  ctx: RequestContext,
+  query: { limit?: number; offset?: number; cursor?: string },
+): Promise<UserListResult> {
+  const orgId = ctx.caller.orgId;
+  let offset = query.offset;
+  if (query.cursor !== undefined) {
+    if (query.offset !== undefined) throw new ApiError('invalid_query', 'cursor and offset cannot be used together');
+    const decoded = decodeCursor(query.cursor, orgId);
+    if (decoded === null) throw new ApiError('invalid_query', 'cursor is not a cursor of this list');
+    offset = decoded;
+  }
+  const window = pageWindow(query.limit, offset, 50, 200);
+  const page = await ctx.registry.listUsers(orgId, window.limit, window.offset);
+  const counts = page.items.length > 0 ? await ctx.registry.countArtifacts('creator', page.items.map((u) => u.id)) : new Map();
+  const result: UserListResult = {
+    items: page.items.map((u) => presentUser(u, counts.get(u.id))),
+    page: { ...window, total: page.total },
+  };
+  const next = window.offset + page.items.length;
+  if (window.limit > 0 && next < page.total) result.page.next_cursor = encodeCursor(next, orgId);
+  return result;
+}

@@ -1,0 +1,74 @@
+/** REST routes of /registry/v1 (export, users) and the insight schemas of /skill/v1. */
+import type { FastifyInstance } from 'fastify';
+import { exportWorkspace } from '../registry/export-workspace.ts';
+import { listUsers } from '../registry/list-users.ts';
+import { listInsightSchemas } from '../skills/insight-schemas.ts';
+import { exportedArtifactSchema } from './schemas/artifacts.ts';
+import { limitOffsetQuery, pageSchema, problemResponses } from './schemas/common.ts';
+import { directoryUserSchema, projectSchema, workspaceSchema } from './schemas/registry.ts';
+
+const insightSchemaItem = {
+  type: 'object',
+  required: ['name', 'version', 'title', 'description', 'schema'],
+  properties: {
+    name: { type: 'string' },
+    version: { type: 'string' },
+    title: { type: 'string' },
+    description: { type: 'string' },
+    schema: { type: 'object', additionalProperties: true },
+  },
+} as const;
+
+export function registerRegistryRoutes(api: FastifyInstance): void {
+  api.get('/skill/v1/insights/schemas', {
+    schema: {
+      operationId: 'listInsightSchemas',
+      tags: ['skills'],
+      summary: 'Insight payload schemas (JSON Schema 2020-12)',
+      response: {
+        200: { type: 'object', required: ['items'], properties: { items: { type: 'array', items: insightSchemaItem } } },
+        ...problemResponses([]),
+      },
+    },
+  }, async () => listInsightSchemas());
+
+  api.get('/registry/v1/workspaces/:workspace_id/export', {
+    schema: {
+      operationId: 'exportWorkspace',
+      tags: ['registry'],
+      summary: 'Export a workspace with its subtree, projects and latest artifacts',
+      params: { type: 'object', required: ['workspace_id'], properties: { workspace_id: { type: 'string' } } },
+      response: {
+        200: {
+          type: 'object',
+          required: ['artifacts', 'projects', 'workspaces'],
+          properties: {
+            artifacts: { type: 'array', items: exportedArtifactSchema },
+            projects: { type: 'array', items: projectSchema },
+            workspaces: { type: 'array', items: workspaceSchema },
+          },
+        },
+        ...problemResponses(['not_found']),
+      },
+    },
+  }, async (request) => exportWorkspace(request.ctx, (request.params as { workspace_id: string }).workspace_id));
+
+  api.get('/registry/v1/users', {
+    schema: {
+      operationId: 'listUsers',
+      tags: ['registry'],
+      summary: 'List directory users of the caller\'s organization',
+      querystring: {
+        ...limitOffsetQuery,
+        properties: {
+          ...limitOffsetQuery.properties,
+          cursor: { type: 'string', maxLength: 512, description: 'The next_cursor of the previous page; not together with offset' },
+        },
+      },
+      response: {
+        200: { type: 'object', required: ['items', 'page'], properties: { items: { type: 'array', items: directoryUserSchema }, page: pageSchema } },
+        ...problemResponses(['invalid_query']),
+      },
+    },
+  }, async (request) => listUsers(request.ctx, request.query as { limit?: number; offset?: number; cursor?: string }));
+}

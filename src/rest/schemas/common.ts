@@ -1,0 +1,75 @@
+/**
+ * Shared JSON Schemas of the REST layer: the problem body, the page object, and the error
+ * responses each route declares (they feed both serialization and the OpenAPI document).
+ */
+import { catalogue, type ErrorCode } from '../../errors.ts';
+
+export const problemSchema = {
+  $id: 'Problem',
+  type: 'object',
+  description: 'RFC 9457-style problem body; `status` equals the HTTP status.',
+  required: ['code', 'title', 'detail', 'status'],
+  properties: {
+    code: { type: 'string', enum: Object.keys(catalogue) },
+    title: { type: 'string' },
+    detail: { type: 'string' },
+    status: { type: 'integer', minimum: 0 },
+    trace_id: { type: ['string', 'null'] },
+    field: { type: 'string', description: 'JSON pointer of the invalid field (invalid_field)' },
+    errors: {
+      type: 'array',
+      description: 'Every invalid field (validation_failed)',
+      items: {
+        type: 'object',
+        required: ['field', 'detail'],
+        properties: { field: { type: 'string' }, detail: { type: 'string' } },
+      },
+    },
+  },
+} as const;
+
+export const pageSchema = {
+  type: 'object',
+  required: ['limit', 'offset', 'total'],
+  properties: {
+    limit: { type: 'integer' },
+    offset: { type: 'integer' },
+    total: { type: 'integer' },
+    next_cursor: { type: 'string' },
+  },
+} as const;
+
+const problemRef = { $ref: 'Problem#' } as const;
+
+/** Error responses for a route, by status, each described with the codes it can carry. */
+export function problemResponses(codes: ErrorCode[]): Record<string, object> {
+  const always: ErrorCode[] = [
+    'token_missing', 'token_malformed', 'alg_mismatch', 'unknown_key', 'signature_invalid', 'token_expired',
+    'access_denied', 'account_suspended', 'internal_error', 'auth_unavailable', 'service_unavailable',
+    'service_overloaded', 'request_timeout',
+  ];
+  const byStatus = new Map<number, Set<ErrorCode>>();
+  for (const code of [...always, ...codes]) {
+    const status = catalogue[code].status;
+    const set = byStatus.get(status) ?? new Set<ErrorCode>();
+    set.add(code);
+    byStatus.set(status, set);
+  }
+  const out: Record<string, object> = {};
+  for (const [status, set] of [...byStatus].sort((a, b) => a[0] - b[0])) {
+    out[String(status)] = {
+      description: [...set].join(', '),
+      content: { 'application/problem+json': { schema: problemRef } },
+    };
+  }
+  return out;
+}
+
+export const limitOffsetQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    limit: { type: 'integer', minimum: 0, description: 'Page size (default 50, larger values clamped to 200; 0 returns only the total)' },
+    offset: { type: 'integer', minimum: 0, description: 'Start position (default 0)' },
+  },
+} as const;

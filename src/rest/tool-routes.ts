@@ -1,0 +1,68 @@
+/** REST routes of the /mcp/v1 area: tool list (operation 6) and aggregate (operation 3). */
+import type { FastifyInstance } from 'fastify';
+import { TOOL_GROUP_FIELDS, TOOL_METRICS, aggregateTools, type ToolAggregateInput } from '../tools/aggregate-tools.ts';
+import { listTools } from '../tools/list-tools.ts';
+import { toolSchema } from './schemas/artifacts.ts';
+import { limitOffsetQuery, pageSchema, problemResponses } from './schemas/common.ts';
+
+const filterValue = { type: ['string', 'boolean'], maxLength: 500 } as const;
+
+const aggregateBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    group_by: { type: 'array', maxItems: TOOL_GROUP_FIELDS.length, items: { type: 'string', enum: [...TOOL_GROUP_FIELDS] } },
+    filters: {
+      type: 'object',
+      description: 'Equality filters on group fields; an array means any of its values',
+      additionalProperties: false,
+      properties: Object.fromEntries(
+        TOOL_GROUP_FIELDS.map((f) => [f, { anyOf: [filterValue, { type: 'array', maxItems: 100, items: filterValue }] }]),
+      ),
+    },
+    metrics: { type: 'array', items: { type: 'string', enum: [...TOOL_METRICS] } },
+    limit: { type: 'integer', minimum: 0, description: 'Groups per page; default 50, clamped to 200' },
+    offset: { type: 'integer', minimum: 0 },
+    workspace_id: { type: 'string', minLength: 1, maxLength: 200 },
+  },
+} as const;
+
+const groupSchema = {
+  type: 'object',
+  required: ['key', 'metrics'],
+  properties: {
+    key: { type: 'object', additionalProperties: { type: ['string', 'boolean', 'null'] } },
+    metrics: { type: 'object', additionalProperties: { type: ['number', 'string', 'null'] } },
+  },
+} as const;
+
+export function registerToolRoutes(api: FastifyInstance): void {
+  api.get('/mcp/v1/tools', {
+    schema: {
+      operationId: 'listTools',
+      tags: ['tools'],
+      summary: 'List the tool catalog',
+      querystring: limitOffsetQuery,
+      response: {
+        200: { type: 'object', required: ['items', 'page'], properties: { items: { type: 'array', items: toolSchema }, page: pageSchema } },
+        ...problemResponses(['invalid_query', 'rate_limited']),
+      },
+    },
+  }, async (request) => {
+    const q = request.query as { limit?: number; offset?: number };
+    return listTools(request.ctx, q.limit, q.offset);
+  });
+
+  api.post('/mcp/v1/tools/aggregate', {
+    schema: {
+      operationId: 'aggregateTools',
+      tags: ['tools'],
+      summary: 'Aggregate the tool catalog',
+      body: aggregateBody,
+      response: {
+        200: { type: 'object', required: ['groups', 'page'], properties: { groups: { type: 'array', items: groupSchema }, page: pageSchema } },
+        ...problemResponses(['invalid_json', 'invalid_request', 'unsupported_content_type', 'invalid_field', 'validation_failed', 'not_found', 'rate_limited']),
+      },
+    },
+  }, async (request) => aggregateTools(request.ctx, (request.body ?? {}) as ToolAggregateInput));
+}

@@ -1,0 +1,142 @@
+/**
+ * The registry store port: everything the handlers need from the registry, and nothing of HTTP.
+ * Engines (store/sqlite, store/postgres) implement it; one contract suite
+ * (test/contract/registry-contract.ts) runs unchanged against each of them.
+ *
+ * Invariants every engine keeps:
+ * - reads of artifacts return the latest version unless a method says otherwise;
+ * - every list is ordered deterministically (ties broken by `id`);
+ * - batch methods (`get*`) take any number of ids, ignore unknown ones and make one round trip;
+ * - `importBundle` is all-or-nothing and idempotent (re-import updates in place).
+ */
+import type {
+  ArtifactKind,
+  ArtifactVersion,
+  Bundle,
+  Identity,
+  Membership,
+  Organization,
+  ProfileImage,
+  Project,
+  Relationship,
+  User,
+  Workspace,
+} from '../domain/types.ts';
+
+export type SearchStrategy = 'keyword' | 'prefix' | 'exact';
+export type ArtifactSortField = 'relevance' | 'name' | 'display_name' | 'created_at' | 'updated_at';
+
+export interface ArtifactSort {
+  field: ArtifactSortField;
+  desc: boolean;
+}
+
+export interface ArtifactQuery {
+  kind?: ArtifactKind;
+  /** The readable scope: only artifacts in these workspaces. Empty -> no results. */
+  workspaceIds: readonly string[];
+  /**
+   * keyword: full-text over name, display_name and instructions, ranked (relevance);
+   * prefix: name or display_name starts with the query (case-insensitive);
+   * exact: name or display_name equals the query (case-insensitive).
+   */
+  text?: { query: string; strategy: SearchStrategy };
+  /** Applied in order, then `id` ascending. `relevance` is only meaningful with `text`. */
+  sorts: ArtifactSort[];
+  limit: number;
+  offset: number;
+}
+
+export interface Page<T> {
+  items: T[];
+  total: number;
+}
+
+export type ToolGroupField =
+  | 'server_id'
+  | 'provider_kind'
+  | 'owner'
+  | 'workspace_id'
+  | 'artifact_status'
+  | 'is_system'
+  | 'source_type';
+
+export interface ToolAggregateQuery {
+  workspaceIds: readonly string[];
+  groupBy: ToolGroupField[];
+  /** Equality filters on group fields; an array value means "any of". */
+  filters: { field: ToolGroupField; values: (string | boolean)[] }[];
+  limit: number;
+  offset: number;
+}
+
+export interface ToolGroup {
+  /** One entry per `groupBy` field; a missing value is null. */
+  key: Record<string, string | boolean | null>;
+  count: number;
+  /** Distinct non-null `server_id` values in the group. */
+  servers: number;
+  latest_updated_at: string | null;
+}
+
+/** Counts of latest artifact versions by kind, keyed by the id counted over. */
+export type KindCounts = Map<string, Record<string, number>>;
+
+export interface ImportCounts {
+  organizations: number;
+  users: number;
+  workspaces: number;
+  memberships: number;
+  projects: number;
+  artifacts: number;
+  relationships: number;
+}
+
+export interface RegistryStore {
+  readonly engine: 'sqlite' | 'postgres';
+  /** Cheap round trip; throws when the store cannot answer. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+  /** True when no organization exists yet (first start: seed demo data). */
+  isEmpty(): Promise<boolean>;
+  importBundle(bundle: Bundle): Promise<ImportCounts>;
+
+  // Directory
+  getOrganizations(ids: readonly string[]): Promise<Organization[]>;
+  getUsers(ids: readonly string[]): Promise<User[]>;
+  /** Users of an org ordered by id. */
+  listUsers(orgId: string, limit: number, offset: number): Promise<Page<User>>;
+
+  // Workspace tree, memberships, projects
+  /** Every workspace of an org (the tree is small enough to hold per request). */
+  listOrgWorkspaces(orgId: string): Promise<Workspace[]>;
+  getWorkspaces(ids: readonly string[]): Promise<Workspace[]>;
+  getMembershipsOfUser(userId: string): Promise<Membership[]>;
+  getMembershipsOfWorkspaces(workspaceIds: readonly string[]): Promise<Membership[]>;
+  getProjects(ids: readonly string[]): Promise<Project[]>;
+  /** Projects whose workspace is one of these, ordered by id. */
+  listProjects(workspaceIds: readonly string[]): Promise<Project[]>;
+
+  // Artifacts
+  findArtifacts(query: ArtifactQuery): Promise<Page<ArtifactVersion>>;
+  /** Every latest artifact in these workspaces (optionally of one kind), ordered by id. */
+  listArtifacts(workspaceIds: readonly string[], kind?: ArtifactKind): Promise<ArtifactVersion[]>;
+  /** Latest versions by id. */
+  getArtifacts(ids: readonly string[]): Promise<ArtifactVersion[]>;
+  /** Every version of these ids, ordered by id then version_ordinal. */
+  getArtifactVersions(ids: readonly string[]): Promise<ArtifactVersion[]>;
+  /** Latest skill of that name (exact) in these workspaces, if any. */
+  findSkillByName(workspaceIds: readonly string[], name: string): Promise<ArtifactVersion | null>;
+  aggregateTools(query: ToolAggregateQuery): Promise<Page<ToolGroup>>;
+  /** Latest-artifact counts by kind per workspace, project or creator (`created_by`). */
+  countArtifacts(by: 'workspace' | 'project' | 'creator', ids: readonly string[]): Promise<KindCounts>;
+  countMembers(workspaceIds: readonly string[]): Promise<Map<string, number>>;
+  /** Relationships whose `from.id` or `to.id` is one of these. */
+  getRelationships(artifactIds: readonly string[]): Promise<Relationship[]>;
+
+  // Identities and images
+  getIdentitiesOfAgents(agentIds: readonly string[]): Promise<Identity[]>;
+  findIdentityByClientId(clientId: string): Promise<Identity | null>;
+  findIdentityByApiKeyHash(hash: string): Promise<Identity | null>;
+  getProfileImage(agentId: string): Promise<ProfileImage | null>;
+}

@@ -1,0 +1,25 @@
+/** Operation 6: the caller's readable tools (latest versions), by name, paged by limit/offset. */
+import type { RequestContext } from '../context.ts';
+import { presentArtifacts, type ApiArtifact } from '../registry/present-artifacts.ts';
+import { pageWindow } from '../shared/paging.ts';
+
+export const LIST_DEFAULT_LIMIT = 50;
+export const LIST_MAX_LIMIT = 200;
+
+export interface ToolListResult {
+  items: ApiArtifact[];
+  page: { limit: number; offset: number; total: number };
+}
+
+export async function listTools(ctx: RequestContext, limit?: number, offset?: number): Promise<ToolListResult> {
+  const window = pageWindow(limit, offset, LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT);
+  const access = await ctx.access();
+  const page = await ctx.registry.findArtifacts({
+    kind: 'tool',
+    workspaceIds: access.readableWorkspaceIds,
+    sorts: [{ field: 'name', desc: false }],
+    limit: window.limit,
+    offset: window.offset,
+  });
+  return { items: await presentArtifacts(ctx.registry, access, page.items), page: { ...window, total: page.total } };
+}
