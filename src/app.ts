@@ -3,14 +3,16 @@
  * tests drive it with inject() or listen on an ephemeral port themselves. main.ts owns the process.
  */
 import crypto from 'node:crypto';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { Authenticator } from './auth/caller.ts';
 import { createContext, type RequestContext, type Services } from './context.ts';
 import { ApiError, isApiError, toProblem } from './errors.ts';
 import { installValidation } from './rest/validation.ts';
 import { problemSchema } from './rest/schemas/common.ts';
+import { createMetrics, type Metrics } from './observability/metrics.ts';
 import { registerHealthRoutes } from './rest/health.ts';
+import { installOperating, startDeadline } from './rest/operating.ts';
 import { registerAgentRoutes } from './rest/agent-routes.ts';
 import { registerRegistryRoutes } from './rest/registry-routes.ts';
 import { registerToolRoutes } from './rest/tool-routes.ts';
@@ -26,6 +28,10 @@ export interface AppOptions {
   authenticator: Authenticator;
   /** Pino options or false; tests pass false. */
   logger?: boolean | object;
+  /** One per process in production; a fresh registry otherwise. */
+  metrics?: Metrics;
+  /** Event-loop delay (ms) above which requests are shed with 503; default 1000. */
+  maxEventLoopDelayMs?: number;
 }
 
 const TRACEPARENT = /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-[\da-f]{2}$/;
@@ -81,14 +87,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logger: options.logger ?? false,
     bodyLimit: services.config.bodyLimitBytes,
     genReqId: (req) => traceIdOf(req.headers.traceparent),
-    requestIdLogLabel: 'trace_id',
-    disableRequestLogging: false,
+    logController: new LogController({ requestIdLogLabel: 'trace_id' }),
     return503OnClosing: true,
+    // Socket-level bounds, so slow clients cannot hold connections (DESIGN §7, §11).
+    connectionTimeout: services.config.requestTimeoutMs + 20_000,
+    requestTimeout: services.config.requestTimeoutMs + 10_000,
+    keepAliveTimeout: 5_000,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
   });
 
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser(['application/json', /^application\/[\w.+-]+\+json$/], { parseAs: 'string' }, parseJsonBody);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
+  app.addContentTypeParser(/^application\/[\w.+-]+\+json$/, { parseAs: 'string' }, parseJsonBody);
   installValidation(app);
   app.decorateRequest('ctx', null as unknown as RequestContext);
 
@@ -116,14 +126,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     refResolver: { buildLocalReference: (json, _base, _frag, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   });
 
+  const metrics = options.metrics ?? createMetrics({ defaultMetrics: false });
+  await installOperating(app, { metrics, maxEventLoopDelayMs: options.maxEventLoopDelayMs ?? 1000 });
   registerHealthRoutes(app, services);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   // Everything registered in this scope needs a caller.
   await app.register(async (api) => {
-    api.addHook('onRequest', async (request) => {
+    api.addHook('onRequest', async (request, reply) => {
+      const signal = startDeadline(request, reply, services.config.requestTimeoutMs);
       const caller = await authenticator.authenticate(request.headers.authorization);
-      const signal = AbortSignal.timeout(services.config.requestTimeoutMs);
       request.ctx = createContext(services, caller, request.id, signal);
     });
     registerAgentRoutes(api);

@@ -6,6 +6,7 @@ import { buildApp } from './app.ts';
 import { createAuthenticator } from './auth/authenticator.ts';
 import { loadDevIssuer } from './auth/dev-issuer.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
+import { createMetrics, instrumentStore } from './observability/metrics.ts';
 import { openRegistryStore } from './store/open-registry.ts';
 import { seedDemoIfEmpty } from './seed/seed.ts';
 
@@ -31,7 +32,8 @@ async function main(): Promise<void> {
     throw err;
   }
 
-  const registry = await openRegistryStore(config);
+  const metrics = createMetrics();
+  const registry = instrumentStore(await openRegistryStore(config), 'registry', metrics);
   if (config.seedDemo && (await seedDemoIfEmpty(registry))) {
     process.stdout.write('seeded demo data into an empty registry\n');
   }
@@ -40,6 +42,7 @@ async function main(): Promise<void> {
     services: { config, registry },
     authenticator,
     logger: { level: config.logLevel },
+    metrics,
   });
 
   let closing = false;

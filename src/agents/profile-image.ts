@@ -8,8 +8,8 @@ import { ApiError } from '../errors.ts';
 import { generateProfilePng } from '../seed/png.ts';
 
 export async function getProfileImage(ctx: RequestContext, agentId: string): Promise<ProfileImage> {
-  const [agent] = await ctx.registry.getArtifacts([agentId]);
-  if (agent === undefined || agent.kind !== 'agent') throw new ApiError('not_found', `agent ${agentId} not found`);
+  const agent = await ctx.loaders.artifact.load(agentId);
+  if (agent === null || agent.kind !== 'agent') throw new ApiError('not_found', `agent ${agentId} not found`);
   (await ctx.access()).assertReadable(agent.workspace_id, 'agent', agentId);
   const stored = await ctx.registry.getProfileImage(agentId);
   return stored ?? { content_type: 'image/png', bytes: generateProfilePng(agentId) };

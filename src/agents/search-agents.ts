@@ -3,6 +3,7 @@
  * the caller's readable agents, sorted, paged by offset or by an opaque cursor.
  */
 import type { RequestContext } from '../context.ts';
+import type { ArtifactVersion } from '../domain/types.ts';
 import { ApiError, ruleBroken } from '../errors.ts';
 import { presentArtifacts, type ApiArtifact } from '../registry/present-artifacts.ts';
 import { decodeCursor, encodeCursor, fingerprint, pageWindow } from '../shared/paging.ts';
@@ -38,7 +39,11 @@ function parseSorts(sorts: string[] | undefined, hasQuery: boolean): ArtifactSor
     .filter((s) => hasQuery || s.field !== 'relevance');
 }
 
-export async function searchAgents(ctx: RequestContext, input: AgentSearchInput): Promise<AgentSearchResult> {
+/** The page of a search as stored rows: validation, authorization and paging of operation 2. */
+export async function findAgents(
+  ctx: RequestContext,
+  input: AgentSearchInput,
+): Promise<{ rows: ArtifactVersion[]; page: AgentSearchResult['page'] }> {
   if (input.cursor !== undefined && input.offset !== undefined) {
     throw ruleBroken('/cursor', 'cursor and offset cannot be used together');
   }
@@ -63,10 +68,12 @@ export async function searchAgents(ctx: RequestContext, input: AgentSearchInput)
     limit: window.limit,
     offset: window.offset,
   });
-  return {
-    items: await presentArtifacts(ctx.registry, access, page.items),
-    page: { limit: window.limit, offset: window.offset, total: page.total },
-  };
+  return { rows: page.items, page: { limit: window.limit, offset: window.offset, total: page.total } };
+}
+
+export async function searchAgents(ctx: RequestContext, input: AgentSearchInput): Promise<AgentSearchResult> {
+  const { rows, page } = await findAgents(ctx, input);
+  return { items: await presentArtifacts(ctx.registry, await ctx.access(), rows), page };
 }
 
 /**

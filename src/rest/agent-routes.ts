@@ -24,6 +24,13 @@ const searchBody = {
   },
 } as const;
 
+/** Raw bytes when the client asks for an image type and not for JSON; the JSON array otherwise. */
+function wantsRawImage(accept: string | undefined): boolean {
+  if (accept === undefined) return false;
+  const types = accept.toLowerCase().split(',').map((t) => t.split(';')[0]?.trim() ?? '');
+  return types.some((t) => t.startsWith('image/')) && !types.includes('application/json');
+}
+
 export function registerAgentRoutes(api: FastifyInstance): void {
   api.post('/agent/v1/agents/search', {
     schema: {
@@ -61,7 +68,7 @@ export function registerAgentRoutes(api: FastifyInstance): void {
     const { agent_id } = request.params as { agent_id: string };
     const image = await getProfileImage(request.ctx, agent_id);
     reply.header('vary', 'accept');
-    if (request.accepts().type(['application/json', 'image/*']) === 'image/*') {
+    if (wantsRawImage(request.headers.accept)) {
       return reply.type(image.content_type).send(Buffer.from(image.bytes));
     }
     return reply.type('application/json').serializer((b: unknown) => b as string).send(JSON.stringify(Array.from(image.bytes)));

@@ -27,13 +27,21 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function startTestApp(options: { env?: Record<string, string>; bundle?: unknown } = {}): Promise<TestApp> {
+export interface TestAppOptions {
+  env?: Record<string, string>;
+  bundle?: unknown;
+  /** Fault injection: wrap the real store (delays, failures) as the app sees it. */
+  wrapRegistry?: (store: RegistryStore) => RegistryStore;
+}
+
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gw-test-'));
   const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir, SEED_DEMO: 'false', ...options.env });
   const registry = await openRegistryStore(config);
   await registry.importBundle(parseBundle(options.bundle ?? smallBundle()));
   const authenticator = await createAuthenticator(config, registry);
-  const app = await buildApp({ services: { config, registry }, authenticator, logger: false });
+  const seen = options.wrapRegistry ? options.wrapRegistry(registry) : registry;
+  const app = await buildApp({ services: { config, registry: seen }, authenticator, logger: false });
   await app.ready();
   const issuer = await loadDevIssuer(dataDir);
   const token = (sub: string, org = 'org-a') => issuer.mint({ sub, org });

@@ -1,0 +1,92 @@
+/**
+ * Prometheus metrics of one service instance (`GET /metrics`). Each app gets its own registry, so
+ * tests building several apps in one process do not collide.
+ */
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export interface Metrics {
+  registry: Registry;
+  httpRequests: Counter<'method' | 'route' | 'status'>;
+  httpDuration: Histogram<'method' | 'route' | 'status'>;
+  storeDuration: Histogram<'store' | 'method' | 'outcome'>;
+  spansIngested: Counter<'outcome'>;
+  jwksRefreshes: Counter<'outcome'>;
+}
+
+export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
+  const registry = new Registry();
+  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  return {
+    registry,
+    httpRequests: new Counter({
+      name: 'gateway_http_requests_total',
+      help: 'HTTP requests by route template, method and status',
+      labelNames: ['method', 'route', 'status'],
+      registers: [registry],
+    }),
+    httpDuration: new Histogram({
+      name: 'gateway_http_request_duration_seconds',
+      help: 'HTTP request latency by route template, method and status',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    storeDuration: new Histogram({
+      name: 'gateway_store_query_duration_seconds',
+      help: 'Store calls by store, port method and outcome',
+      labelNames: ['store', 'method', 'outcome'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
+      registers: [registry],
+    }),
+    spansIngested: new Counter({
+      name: 'gateway_spans_ingested_total',
+      help: 'OTLP spans received, by outcome (stored, rejected)',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    jwksRefreshes: new Counter({
+      name: 'gateway_jwks_refreshes_total',
+      help: 'Remote JWKS fetches by outcome (ok, error)',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
+  };
+}
+
+/**
+ * Wraps a store so every async port method is timed. Methods are wrapped once, on first use;
+ * properties that are not functions pass through.
+ */
+export function instrumentStore<T extends object>(store: T, name: string, metrics: Metrics): T {
+  const wrapped = new Map<PropertyKey, unknown>();
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof value !== 'function' || prop === 'constructor') return value;
+      let fn = wrapped.get(prop);
+      if (fn === undefined) {
+        const method = String(prop);
+        fn = (...args: unknown[]) => {
+          const end = metrics.storeDuration.startTimer({ store: name, method });
+          let result: unknown;
+          try {
+            result = (value as (...a: unknown[]) => unknown).apply(target, args);
+          } catch (err) {
+            end({ outcome: 'error' });
+            throw err;
+          }
+          if (result instanceof Promise) {
+            return result.then(
+              (v) => { end({ outcome: 'ok' }); return v; },
+              (err: unknown) => { end({ outcome: 'error' }); throw err; },
+            );
+          }
+          end({ outcome: 'ok' });
+          return result;
+        };
+        wrapped.set(prop, fn);
+      }
+      return fn;
+    },
+  });
+}

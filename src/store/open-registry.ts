@@ -1,0 +1,13 @@
+/** Opens the registry engine the configuration selects (DESIGN §4). */
+import path from 'node:path';
+import type { Config } from '../config.ts';
+import type { RegistryStore } from './registry-port.ts';
+import { SqliteRegistryStore } from './sqlite/registry-store.ts';
+
+export async function openRegistryStore(config: Config): Promise<RegistryStore> {
+  if (config.databaseUrl !== undefined) {
+    const { openPostgresRegistry } = await import('./postgres/open.ts');
+    return openPostgresRegistry(config);
+  }
+  return new SqliteRegistryStore(path.join(config.dataDir, 'registry.sqlite'));
+}

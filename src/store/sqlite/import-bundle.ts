@@ -1,0 +1,132 @@
+/**
+ * Writes a validated bundle in one transaction: upserts every object (re-import updates in
+ * place), moves `is_latest` to the bundle's latest versions, derives `root_workspace_id` from the
+ * tree and keeps the full-text index on latest versions only. Any failure rolls everything back.
+ */
+import type { DatabaseSync } from 'node:sqlite';
+import type { Bundle } from '../../domain/types.ts';
+import type { ImportCounts } from '../registry-port.ts';
+
+const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
+const orNull = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
+const bool = (v: unknown): number | null => (typeof v === 'boolean' ? (v ? 1 : 0) : null);
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+export function importBundle(db: DatabaseSync, b: Bundle): ImportCounts {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const org = db.prepare(`INSERT INTO organizations (id, name, status) VALUES (?, ?, ?)
+      ON CONFLICT(id) DO UPDATE SET name = excluded.name, status = excluded.status`);
+    for (const o of b.organizations) org.run(o.id, o.name, o.status);
+
+    const user = db.prepare(`INSERT INTO users (id, org_id, name, email, status, created_at, updated_at, enrichment)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET org_id = excluded.org_id, name = excluded.name,
+      email = excluded.email, status = excluded.status, created_at = excluded.created_at,
+      updated_at = excluded.updated_at, enrichment = excluded.enrichment`);
+    for (const u of b.users) {
+      user.run(u.id, u.org_id, orNull(u.name), orNull(u.email), u.status, u.created_at, u.updated_at, json(u.enrichment));
+    }
+
+    const ws = db.prepare(`INSERT INTO workspaces (id, org_id, parent_id, root_workspace_id, name, display_name, kind,
+      workspace_status, created_at, created_by, updated_at, updated_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT(id) DO UPDATE SET org_id = excluded.org_id, parent_id = excluded.parent_id, name = excluded.name,
+      display_name = excluded.display_name, kind = excluded.kind, workspace_status = excluded.workspace_status,
+      created_at = excluded.created_at, created_by = excluded.created_by, updated_at = excluded.updated_at,
+      updated_by = excluded.updated_by`);
+    for (const w of b.workspaces) {
+      ws.run(w.id, w.org_id, orNull(w.parent_id), w.id, w.name, w.display_name, w.kind, w.workspace_status,
+        w.created_at, w.created_by, w.updated_at, w.updated_by);
+    }
+    db.exec(`WITH RECURSIVE tree(id, root) AS (
+        SELECT id, id FROM workspaces WHERE parent_id IS NULL
+        UNION ALL SELECT w.id, tree.root FROM workspaces w JOIN tree ON w.parent_id = tree.id)
+      UPDATE workspaces SET root_workspace_id = (SELECT root FROM tree WHERE tree.id = workspaces.id)
+      WHERE id IN (SELECT id FROM tree)`);
+
+    const member = db.prepare(`INSERT INTO memberships (workspace_id, user_id, role) VALUES (?, ?, ?)
+      ON CONFLICT(workspace_id, user_id) DO UPDATE SET role = excluded.role`);
+    for (const m of b.memberships) member.run(m.workspace_id, m.user_id, m.role);
+
+    const project = db.prepare(`INSERT INTO projects (id, workspace_id, name, display_name, project_status, knowledge_urls,
+      created_at, created_by, updated_at, updated_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT(id) DO UPDATE SET workspace_id = excluded.workspace_id, name = excluded.name,
+      display_name = excluded.display_name, project_status = excluded.project_status,
+      knowledge_urls = excluded.knowledge_urls, created_at = excluded.created_at, created_by = excluded.created_by,
+      updated_at = excluded.updated_at, updated_by = excluded.updated_by`);
+    for (const p of b.projects) {
+      project.run(p.id, p.workspace_id, p.name, p.display_name, p.project_status, json(p.knowledge_urls),
+        p.created_at, p.created_by, p.updated_at, p.updated_by);
+    }
+
+    writeArtifacts(db, b);
+
+    const rel = db.prepare(`INSERT INTO relationships (from_id, from_kind, to_id, to_kind, rel_type, provenance,
+      relationship_status, label, role, weight, confidence, attributes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT(from_id, to_id, rel_type) DO UPDATE SET from_kind = excluded.from_kind, to_kind = excluded.to_kind,
+      provenance = excluded.provenance, relationship_status = excluded.relationship_status, label = excluded.label,
+      role = excluded.role, weight = excluded.weight, confidence = excluded.confidence, attributes = excluded.attributes`);
+    for (const r of b.relationships) {
+      rel.run(r.from.id, r.from.kind, r.to.id, r.to.kind, r.rel_type, r.provenance, r.relationship_status,
+        orNull(r.label), orNull(r.role), orNull(r.weight), orNull(r.confidence), json(r.attributes));
+    }
+
+    const identity = db.prepare(`INSERT INTO identities (agent_id, client_id, credential_kind, api_key_hash, api_key_last4,
+      expires_at, revoked) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(agent_id) DO UPDATE SET client_id = excluded.client_id,
+      credential_kind = excluded.credential_kind, api_key_hash = excluded.api_key_hash,
+      api_key_last4 = excluded.api_key_last4, expires_at = excluded.expires_at, revoked = excluded.revoked`);
+    for (const i of b.identities) {
+      identity.run(i.agent_id, i.client_id, i.credential_kind, orNull(i.api_key_hash), orNull(i.api_key_last4),
+        orNull(i.expires_at), i.revoked === true ? 1 : 0);
+    }
+
+    const image = db.prepare(`INSERT INTO profile_images (agent_id, content_type, bytes) VALUES (?, ?, ?)
+      ON CONFLICT(agent_id) DO UPDATE SET content_type = excluded.content_type, bytes = excluded.bytes`);
+    for (const img of b.profile_images) image.run(img.agent_id, img.content_type, img.bytes);
+
+    db.exec('COMMIT');
+  } catch (err) {
+    db.exec('ROLLBACK');
+    throw err;
+  }
+  return {
+    organizations: b.organizations.length,
+    users: b.users.length,
+    workspaces: b.workspaces.length,
+    memberships: b.memberships.length,
+    projects: b.projects.length,
+    artifacts: b.artifacts.length,
+    relationships: b.relationships.length,
+  };
+}
+
+function writeArtifacts(db: DatabaseSync, b: Bundle): void {
+  const latestIds = [...new Set(b.artifacts.filter((a) => a.is_latest).map((a) => a.id))];
+  const unlatest = db.prepare('UPDATE artifacts SET is_latest = 0 WHERE id = ?');
+  const dropFts = db.prepare('DELETE FROM artifacts_fts WHERE rowid IN (SELECT seq FROM artifacts WHERE id = ?)');
+  for (const id of latestIds) {
+    dropFts.run(id);
+    unlatest.run(id);
+  }
+  const upsert = db.prepare(`INSERT INTO artifacts (id, version_ordinal, is_latest, kind, name, name_lower, display_name,
+    display_name_lower, workspace_id, project_id, artifact_status, created_at, created_by, updated_at, updated_by,
+    server_id, provider_kind, owner, is_system, source_type, doc)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT(id, version_ordinal) DO UPDATE SET is_latest = excluded.is_latest, kind = excluded.kind,
+    name = excluded.name, name_lower = excluded.name_lower, display_name = excluded.display_name,
+    display_name_lower = excluded.display_name_lower, workspace_id = excluded.workspace_id,
+    project_id = excluded.project_id, artifact_status = excluded.artifact_status, created_at = excluded.created_at,
+    created_by = excluded.created_by, updated_at = excluded.updated_at, updated_by = excluded.updated_by,
+    server_id = excluded.server_id, provider_kind = excluded.provider_kind, owner = excluded.owner,
+    is_system = excluded.is_system, source_type = excluded.source_type, doc = excluded.doc`);
+  for (const a of b.artifacts) {
+    const d = a.doc;
+    upsert.run(a.id, a.version_ordinal, a.is_latest ? 1 : 0, a.kind, a.name, a.name.toLowerCase(),
+      orNull(a.display_name), a.display_name?.toLowerCase() ?? null, a.workspace_id, orNull(a.project_id),
+      a.artifact_status, a.created_at, a.created_by, a.updated_at, a.updated_by, orNull(a.server_id),
+      str(d.provider_kind), str(d.owner), bool(d.is_system), str(d.source_type), JSON.stringify(d));
+  }
+  const fts = db.prepare(`INSERT INTO artifacts_fts (rowid, name, display_name, instructions)
+    SELECT seq, name, COALESCE(display_name, ''), COALESCE(json_extract(doc, '$.instructions'), '')
+    FROM artifacts WHERE id = ? AND is_latest = 1`);
+  for (const id of latestIds) fts.run(id);
+}

@@ -1,0 +1,31 @@
+/**
+ * Applies the ordered SQL files of `migrations/` once each, recording them in
+ * `schema_migrations`. Files are never edited once released; a change is a new file.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { DatabaseSync } from 'node:sqlite';
+
+const DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
+
+export function migrate(db: DatabaseSync): string[] {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)');
+  const done = new Set((db.prepare('SELECT name FROM schema_migrations').all() as { name: string }[]).map((r) => r.name));
+  const applied: string[] = [];
+  for (const file of fs.readdirSync(DIR).filter((f) => f.endsWith('.sql')).sort()) {
+    if (done.has(file)) continue;
+    const sql = fs.readFileSync(path.join(DIR, file), 'utf8');
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      db.exec(sql);
+      db.prepare('INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)').run(file, new Date().toISOString());
+      db.exec('COMMIT');
+    } catch (err) {
+      db.exec('ROLLBACK');
+      throw err;
+    }
+    applied.push(file);
+  }
+  return applied;
+}

@@ -1,0 +1,202 @@
+/**
+ * The embedded registry engine: one SQLite file through `node:sqlite`, WAL mode, prepared
+ * statements cached by SQL text. Id lists are bound as one JSON parameter (`json_each(?)`), so a
+ * batch of any size is one statement and values are never spliced into SQL.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import type { ArtifactKind, ArtifactVersion, Bundle, Identity, ProfileImage } from '../../domain/types.ts';
+import type {
+  ArtifactQuery,
+  ImportCounts,
+  KindCounts,
+  Page,
+  RegistryStore,
+  ToolAggregateQuery,
+  ToolGroup,
+} from '../registry-port.ts';
+import { importBundle } from './import-bundle.ts';
+import { migrate } from './migrate.ts';
+import {
+  toArtifact, toIdentity, toMembership, toOrganization, toProject, toRelationship, toUser, toWorkspace, type Row,
+} from './rows.ts';
+import { artifactSearchSql, toolAggregateSql } from './search-sql.ts';
+
+const IN = 'IN (SELECT value FROM json_each(?))';
+
+export class SqliteRegistryStore implements RegistryStore {
+  readonly engine = 'sqlite' as const;
+  private readonly db: DatabaseSync;
+  private readonly statements = new Map<string, StatementSync>();
+
+  constructor(file: string) {
+    if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
+    this.db = new DatabaseSync(file);
+    this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;');
+    migrate(this.db);
+  }
+
+  private stmt(sql: string): StatementSync {
+    let s = this.statements.get(sql);
+    if (s === undefined) {
+      s = this.db.prepare(sql);
+      this.statements.set(sql, s);
+    }
+    return s;
+  }
+
+  private all(sql: string, ...params: (string | number | null)[]): Row[] {
+    return this.stmt(sql).all(...params) as Row[];
+  }
+
+  async ping(): Promise<void> {
+    this.all('SELECT 1');
+  }
+
+  async close(): Promise<void> {
+    if (this.db.isOpen) this.db.close();
+  }
+
+  async isEmpty(): Promise<boolean> {
+    return this.all('SELECT 1 FROM organizations LIMIT 1').length === 0;
+  }
+
+  async importBundle(bundle: Bundle): Promise<ImportCounts> {
+    return importBundle(this.db, bundle);
+  }
+
+  async getOrganizations(ids: readonly string[]) {
+    return this.all(`SELECT * FROM organizations WHERE id ${IN} ORDER BY id`, JSON.stringify(ids)).map(toOrganization);
+  }
+
+  async getUsers(ids: readonly string[]) {
+    return this.all(`SELECT * FROM users WHERE id ${IN} ORDER BY id`, JSON.stringify(ids)).map(toUser);
+  }
+
+  async listUsers(orgId: string, limit: number, offset: number) {
+    const total = Number(this.all('SELECT COUNT(*) AS n FROM users WHERE org_id = ?', orgId)[0]?.n ?? 0);
+    const items = limit === 0 ? [] : this.all('SELECT * FROM users WHERE org_id = ? ORDER BY id LIMIT ? OFFSET ?', orgId, limit, offset).map(toUser);
+    return { items, total };
+  }
+
+  async listOrgWorkspaces(orgId: string) {
+    return this.all('SELECT * FROM workspaces WHERE org_id = ? ORDER BY id', orgId).map(toWorkspace);
+  }
+
+  async getWorkspaces(ids: readonly string[]) {
+    return this.all(`SELECT * FROM workspaces WHERE id ${IN} ORDER BY id`, JSON.stringify(ids)).map(toWorkspace);
+  }
+
+  async getMembershipsOfUser(userId: string) {
+    return this.all('SELECT * FROM memberships WHERE user_id = ? ORDER BY workspace_id', userId).map(toMembership);
+  }
+
+  async getMembershipsOfWorkspaces(workspaceIds: readonly string[]) {
+    return this.all(`SELECT * FROM memberships WHERE workspace_id ${IN} ORDER BY workspace_id, user_id`, JSON.stringify(workspaceIds)).map(toMembership);
+  }
+
+  async getProjects(ids: readonly string[]) {
+    return this.all(`SELECT * FROM projects WHERE id ${IN} ORDER BY id`, JSON.stringify(ids)).map(toProject);
+  }
+
+  async listProjects(workspaceIds: readonly string[]) {
+    return this.all(`SELECT * FROM projects WHERE workspace_id ${IN} ORDER BY id`, JSON.stringify(workspaceIds)).map(toProject);
+  }
+
+  async findArtifacts(query: ArtifactQuery): Promise<Page<ArtifactVersion>> {
+    if (query.workspaceIds.length === 0) return { items: [], total: 0 };
+    const sql = artifactSearchSql(query);
+    if (sql === null) return { items: [], total: 0 };
+    const total = Number(this.all(sql.count, ...sql.params)[0]?.n ?? 0);
+    if (query.limit === 0 || total <= query.offset) return { items: [], total };
+    const items = this.all(sql.page, ...sql.params, query.limit, query.offset).map(toArtifact);
+    return { items, total };
+  }
+
+  async listArtifacts(workspaceIds: readonly string[], kind?: ArtifactKind) {
+    const ws = JSON.stringify(workspaceIds);
+    const rows = kind === undefined
+      ? this.all(`SELECT * FROM artifacts WHERE is_latest = 1 AND workspace_id ${IN} ORDER BY id`, ws)
+      : this.all(`SELECT * FROM artifacts WHERE is_latest = 1 AND kind = ? AND workspace_id ${IN} ORDER BY id`, kind, ws);
+    return rows.map(toArtifact);
+  }
+
+  async getArtifacts(ids: readonly string[]) {
+    return this.all(`SELECT * FROM artifacts WHERE is_latest = 1 AND id ${IN} ORDER BY id`, JSON.stringify(ids)).map(toArtifact);
+  }
+
+  async getArtifactVersions(ids: readonly string[]) {
+    return this.all(`SELECT * FROM artifacts WHERE id ${IN} ORDER BY id, version_ordinal`, JSON.stringify(ids)).map(toArtifact);
+  }
+
+  async findSkillByName(workspaceIds: readonly string[], name: string) {
+    const [row] = this.all(
+      `SELECT * FROM artifacts WHERE is_latest = 1 AND kind = 'skill' AND name = ? AND workspace_id ${IN} ORDER BY id LIMIT 1`,
+      name, JSON.stringify(workspaceIds),
+    );
+    return row === undefined ? null : toArtifact(row);
+  }
+
+  async aggregateTools(query: ToolAggregateQuery): Promise<Page<ToolGroup>> {
+    if (query.workspaceIds.length === 0) return { items: [], total: 0 };
+    const sql = toolAggregateSql(query);
+    const total = Number(this.all(sql.count, ...sql.params)[0]?.n ?? 0);
+    if (query.limit === 0 || total <= query.offset) return { items: [], total };
+    const rows = this.all(sql.page, ...sql.params, query.limit, query.offset);
+    const items = rows.map((r): ToolGroup => ({
+      key: Object.fromEntries(query.groupBy.map((f) => {
+        const v = r[`k_${f}`];
+        return [f, v === null || v === undefined ? null : f === 'is_system' ? Number(v) === 1 : String(v)];
+      })),
+      count: Number(r.count),
+      servers: Number(r.servers),
+      latest_updated_at: (r.latest_updated_at as string | null) ?? null,
+    }));
+    return { items, total };
+  }
+
+  async countArtifacts(by: 'workspace' | 'project' | 'creator', ids: readonly string[]): Promise<KindCounts> {
+    const column = { workspace: 'workspace_id', project: 'project_id', creator: 'created_by' }[by];
+    const rows = this.all(
+      `SELECT ${column} AS k, kind, COUNT(*) AS n FROM artifacts WHERE is_latest = 1 AND ${column} ${IN} GROUP BY ${column}, kind ORDER BY kind`,
+      JSON.stringify(ids),
+    );
+    const out: KindCounts = new Map();
+    for (const r of rows) {
+      const counts = out.get(r.k as string) ?? {};
+      counts[r.kind as string] = Number(r.n);
+      out.set(r.k as string, counts);
+    }
+    return out;
+  }
+
+  async countMembers(workspaceIds: readonly string[]) {
+    const rows = this.all(`SELECT workspace_id AS k, COUNT(*) AS n FROM memberships WHERE workspace_id ${IN} GROUP BY workspace_id`, JSON.stringify(workspaceIds));
+    return new Map(rows.map((r) => [r.k as string, Number(r.n)]));
+  }
+
+  async getRelationships(artifactIds: readonly string[]) {
+    const ids = JSON.stringify(artifactIds);
+    return this.all(`SELECT * FROM relationships WHERE from_id ${IN} OR to_id ${IN} ORDER BY from_id, to_id, rel_type`, ids, ids).map(toRelationship);
+  }
+
+  async getIdentitiesOfAgents(agentIds: readonly string[]) {
+    return this.all(`SELECT * FROM identities WHERE agent_id ${IN} ORDER BY agent_id`, JSON.stringify(agentIds)).map(toIdentity);
+  }
+
+  async findIdentityByClientId(clientId: string): Promise<Identity | null> {
+    const [row] = this.all('SELECT * FROM identities WHERE client_id = ?', clientId);
+    return row === undefined ? null : toIdentity(row);
+  }
+
+  async findIdentityByApiKeyHash(hash: string): Promise<Identity | null> {
+    const [row] = this.all('SELECT * FROM identities WHERE api_key_hash = ?', hash);
+    return row === undefined ? null : toIdentity(row);
+  }
+
+  async getProfileImage(agentId: string): Promise<ProfileImage | null> {
+    const [row] = this.all('SELECT content_type, bytes FROM profile_images WHERE agent_id = ?', agentId);
+    return row === undefined ? null : { content_type: row.content_type as string, bytes: new Uint8Array(row.bytes as Uint8Array) };
+  }
+}

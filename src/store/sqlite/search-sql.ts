@@ -1,0 +1,125 @@
+/**
+ * SQL of the two dynamic registry queries (artifact search, tool aggregation). Identifiers come
+ * only from whitelists; every value is a bound parameter.
+ */
+import type { ArtifactQuery, ArtifactSort, ToolAggregateQuery, ToolGroupField } from '../registry-port.ts';
+
+const IN = 'IN (SELECT value FROM json_each(?))';
+
+export interface CompiledQuery {
+  count: string;
+  /** Takes `params`, then LIMIT and OFFSET. */
+  page: string;
+  params: (string | number | null)[];
+}
+
+/**
+ * Full-text query for FTS5: every word of the text as a quoted token, all required. Quoting
+ * makes FTS5 operators (`OR`, `NEAR`, `*`, `-`, `:`) plain words. Null when no word remains.
+ */
+export function ftsQuery(text: string): string | null {
+  const words = text.toLowerCase().match(/[\p{L}\p{N}_]+/gu);
+  if (words === null) return null;
+  return words.slice(0, 32).map((w) => `"${w}"`).join(' ');
+}
+
+const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+function orderBy(sorts: ArtifactSort[], ranked: boolean): string {
+  const parts: string[] = [];
+  for (const s of sorts) {
+    const dir = s.desc ? 'DESC' : 'ASC';
+    switch (s.field) {
+      case 'relevance':
+        if (ranked) parts.push(`rank ${s.desc ? 'DESC' : 'ASC'}`);
+        break;
+      case 'name':
+        parts.push(`a.name_lower ${dir}`, `a.name ${dir}`);
+        break;
+      case 'display_name':
+        parts.push('a.display_name_lower IS NULL', `a.display_name_lower ${dir}`);
+        break;
+      case 'created_at':
+        parts.push(`a.created_at ${dir}`);
+        break;
+      case 'updated_at':
+        parts.push(`a.updated_at ${dir}`);
+        break;
+    }
+  }
+  parts.push('a.id ASC');
+  return parts.join(', ');
+}
+
+export function artifactSearchSql(q: ArtifactQuery): CompiledQuery | null {
+  const where = ['a.is_latest = 1', `a.workspace_id ${IN}`];
+  const params: (string | number | null)[] = [JSON.stringify(q.workspaceIds)];
+  if (q.kind !== undefined) {
+    where.push('a.kind = ?');
+    params.push(q.kind);
+  }
+  let from = 'artifacts a';
+  let ranked = false;
+  if (q.text !== undefined) {
+    const text = q.text.query.trim().toLowerCase();
+    if (q.text.strategy === 'keyword') {
+      const match = ftsQuery(text);
+      if (match === null) return null;
+      // bm25 is lower for better matches; name hits weigh most, then display name, then instructions.
+      from = 'artifacts_fts f JOIN artifacts a ON a.seq = f.rowid';
+      where.unshift('artifacts_fts MATCH ?');
+      params.unshift(match);
+      ranked = true;
+    } else if (q.text.strategy === 'prefix') {
+      where.push("(a.name_lower LIKE ? ESCAPE '\\' OR a.display_name_lower LIKE ? ESCAPE '\\')");
+      const pattern = `${likeEscape(text)}%`;
+      params.push(pattern, pattern);
+    } else {
+      where.push('(a.name_lower = ? OR a.display_name_lower = ?)');
+      params.push(text, text);
+    }
+  }
+  const select = ranked ? 'a.*, bm25(artifacts_fts, 10.0, 5.0, 1.0) AS rank' : 'a.*';
+  const body = `FROM ${from} WHERE ${where.join(' AND ')}`;
+  return {
+    count: `SELECT COUNT(*) AS n ${body}`,
+    page: `SELECT ${select} ${body} ORDER BY ${orderBy(q.sorts, ranked)} LIMIT ? OFFSET ?`,
+    params,
+  };
+}
+
+const GROUP_COLUMNS: Record<ToolGroupField, string> = {
+  server_id: 'server_id',
+  provider_kind: 'provider_kind',
+  owner: 'owner',
+  workspace_id: 'workspace_id',
+  artifact_status: 'artifact_status',
+  is_system: 'is_system',
+  source_type: 'source_type',
+};
+
+export function toolAggregateSql(q: ToolAggregateQuery): CompiledQuery {
+  const where = ["is_latest = 1", "kind = 'tool'", `workspace_id ${IN}`];
+  const params: (string | number | null)[] = [JSON.stringify(q.workspaceIds)];
+  for (const f of q.filters) {
+    where.push(`${GROUP_COLUMNS[f.field]} ${IN}`);
+    params.push(JSON.stringify(f.values.map((v) => (typeof v === 'boolean' ? (v ? 1 : 0) : v))));
+  }
+  const cols = q.groupBy.map((f) => GROUP_COLUMNS[f]);
+  const keys = q.groupBy.map((f) => `${GROUP_COLUMNS[f]} AS k_${f}`);
+  const metrics = 'COUNT(*) AS count, COUNT(DISTINCT server_id) AS servers, MAX(updated_at) AS latest_updated_at';
+  const base = `FROM artifacts WHERE ${where.join(' AND ')}`;
+  if (cols.length === 0) {
+    return {
+      count: `SELECT CASE WHEN COUNT(*) > 0 THEN 1 ELSE 0 END AS n ${base}`,
+      page: `SELECT ${metrics} ${base} LIMIT ? OFFSET ?`,
+      params,
+    };
+  }
+  const group = `GROUP BY ${cols.join(', ')}`;
+  return {
+    count: `SELECT COUNT(*) AS n FROM (SELECT 1 ${base} ${group})`,
+    page: `SELECT ${keys.join(', ')}, ${metrics} ${base} ${group} ORDER BY count DESC, ${cols.map((c) => `${c} ASC`).join(', ')} LIMIT ? OFFSET ?`,
+    params,
+  };
+}

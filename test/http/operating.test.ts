@@ -1,0 +1,48 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RegistryStore } from '../../src/store/registry-port.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { expectProblem } from '../helpers/problem.ts';
+
+let t: TestApp | undefined;
+afterEach(async () => { await t?.close(); t = undefined; });
+
+/** The real store, but one method answers only after `ms` (and notes whether it was cancelled). */
+function slow(method: keyof RegistryStore, ms: number) {
+  return (store: RegistryStore): RegistryStore => new Proxy(store, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (prop !== method || typeof value !== 'function') return value;
+      return async (...args: unknown[]) => {
+        await new Promise((r) => setTimeout(r, ms));
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
+describe('request deadline', () => {
+  it('answers 504 request_timeout when the store is slower than REQUEST_TIMEOUT_MS', async () => {
+    t = await startTestApp({ env: { REQUEST_TIMEOUT_MS: '100' }, wrapRegistry: slow('findArtifacts', 400) });
+    const started = Date.now();
+    const res = await t.app.inject({ method: 'GET', url: '/mcp/v1/tools', headers: await t.auth('u-admin') });
+    expectProblem(res, 504, 'request_timeout');
+    expect(Date.now() - started).toBeLessThan(380);
+    // The service keeps answering afterwards.
+    const ok = await t.app.inject({ method: 'GET', url: '/skill/v1/insights/schemas', headers: await t.auth('u-admin') });
+    expect(ok.statusCode).toBe(200);
+  });
+});
+
+describe('metrics', () => {
+  it('counts requests by route template and status in Prometheus format', async () => {
+    t = await startTestApp();
+    await t.app.inject({ method: 'GET', url: '/mcp/v1/tools?limit=1', headers: await t.auth('u-admin') });
+    await t.app.inject({ method: 'GET', url: '/mcp/v1/tools' });
+    const res = await t.app.inject({ method: 'GET', url: '/metrics' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/plain/);
+    expect(res.body).toContain('gateway_http_requests_total{method="GET",route="/mcp/v1/tools",status="200"} 1');
+    expect(res.body).toContain('gateway_http_requests_total{method="GET",route="/mcp/v1/tools",status="401"} 1');
+    expect(res.body).toMatch(/gateway_http_request_duration_seconds_bucket\{le="0\.5",method="GET",route="\/mcp\/v1\/tools",status="200"\} 1/);
+  });
+});
