@@ -13,6 +13,7 @@ import { problemSchema } from './rest/schemas/common.ts';
 import { createMetrics, type Metrics } from './observability/metrics.ts';
 import { registerHealthRoutes } from './rest/health.ts';
 import { installOperating, startDeadline } from './rest/operating.ts';
+import { installResponseCache } from './rest/response-cache.ts';
 import { registerAgentRoutes } from './rest/agent-routes.ts';
 import { registerRegistryRoutes } from './rest/registry-routes.ts';
 import { registerToolRoutes } from './rest/tool-routes.ts';
@@ -138,6 +139,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       const caller = await authenticator.authenticate(request.headers.authorization);
       request.ctx = createContext(services, caller, request.id, signal);
     });
+    installResponseCache(api, services.registry, services.config.responseCacheEntries);
     registerAgentRoutes(api);
     registerToolRoutes(api);
     registerRegistryRoutes(api);

@@ -20,6 +20,8 @@ export interface Config {
   requestTimeoutMs: number;
   bodyLimitBytes: number;
   rateLimit: { perMinute: number };
+  /** Entries of the per-caller response cache of read routes; 0 turns it off. */
+  responseCacheEntries: number;
   auth: AuthConfig;
 }
 
@@ -92,6 +94,7 @@ export function loadConfig(env: Env = process.env): Config {
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 10000, 1),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1048576, 1024),
     rateLimit: { perMinute: int(env, 'RATE_LIMIT_PER_MIN', 600, 1) },
+    responseCacheEntries: int(env, 'RESPONSE_CACHE_ENTRIES', 5000, 0),
     auth: {
       jwksUrl: optional(env, 'AUTH_JWKS_URL'),
       jwksFile: optional(env, 'AUTH_JWKS_FILE'),

@@ -49,8 +49,8 @@ export async function loadArtifactExtras(store: RegistryStore, access: Access, r
   ]);
   const own = new Set(ids);
   const others = [...new Set(rels.flatMap((r) => [r.from.id, r.to.id]).filter((id) => !own.has(id)))];
-  const otherRows = others.length > 0 ? await store.getArtifacts(others) : [];
-  const readable = new Set([...ids, ...otherRows.filter((a) => access.canRead(a.workspace_id)).map((a) => a.id)]);
+  const otherWs = others.length > 0 ? await store.getArtifactWorkspaceIds(others) : new Map<string, string>();
+  const readable = new Set([...ids, ...[...otherWs].filter(([, ws]) => access.canRead(ws)).map(([id]) => id)]);
 
   const relationships: ArtifactExtras['relationships'] = new Map(
     ids.map((id) => [id, { count: 0, incoming: [] as unknown[], outgoing: [] as unknown[] }]),

@@ -33,6 +33,7 @@ function wantsRawImage(accept: string | undefined): boolean {
 
 export function registerAgentRoutes(api: FastifyInstance): void {
   api.post('/agent/v1/agents/search', {
+    config: { responseCache: true },
     schema: {
       operationId: 'searchAgents',
       tags: ['agents'],
@@ -46,6 +47,7 @@ export function registerAgentRoutes(api: FastifyInstance): void {
   }, async (request) => searchAgents(request.ctx, (request.body ?? {}) as AgentSearchInput));
 
   api.get('/agent/v1/agents/:agent_id/profile-image', {
+    config: { responseCache: true },
     schema: {
       operationId: 'getAgentProfileImage',
       tags: ['agents'],

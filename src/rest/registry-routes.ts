@@ -21,6 +21,7 @@ const insightSchemaItem = {
 
 export function registerRegistryRoutes(api: FastifyInstance): void {
   api.get('/skill/v1/insights/schemas', {
+    config: { responseCache: true },
     schema: {
       operationId: 'listInsightSchemas',
       tags: ['skills'],
@@ -33,6 +34,7 @@ export function registerRegistryRoutes(api: FastifyInstance): void {
   }, async () => listInsightSchemas());
 
   api.get('/registry/v1/workspaces/:workspace_id/export', {
+    config: { responseCache: true },
     schema: {
       operationId: 'exportWorkspace',
       tags: ['registry'],
@@ -54,6 +56,7 @@ export function registerRegistryRoutes(api: FastifyInstance): void {
   }, async (request) => exportWorkspace(request.ctx, (request.params as { workspace_id: string }).workspace_id));
 
   api.get('/registry/v1/users', {
+    config: { responseCache: true },
     schema: {
       operationId: 'listUsers',
       tags: ['registry'],

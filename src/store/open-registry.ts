@@ -6,8 +6,7 @@ import { SqliteRegistryStore } from './sqlite/registry-store.ts';
 
 export async function openRegistryStore(config: Config): Promise<RegistryStore> {
   if (config.databaseUrl !== undefined) {
-    const { openPostgresRegistry } = await import('./postgres/open.ts');
-    return openPostgresRegistry(config);
+    throw new Error('DATABASE_URL is set, but this build has no PostgreSQL registry engine yet; unset it to use the embedded store');
   }
   return new SqliteRegistryStore(path.join(config.dataDir, 'registry.sqlite'));
 }

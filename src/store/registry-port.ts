@@ -97,6 +97,11 @@ export interface RegistryStore {
   /** Cheap round trip; throws when the store cannot answer. */
   ping(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * A token that changes whenever stored data changes, by this process or any other (an import
+   * from the CLI while the service runs). Response caches compare it on every read.
+   */
+  generation(): Promise<string>;
   /** True when no organization exists yet (first start: seed demo data). */
   isEmpty(): Promise<boolean>;
   importBundle(bundle: Bundle): Promise<ImportCounts>;
@@ -131,6 +136,8 @@ export interface RegistryStore {
   /** Latest-artifact counts by kind per workspace, project or creator (`created_by`). */
   countArtifacts(by: 'workspace' | 'project' | 'creator', ids: readonly string[]): Promise<KindCounts>;
   countMembers(workspaceIds: readonly string[]): Promise<Map<string, number>>;
+  /** The workspace of each known id's latest version (cheap: no documents are read). */
+  getArtifactWorkspaceIds(ids: readonly string[]): Promise<Map<string, string>>;
   /** Relationships whose `from.id` or `to.id` is one of these. */
   getRelationships(artifactIds: readonly string[]): Promise<Relationship[]>;
 

@@ -46,3 +46,27 @@ describe('metrics', () => {
     expect(res.body).toMatch(/gateway_http_request_duration_seconds_bucket\{le="0\.5",method="GET",route="\/mcp\/v1\/tools",status="200"\} 1/);
   });
 });
+
+describe('response cache', () => {
+  it('reuses an answer for the same caller only until the data changes', async () => {
+    t = await startTestApp();
+    const admin = await t.auth('u-admin');
+    const first = await t.app.inject({ method: 'GET', url: '/mcp/v1/tools', headers: admin });
+    const again = await t.app.inject({ method: 'GET', url: '/mcp/v1/tools', headers: admin });
+    expect(again.headers['x-cache']).toBe('hit');
+    expect(again.body).toBe(first.body);
+    const viewer = await t.app.inject({ method: 'GET', url: '/mcp/v1/tools', headers: await t.auth('u-viewer') });
+    expect(viewer.headers['x-cache']).toBeUndefined();
+    expect(viewer.json().page.total).toBeLessThan(first.json().page.total);
+
+    const { parseBundle } = await import('../../src/store/bundle.ts');
+    const { smallBundle } = await import('../fixtures/small-bundle.ts');
+    const bundle = smallBundle();
+    const tool = bundle.artifacts.find((a) => a.id === 'tl-1') as Record<string, unknown>;
+    tool.name = 'renamed_tool';
+    await t.registry.importBundle(parseBundle(bundle));
+    const after = await t.app.inject({ method: 'GET', url: '/mcp/v1/tools', headers: admin });
+    expect(after.headers['x-cache']).toBeUndefined();
+    expect(after.json().items.map((i: { name: string }) => i.name)).toContain('renamed_tool');
+  });
+});

@@ -29,6 +29,7 @@ export class SqliteRegistryStore implements RegistryStore {
   readonly engine = 'sqlite' as const;
   private readonly db: DatabaseSync;
   private readonly statements = new Map<string, StatementSync>();
+  private localWrites = 0;
 
   constructor(file: string) {
     if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -58,12 +59,22 @@ export class SqliteRegistryStore implements RegistryStore {
     if (this.db.isOpen) this.db.close();
   }
 
+  async generation(): Promise<string> {
+    // data_version moves when another connection commits; our own commits count in localWrites.
+    const version = this.all('PRAGMA data_version')[0]?.data_version;
+    return `${String(version)}.${this.localWrites}`;
+  }
+
   async isEmpty(): Promise<boolean> {
     return this.all('SELECT 1 FROM organizations LIMIT 1').length === 0;
   }
 
   async importBundle(bundle: Bundle): Promise<ImportCounts> {
-    return importBundle(this.db, bundle);
+    try {
+      return importBundle(this.db, bundle);
+    } finally {
+      this.localWrites++;
+    }
   }
 
   async getOrganizations(ids: readonly string[]) {
@@ -174,6 +185,11 @@ export class SqliteRegistryStore implements RegistryStore {
   async countMembers(workspaceIds: readonly string[]) {
     const rows = this.all(`SELECT workspace_id AS k, COUNT(*) AS n FROM memberships WHERE workspace_id ${IN} GROUP BY workspace_id`, JSON.stringify(workspaceIds));
     return new Map(rows.map((r) => [r.k as string, Number(r.n)]));
+  }
+
+  async getArtifactWorkspaceIds(ids: readonly string[]) {
+    const rows = this.all(`SELECT id, workspace_id FROM artifacts WHERE is_latest = 1 AND id ${IN}`, JSON.stringify(ids));
+    return new Map(rows.map((r) => [r.id as string, r.workspace_id as string]));
   }
 
   async getRelationships(artifactIds: readonly string[]) {

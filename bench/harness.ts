@@ -1,0 +1,92 @@
+/**
+ * Shared benchmark plumbing: a real app on the demo data set in a temp DATA_DIR, listening on
+ * loopback, and an autocannon runner. Every benchmark measures a baseline in the same run.
+ */
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../src/app.ts';
+import type { Authenticator } from '../src/auth/caller.ts';
+import { createAuthenticator } from '../src/auth/authenticator.ts';
+import { loadDevIssuer } from '../src/auth/dev-issuer.ts';
+import { loadConfig, type Config } from '../src/config.ts';
+import { openRegistryStore } from '../src/store/open-registry.ts';
+import type { RegistryStore } from '../src/store/registry-port.ts';
+import { seedDemoIfEmpty } from '../src/seed/seed.ts';
+
+export interface BenchApp {
+  app: FastifyInstance;
+  url: string;
+  config: Config;
+  registry: RegistryStore;
+  token: string;
+  close(): Promise<void>;
+}
+
+/** The demo data set, the real authenticator (unless one is given), listening on 127.0.0.1. */
+export async function startDemoApp(options: { authenticator?: Authenticator; env?: Record<string, string> } = {}): Promise<BenchApp> {
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gw-bench-'));
+  const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir, RATE_LIMIT_PER_MIN: '100000000', ...options.env });
+  const registry = await openRegistryStore(config);
+  await seedDemoIfEmpty(registry);
+  const authenticator = options.authenticator ?? (await createAuthenticator(config, registry));
+  const app = await buildApp({ services: { config, registry }, authenticator, logger: false });
+  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  const token = await (await loadDevIssuer(dataDir)).mint({ sub: 'user-alice', org: 'org-acme', ttlSeconds: 3600 });
+  return {
+    app, url, config, registry, token,
+    async close() {
+      await app.close();
+      await authenticator.close?.();
+      await registry.close();
+      await fs.rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+export async function load(opts: {
+  url: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  connections?: number;
+  seconds?: number;
+}): Promise<LoadResult> {
+  const result = await autocannon({
+    url: opts.url,
+    method: opts.method ?? 'GET',
+    headers: opts.headers ?? {},
+    ...(opts.body !== undefined ? { body: opts.body } : {}),
+    connections: opts.connections ?? 10,
+    duration: opts.seconds ?? 10,
+  });
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
+}
+
+export function fmt(r: LoadResult): string {
+  return `${r.rps.toFixed(0).padStart(7)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms  non2xx ${r.non2xx}  errors ${r.errors}`;
+}
+
+export function argNumber(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i < 0) return fallback;
+  const n = Number(process.argv[i + 1]);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} needs a positive number`);
+  return n;
+}

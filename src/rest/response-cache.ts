@@ -1,0 +1,58 @@
+/**
+ * Per-caller cache of successful read responses. A response is reused only while the registry's
+ * `generation()` is unchanged (any write, by any process, invalidates everything) and only for
+ * the same caller, route, query string, body and Accept header, so authorization and content
+ * negotiation are exactly those of the first answer. Routes opt in with `config.responseCache`.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { callerKey } from '../auth/caller.ts';
+import type { RegistryStore } from '../store/registry-port.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Cache successful responses of this route per caller (read-only routes only). */
+    responseCache?: boolean;
+  }
+  interface FastifyRequest {
+    cacheSlot: { key: string; generation: string } | null;
+  }
+}
+
+interface Entry {
+  generation: string;
+  contentType: string;
+  payload: string | Buffer;
+}
+
+const MAX_PAYLOAD_BYTES = 1 << 20;
+
+export function installResponseCache(api: FastifyInstance, registry: RegistryStore, maxEntries: number): void {
+  if (maxEntries === 0) return;
+  const entries = new Map<string, Entry>();
+  api.decorateRequest('cacheSlot', null);
+
+  api.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+    if (request.routeOptions.config.responseCache !== true) return;
+    const body = request.body === undefined ? '' : JSON.stringify(request.body);
+    const key = `${callerKey(request.ctx.caller)}\n${request.method} ${request.url}\n${request.headers.accept ?? ''}\n${body}`;
+    const generation = await registry.generation();
+    const hit = entries.get(key);
+    if (hit !== undefined && hit.generation === generation) {
+      // Refresh recency: Map iteration order is insertion order.
+      entries.delete(key);
+      entries.set(key, hit);
+      return reply.header('x-cache', 'hit').type(hit.contentType).serializer((p: unknown) => p as string).send(hit.payload);
+    }
+    request.cacheSlot = { key, generation };
+  });
+
+  api.addHook('onSend', async (request, reply, payload) => {
+    const slot = request.cacheSlot;
+    if (slot === null || reply.statusCode !== 200) return payload;
+    if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
+    if (payload.length > MAX_PAYLOAD_BYTES) return payload;
+    if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string);
+    entries.set(slot.key, { generation: slot.generation, contentType: String(reply.getHeader('content-type')), payload });
+    return payload;
+  });
+}
