@@ -17,6 +17,7 @@ import { installResponseCache } from './rest/response-cache.ts';
 import { registerAgentRoutes } from './rest/agent-routes.ts';
 import { registerRegistryRoutes } from './rest/registry-routes.ts';
 import { registerToolRoutes } from './rest/tool-routes.ts';
+import { registerGraphql } from './graphql/server.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -143,6 +144,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     registerAgentRoutes(api);
     registerToolRoutes(api);
     registerRegistryRoutes(api);
+    await registerGraphql(api, services, { toApiError });
   });
 
   return app;

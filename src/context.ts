@@ -6,6 +6,7 @@
 import { loadAccess, type Access } from './auth/access.ts';
 import type { Caller } from './auth/caller.ts';
 import type { Config } from './config.ts';
+import { createLoaders, type Loaders } from './loaders.ts';
 import type { RegistryStore } from './store/registry-port.ts';
 
 /** The long-lived parts of the service, built by main.ts (or a test) and handed to buildApp. */
@@ -23,10 +24,13 @@ export interface RequestContext {
   /** Aborted at the request deadline; store work listens to it. */
   readonly signal: AbortSignal;
   access(): Promise<Access>;
+  /** The request's DataLoader set, created on first use and shared by every transport. */
+  readonly loaders: Loaders;
 }
 
 export function createContext(services: Services, caller: Caller, traceId: string, signal: AbortSignal): RequestContext {
   let access: Promise<Access> | undefined;
+  let loaders: Loaders | undefined;
   return {
     caller,
     services,
@@ -36,6 +40,10 @@ export function createContext(services: Services, caller: Caller, traceId: strin
     access() {
       access ??= loadAccess(services.registry, caller);
       return access;
+    },
+    get loaders() {
+      loaders ??= createLoaders(services.registry, async () => (await this.access()).readableWorkspaceIds);
+      return loaders;
     },
   };
 }

@@ -26,10 +26,16 @@ export function presentUser(user: User, counts: Record<string, number> | undefin
   return out;
 }
 
-export async function listUsers(
+/** The opaque cursor addressing `offset` in the user list of the caller's organization. */
+export function userListCursor(ctx: RequestContext, offset: number): string {
+  return encodeCursor(offset, ctx.caller.orgId);
+}
+
+/** The page of the user list as stored rows: paging of operation 7, `next_cursor` included. */
+export async function findUsers(
   ctx: RequestContext,
   query: { limit?: number; offset?: number; cursor?: string },
-): Promise<UserListResult> {
+): Promise<{ rows: User[]; page: UserListResult['page'] }> {
   const orgId = ctx.caller.orgId;
   let offset = query.offset;
   if (query.cursor !== undefined) {
@@ -40,12 +46,17 @@ export async function listUsers(
   }
   const window = pageWindow(query.limit, offset, 50, 200);
   const page = await ctx.registry.listUsers(orgId, window.limit, window.offset);
-  const counts = page.items.length > 0 ? await ctx.registry.countArtifacts('creator', page.items.map((u) => u.id)) : new Map();
-  const result: UserListResult = {
-    items: page.items.map((u) => presentUser(u, counts.get(u.id))),
-    page: { ...window, total: page.total },
-  };
+  const result: Awaited<ReturnType<typeof findUsers>> = { rows: page.items, page: { ...window, total: page.total } };
   const next = window.offset + page.items.length;
-  if (window.limit > 0 && next < page.total) result.page.next_cursor = encodeCursor(next, orgId);
+  if (window.limit > 0 && next < page.total) result.page.next_cursor = userListCursor(ctx, next);
   return result;
+}
+
+export async function listUsers(
+  ctx: RequestContext,
+  query: { limit?: number; offset?: number; cursor?: string },
+): Promise<UserListResult> {
+  const { rows, page } = await findUsers(ctx, query);
+  const counts = rows.length > 0 ? await ctx.registry.countArtifacts('creator', rows.map((u) => u.id)) : new Map();
+  return { items: rows.map((u) => presentUser(u, counts.get(u.id))), page };
 }

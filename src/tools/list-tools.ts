@@ -1,5 +1,6 @@
 /** Operation 6: the caller's readable tools (latest versions), by name, paged by limit/offset. */
 import type { RequestContext } from '../context.ts';
+import type { ArtifactVersion } from '../domain/types.ts';
 import { presentArtifacts, type ApiArtifact } from '../registry/present-artifacts.ts';
 import { pageWindow } from '../shared/paging.ts';
 
@@ -11,7 +12,12 @@ export interface ToolListResult {
   page: { limit: number; offset: number; total: number };
 }
 
-export async function listTools(ctx: RequestContext, limit?: number, offset?: number): Promise<ToolListResult> {
+/** The page of the tool list as stored rows: authorization and paging of operation 6. */
+export async function findTools(
+  ctx: RequestContext,
+  limit?: number,
+  offset?: number,
+): Promise<{ rows: ArtifactVersion[]; page: ToolListResult['page'] }> {
   const window = pageWindow(limit, offset, LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT);
   const access = await ctx.access();
   const page = await ctx.registry.findArtifacts({
@@ -21,5 +27,10 @@ export async function listTools(ctx: RequestContext, limit?: number, offset?: nu
     limit: window.limit,
     offset: window.offset,
   });
-  return { items: await presentArtifacts(ctx.registry, access, page.items), page: { ...window, total: page.total } };
+  return { rows: page.items, page: { ...window, total: page.total } };
+}
+
+export async function listTools(ctx: RequestContext, limit?: number, offset?: number): Promise<ToolListResult> {
+  const { rows, page } = await findTools(ctx, limit, offset);
+  return { items: await presentArtifacts(ctx.registry, await ctx.access(), rows), page };
 }

@@ -5,6 +5,8 @@ import { TEST_API_KEY, smallBundle } from '../fixtures/small-bundle.ts';
 
 type Raw = ReturnType<typeof smallBundle>;
 
+const ws = (b: Raw, i: number) => b.workspaces[i] as { parent_id?: string };
+
 function rejects(mutate: (b: Raw) => void, path: string): void {
   const b = smallBundle();
   mutate(b);
@@ -35,9 +37,9 @@ describe('parseBundle', () => {
   it.each<[string, (b: Raw) => void, string]>([
     ['unknown org of a user', (b) => { b.users[0]!.org_id = 'org-x'; }, 'users[0].org_id'],
     ['duplicate user id', (b) => { b.users[1]!.id = 'u-admin'; }, 'users[1].id'],
-    ['unknown parent workspace', (b) => { b.workspaces[1]!.parent_id = 'ws-x'; }, 'workspaces[1].parent_id'],
-    ['a cycle in the tree', (b) => { b.workspaces[0]!.parent_id = 'ws-a-sub'; }, 'workspaces[0].parent_id'],
-    ['a parent in another org', (b) => { b.workspaces[4]!.parent_id = 'ws-a'; }, 'workspaces[4].parent_id'],
+    ['unknown parent workspace', (b) => { ws(b, 1).parent_id = 'ws-x'; }, 'workspaces[1].parent_id'],
+    ['a cycle in the tree', (b) => { ws(b, 0).parent_id = 'ws-a-sub'; }, 'workspaces[0].parent_id'],
+    ['a parent in another org', (b) => { ws(b, 4).parent_id = 'ws-a'; }, 'workspaces[4].parent_id'],
     ['bad role', (b) => { b.memberships[0]!.role = 'owner'; }, 'memberships[0].role'],
     ['unknown project workspace', (b) => { b.projects[0]!.workspace_id = 'ws-x'; }, 'projects[0].workspace_id'],
     ['artifact in an unknown workspace', (b) => { b.artifacts[5]!.workspace_id = 'ws-x'; }, 'artifacts[5].workspace_id'],

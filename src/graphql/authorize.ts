@@ -1,0 +1,55 @@
+/**
+ * By-id lookups with the authorization of DESIGN §6, through the request's loaders: an object the
+ * caller cannot discover is `not_found`, one it can discover but not read is `access_denied`,
+ * exactly as over REST. Resolvers (root fields, edges and `__resolveReference`) use these, so
+ * GraphQL and federation `_entities` obey the same rules.
+ */
+import type { RequestContext } from '../context.ts';
+import type { ArtifactKind, ArtifactVersion, Project, User, Workspace } from '../domain/types.ts';
+import { ApiError } from '../errors.ts';
+
+/** The latest version of an artifact (of one kind, when given) that the caller can read. */
+export async function readableArtifact(ctx: RequestContext, id: string, kind?: ArtifactKind): Promise<ArtifactVersion> {
+  const [row, access] = await Promise.all([ctx.loaders.artifact.load(id), ctx.access()]);
+  const what = kind ?? 'artifact';
+  if (row === null || (kind !== undefined && row.kind !== kind)) throw new ApiError('not_found', `${what} ${id} not found`);
+  access.assertReadable(row.workspace_id, what, id);
+  return row;
+}
+
+/** A workspace the caller can read (the org tree is loaded once per request with the access). */
+export async function readableWorkspace(ctx: RequestContext, id: string): Promise<Workspace> {
+  const access = await ctx.access();
+  access.assertReadable(id);
+  return access.workspace(id) as Workspace;
+}
+
+/**
+ * A workspace for an edge (parent, root): null when the caller cannot read it. Edges behave like
+ * lists of one, which only ever hold readable items; by-id lookups report why instead.
+ */
+export async function readableWorkspaceOrNull(ctx: RequestContext, id: string): Promise<Workspace | null> {
+  const access = await ctx.access();
+  return access.canRead(id) ? (access.workspace(id) as Workspace) : null;
+}
+
+/** A project whose workspace the caller can read. */
+export async function readableProject(ctx: RequestContext, id: string): Promise<Project> {
+  const [project, access] = await Promise.all([ctx.loaders.project.load(id), ctx.access()]);
+  if (project === null) throw new ApiError('not_found', `project ${id} not found`);
+  access.assertReadable(project.workspace_id, 'project', id);
+  return project;
+}
+
+/** A directory user of the caller's organization (the directory is readable org-wide). */
+export async function orgUser(ctx: RequestContext, id: string): Promise<User> {
+  const user = await ctx.loaders.user.load(id);
+  if (user === null || user.org_id !== ctx.caller.orgId) throw new ApiError('not_found', `user ${id} not found`);
+  return user;
+}
+
+/** A user of the caller's organization, or null when there is none (edges to absent objects). */
+export async function orgUserOrNull(ctx: RequestContext, id: string): Promise<User | null> {
+  const user = await ctx.loaders.user.load(id);
+  return user !== null && user.org_id === ctx.caller.orgId ? user : null;
+}

@@ -1,0 +1,61 @@
+/**
+ * Relay-style connections over offset pages. The cursor of an edge addresses the position just
+ * after it, so `after: endCursor` starts the next page; cursors are bound to the list that issued
+ * them (see shared/paging.ts) and a foreign cursor is refused with `invalid_field`.
+ */
+import { ApiError } from '../errors.ts';
+import { decodeCursor, encodeCursor, pageWindow, type Window } from '../shared/paging.ts';
+
+/** The parent of every `…Connection` type. */
+export interface Connection<T> {
+  edges: { cursor: string; node: T }[];
+  nodes: T[];
+  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
+  totalCount: number;
+}
+
+/** A page of `rows` found at `offset` among `total`, with a cursor per edge. */
+export function toConnection<T>(rows: T[], offset: number, total: number, cursorAt: (position: number) => string): Connection<T> {
+  const edges = rows.map((node, i) => ({ cursor: cursorAt(offset + i + 1), node }));
+  return {
+    edges,
+    nodes: rows,
+    totalCount: total,
+    pageInfo: {
+      hasNextPage: offset + rows.length < total,
+      hasPreviousPage: offset > 0,
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+    },
+  };
+}
+
+/** `first` must not be negative (REST's `minimum: 0`). */
+export function checkFirst(first: number | null | undefined): number | undefined {
+  if (first === null || first === undefined) return undefined;
+  if (first < 0) throw new ApiError('invalid_field', 'first must be 0 or more', { field: '/first' });
+  return first;
+}
+
+/** The page window of `first`/`after` for a list fingerprinted by `list`. */
+export function windowOf(
+  list: string,
+  first: number | null | undefined,
+  after: string | null | undefined,
+  defaultLimit = 50,
+  maxLimit = 200,
+): Window {
+  let offset: number | undefined;
+  if (after !== null && after !== undefined) {
+    const decoded = decodeCursor(after, list);
+    if (decoded === null) throw new ApiError('invalid_field', 'after is not a cursor of this list', { field: '/after' });
+    offset = decoded;
+  }
+  return pageWindow(checkFirst(first), offset, defaultLimit, maxLimit);
+}
+
+/** A connection over a list already in memory (children of one parent, loaded in one batch). */
+export function sliceConnection<T>(list: string, all: T[], first: number | null | undefined, after: string | null | undefined): Connection<T> {
+  const w = windowOf(list, first, after);
+  return toConnection(all.slice(w.offset, w.offset + w.limit), w.offset, all.length, (p) => encodeCursor(p, list));
+}

@@ -1,0 +1,50 @@
+/**
+ * Operation limits (DESIGN §10), on by default: selection depth, number of aliases and estimated
+ * cost (see analyze-operation.ts), checked once the operation is resolved, with its variables, and
+ * before anything executes. A refused operation gets Apollo's GRAPHQL_VALIDATION_FAILED with HTTP 400.
+ */
+import type { ApolloServerPlugin } from '@apollo/server';
+import { ApolloServerErrorCode } from '@apollo/server/errors';
+import { GraphQLError, Kind, type FragmentDefinitionNode } from 'graphql';
+import type { RequestContext } from '../../context.ts';
+import { analyzeOperation, type CostModel } from './analyze-operation.ts';
+
+/** Upper bounds of an operation, and the cost model they are measured with. */
+export interface OperationLimits extends CostModel {
+  maxDepth: number;
+  maxAliases: number;
+  maxCost: number;
+}
+
+/** Limits that fit every query of the test suite and the benchmark with room to spare. */
+export const DEFAULT_LIMITS: OperationLimits = {
+  maxDepth: 12,
+  maxAliases: 30,
+  maxCost: 25_000,
+  defaultListSize: 10,
+  maxPageSize: 200,
+};
+
+function refuse(limit: 'depth' | 'aliases' | 'cost', value: number, max: number): GraphQLError {
+  return new GraphQLError(`operation ${limit} ${value} exceeds the limit of ${max}`, {
+    extensions: { code: ApolloServerErrorCode.GRAPHQL_VALIDATION_FAILED, http: { status: 400 }, limit, value, max },
+  });
+}
+
+/** Refuses operations over `limits` before they execute. */
+export function operationLimitsPlugin(limits: OperationLimits = DEFAULT_LIMITS): ApolloServerPlugin<RequestContext> {
+  return {
+    async requestDidStart() {
+      return {
+        async didResolveOperation({ schema, document, operation, request }) {
+          if (operation === undefined) return;
+          const fragments = document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION);
+          const found = analyzeOperation(schema, operation, fragments, request.variables ?? {}, limits);
+          if (found.depth > limits.maxDepth) throw refuse('depth', found.depth, limits.maxDepth);
+          if (found.aliases > limits.maxAliases) throw refuse('aliases', found.aliases, limits.maxAliases);
+          if (found.cost > limits.maxCost) throw refuse('cost', found.cost, limits.maxCost);
+        },
+      };
+    },
+  };
+}

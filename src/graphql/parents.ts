@@ -1,0 +1,30 @@
+/**
+ * The runtime shapes ("parents") behind GraphQL types whose values are not domain types as they
+ * are. codegen.ts maps the schema's types to these and to the domain types, so every resolver is
+ * typed against what its parent really is.
+ */
+import type { InsightSchema } from '../skills/insight-schemas.ts';
+import type { Relationship } from '../domain/types.ts';
+import type { maskIdentity } from '../registry/present-artifacts.ts';
+
+/** A relationship as seen from the artifact that carries it. */
+export type RelationshipParent = Relationship & { direction: 'incoming' | 'outgoing' };
+
+/** The relationships of one artifact whose other end the caller can read. */
+export interface RelationshipsParent {
+  count: number;
+  incoming: RelationshipParent[];
+  outgoing: RelationshipParent[];
+}
+
+/** The masked identity, exactly as REST shows it (snake_case keys). */
+export type IdentityParent = ReturnType<typeof maskIdentity>;
+
+/** Latest-artifact counts keyed by kind; kinds without artifacts are absent. */
+export type KindCountsParent = Record<string, number>;
+
+/** Free-form objects of the REST resources shown through typed fields (repo, enrichment profile). */
+export type RecordParent = Record<string, unknown>;
+
+/** An insight schema exactly as REST operation 4 lists it. */
+export type InsightSchemaParent = InsightSchema;

@@ -1,0 +1,41 @@
+/**
+ * Fields every artifact type shares (Agent, Tool, Skill, Prompt, Document): the computed REST
+ * fields (permissions, relationships, masked identity) and the edges to workspace, project and
+ * creator. Plain fields come from the stored document through the snake_case field resolver.
+ */
+import type { RequestContext } from '../../context.ts';
+import type { ArtifactVersion } from '../../domain/types.ts';
+import type { ArtifactResolvers } from '../../generated/graphql.ts';
+import { maskIdentity } from '../../registry/present-artifacts.ts';
+import { orgUserOrNull, readableProject, readableWorkspace } from '../authorize.ts';
+import { relationshipsOf } from '../relationships.ts';
+
+const TYPE_OF_KIND = { agent: 'Agent', tool: 'Tool', skill: 'Skill', prompt: 'Prompt', document: 'Document' } as const;
+
+/** Artifacts resolve to their concrete type by kind. */
+export const Artifact: ArtifactResolvers = {
+  __resolveType: (row) => TYPE_OF_KIND[row.kind],
+};
+
+/** Resolvers of the fields of the Artifact interface, shared by every implementing type. */
+export const artifactFields = {
+  permissions: async (row: ArtifactVersion, _args: unknown, ctx: RequestContext) => (await ctx.access()).artifactPermissions(row),
+  relationships: (row: ArtifactVersion, _args: unknown, ctx: RequestContext) => relationshipsOf(ctx, row),
+  identity: async (row: ArtifactVersion, _args: unknown, ctx: RequestContext) => {
+    if (row.kind !== 'agent') return null;
+    const identity = await ctx.loaders.identity.load(row.id);
+    return identity === null ? null : maskIdentity(identity);
+  },
+  workspace: (row: ArtifactVersion, _args: unknown, ctx: RequestContext) => readableWorkspace(ctx, row.workspace_id),
+  project: (row: ArtifactVersion, _args: unknown, ctx: RequestContext) =>
+    row.project_id === undefined ? null : readableProject(ctx, row.project_id),
+  creator: (row: ArtifactVersion, _args: unknown, ctx: RequestContext) => orgUserOrNull(ctx, row.created_by),
+  versions: async (row: ArtifactVersion, _args: unknown, ctx: RequestContext) => {
+    const [versions, access] = await Promise.all([ctx.loaders.artifactVersions.load(row.id), ctx.access()]);
+    return versions.filter((v) => access.canRead(v.workspace_id));
+  },
+};
+
+/** Prompts and documents: artifacts without kind-specific fields or edges. */
+export const Prompt = { ...artifactFields };
+export const Document = { ...artifactFields };

@@ -1,0 +1,37 @@
+/**
+ * Workspace: the exported-workspace fields of REST operation 5 (counts, role, permissions) and
+ * the tree edges. Only readable workspaces are ever handed out, so their subtree, projects,
+ * artifacts and members are readable too (roles apply to whole subtrees).
+ */
+import type { Workspace as WorkspaceRow } from '../../domain/types.ts';
+import type { WorkspaceResolvers } from '../../generated/graphql.ts';
+import { readableWorkspace, readableWorkspaceOrNull } from '../authorize.ts';
+import { sliceConnection } from '../connection.ts';
+import { total } from './counts.ts';
+
+/** Resolvers of `Workspace` (see the file comment). */
+export const Workspace: WorkspaceResolvers = {
+  __resolveReference: (ref, ctx) => readableWorkspace(ctx, ref.id),
+  artifactCount: async (ws, _args, ctx) => total(await ctx.loaders.artifactCountsByWorkspace.load(ws.id)),
+  artifactCountByKind: (ws, _args, ctx) => ctx.loaders.artifactCountsByWorkspace.load(ws.id),
+  effectiveRole: async (ws, _args, ctx) => (await ctx.access()).roleOf(ws.id),
+  memberCount: (ws, _args, ctx) => ctx.loaders.memberCount.load(ws.id),
+  parent: (ws, _args, ctx) => (ws.parent_id === undefined ? null : readableWorkspaceOrNull(ctx, ws.parent_id)),
+  rootWorkspace: (ws, _args, ctx) => readableWorkspaceOrNull(ctx, ws.root_workspace_id),
+  permissions: async (ws, _args, ctx) => (await ctx.access()).workspacePermissions(ws.id),
+  children: async (ws, _args, ctx) => {
+    const access = await ctx.access();
+    return access.readableWorkspaceIds.map((id) => access.workspace(id) as WorkspaceRow).filter((w) => w.parent_id === ws.id);
+  },
+  subtree: async (ws, _args, ctx) => {
+    const access = await ctx.access();
+    return access.subtree(ws.id).map((id) => access.workspace(id) as WorkspaceRow);
+  },
+  projects: (ws, _args, ctx) => ctx.loaders.projectsOfWorkspace.load(ws.id),
+  artifacts: async (ws, args, ctx) => {
+    const rows = await ctx.loaders.artifactsOfWorkspace.load(ws.id);
+    const list = args.kind ? rows.filter((a) => a.kind === args.kind) : rows;
+    return sliceConnection(`ws:${ws.id}:${args.kind ?? ''}`, list, args.first, args.after);
+  },
+  members: (ws, _args, ctx) => ctx.loaders.membershipsOfWorkspace.load(ws.id),
+};

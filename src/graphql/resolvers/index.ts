@@ -1,0 +1,36 @@
+/** The resolver map of the subgraph: one entry per type whose fields are not plain renames. */
+import type { Resolvers } from '../../generated/graphql.ts';
+import { Agent } from './Agent.ts';
+import { Artifact, Document, Prompt } from './Artifact.ts';
+import { ArtifactCountByKind } from './counts.ts';
+import { Member } from './Member.ts';
+import { Project } from './Project.ts';
+import { queryLists } from './query-lists.ts';
+import { queryLookups } from './query-lookups.ts';
+import { Relationship } from './Relationship.ts';
+import { Skill } from './Skill.ts';
+import { Tool } from './Tool.ts';
+import { User } from './User.ts';
+import { ProfileImage, ToolGroup } from './values.ts';
+import { Viewer } from './Viewer.ts';
+import { Workspace } from './Workspace.ts';
+
+/** Every resolver of the subgraph, typed by the generated `Resolvers`. */
+export const resolvers: Resolvers = {
+  Query: { ...queryLookups, ...queryLists },
+  Artifact,
+  Agent,
+  Tool,
+  Skill,
+  Prompt,
+  Document,
+  Relationship,
+  Workspace,
+  Project,
+  User,
+  Member,
+  Viewer,
+  ArtifactCountByKind,
+  ProfileImage,
+  ToolGroup,
+};

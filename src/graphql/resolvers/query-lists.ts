@@ -1,0 +1,62 @@
+/**
+ * Root lists: the same handlers as REST operations 2, 3, 6 and 7 (validation, authorization,
+ * paging), shaped as Relay connections. Found rows prime the artifact loader for nested fields.
+ */
+import { findAgents, searchCursor, type AgentSearchInput } from '../../agents/search-agents.ts';
+import type { QueryResolvers } from '../../generated/graphql.ts';
+import { findUsers, userListCursor } from '../../registry/list-users.ts';
+import { encodeCursor, fingerprint } from '../../shared/paging.ts';
+import { aggregateTools } from '../../tools/aggregate-tools.ts';
+import { findTools } from '../../tools/list-tools.ts';
+import { checkFirst, toConnection, windowOf } from '../connection.ts';
+import { aggregateInput } from './tool-aggregate-input.ts';
+
+/** List fields of `Query`, as connections. */
+export const queryLists: QueryResolvers = {
+  agentSearch: async (_root, args, ctx) => {
+    const input: AgentSearchInput = {
+      ...(args.query != null ? { query: args.query } : {}),
+      ...(args.strategy != null ? { strategy: args.strategy } : {}),
+      ...(args.sorts != null ? { sorts: args.sorts.map((s) => `${s.direction === 'desc' ? '-' : ''}${s.field}`) } : {}),
+      ...(args.workspaceId != null ? { workspace_id: args.workspaceId } : {}),
+    };
+    const limit = checkFirst(args.first);
+    const { rows, page } = await findAgents(ctx, {
+      ...input,
+      ...(limit !== undefined ? { limit } : {}),
+      ...(args.after != null ? { cursor: args.after } : {}),
+    });
+    for (const row of rows) ctx.loaders.artifact.prime(row.id, row);
+    return toConnection(rows, page.offset, page.total, (p) => searchCursor(input, p));
+  },
+
+  tools: async (_root, args, ctx) => {
+    const window = windowOf('tools', args.first, args.after);
+    const { rows, page } = await findTools(ctx, window.limit, window.offset);
+    for (const row of rows) ctx.loaders.artifact.prime(row.id, row);
+    return toConnection(rows, page.offset, page.total, (p) => encodeCursor(p, 'tools'));
+  },
+
+  toolAggregate: async (_root, args, ctx) => {
+    const list = `tool-aggregate:${fingerprint([args.groupBy, args.filters, args.workspaceId])}`;
+    const window = windowOf(list, args.first, args.after);
+    const result = await aggregateTools(ctx, aggregateInput(args, window));
+    const groups = result.groups.map((g) => ({
+      key: g.key,
+      count: g.metrics.count as number,
+      servers: g.metrics.servers as number,
+      latest_updated_at: g.metrics.latest_updated_at as string | null,
+    }));
+    return toConnection(groups, result.page.offset, result.page.total, (p) => encodeCursor(p, list));
+  },
+
+  users: async (_root, args, ctx) => {
+    const limit = checkFirst(args.first);
+    const { rows, page } = await findUsers(ctx, {
+      ...(limit !== undefined ? { limit } : {}),
+      ...(args.after != null ? { cursor: args.after } : {}),
+    });
+    for (const row of rows) ctx.loaders.user.prime(row.id, row);
+    return toConnection(rows, page.offset, page.total, (p) => userListCursor(ctx, p));
+  },
+};

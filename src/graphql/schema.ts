@@ -1,0 +1,20 @@
+/** The executable subgraph schema: the SDL of schema/, the resolvers, enums and scalars. */
+import { buildSubgraphSchema } from '@apollo/subgraph';
+import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
+import type { GraphQLSchema } from 'graphql';
+import { lowerCaseEnumResolvers } from './enums.ts';
+import { resolvers } from './resolvers/index.ts';
+import { Int64Scalar, JSONScalar } from './scalars.ts';
+import { loadTypeDefs } from './type-defs.ts';
+
+/** The Federation v2 subgraph schema of this service, resolvers attached. */
+export function buildRegistrySubgraph(): GraphQLSchema {
+  const typeDefs = loadTypeDefs();
+  const resolverMap = {
+    ...lowerCaseEnumResolvers(typeDefs),
+    ...resolvers,
+    JSON: JSONScalar,
+    Int64: Int64Scalar,
+  } as GraphQLResolverMap<unknown>;
+  return buildSubgraphSchema([{ typeDefs, resolvers: resolverMap }]);
+}

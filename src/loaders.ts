@@ -1,0 +1,109 @@
+/**
+ * The per-request DataLoader set (STYLE "DataLoader discipline"): one instance per request, so
+ * its cache never outlives one caller's authorization. Every by-id and by-parent lookup of the
+ * GraphQL resolvers (and of `_entities`) goes through here, so the number of store round trips
+ * depends on the depth of a query, not on the number of items.
+ *
+ * Invariants: a batch function makes one store call for all its keys and returns results in key
+ * order, with `null` (by-id) or `[]` (by-parent) for a key the store does not know. Loaders only
+ * fetch; authorization stays with the callers, which check every object they expose.
+ */
+import DataLoader from 'dataloader';
+import type { ArtifactVersion, Identity, Membership, Project, Relationship, User } from './domain/types.ts';
+import type { RegistryStore } from './store/registry-port.ts';
+
+/** The loaders of one request; each batches its keys into one store call. */
+export interface Loaders {
+  /** Latest artifact version by artifact id. */
+  readonly artifact: DataLoader<string, ArtifactVersion | null>;
+  /** Every version of an artifact, oldest first. */
+  readonly artifactVersions: DataLoader<string, ArtifactVersion[]>;
+  readonly project: DataLoader<string, Project | null>;
+  readonly user: DataLoader<string, User | null>;
+  /** Relationships with the artifact at either end. */
+  readonly relationships: DataLoader<string, Relationship[]>;
+  /** The service-account identity of an agent. */
+  readonly identity: DataLoader<string, Identity | null>;
+  /** Latest-artifact counts by kind, per workspace, project or creator. */
+  readonly artifactCountsByWorkspace: DataLoader<string, Record<string, number>>;
+  readonly artifactCountsByProject: DataLoader<string, Record<string, number>>;
+  readonly artifactCountsByCreator: DataLoader<string, Record<string, number>>;
+  readonly memberCount: DataLoader<string, number>;
+  /** Direct memberships of a workspace. */
+  readonly membershipsOfWorkspace: DataLoader<string, Membership[]>;
+  /** Projects held directly by a workspace, ordered by id. */
+  readonly projectsOfWorkspace: DataLoader<string, Project[]>;
+  /** Latest artifacts held directly by a workspace, ordered by id. */
+  readonly artifactsOfWorkspace: DataLoader<string, ArtifactVersion[]>;
+  /**
+   * Latest artifacts created by a user, within the caller's readable workspaces, ordered by id.
+   * The port lists artifacts by workspace only, so one call loads the readable scope for all keys.
+   */
+  readonly artifactsOfCreator: DataLoader<string, ArtifactVersion[]>;
+}
+
+/** One row per key: the row whose `keyOf` equals the key, else null. */
+function byKey<T>(fetch: (keys: readonly string[]) => Promise<T[]>, keyOf: (row: T) => string) {
+  return async (keys: readonly string[]): Promise<(T | null)[]> => {
+    const rows = new Map((await fetch(keys)).map((row) => [keyOf(row), row]));
+    return keys.map((k) => rows.get(k) ?? null);
+  };
+}
+
+/** Every row under each key it belongs to (a row may belong to several), in store order. */
+function groupedBy<T>(fetch: (keys: readonly string[]) => Promise<T[]>, keysOf: (row: T) => string[]) {
+  return async (keys: readonly string[]): Promise<T[][]> => {
+    const groups = new Map<string, T[]>(keys.map((k) => [k, []]));
+    for (const row of await fetch(keys)) {
+      for (const k of new Set(keysOf(row))) groups.get(k)?.push(row);
+    }
+    return keys.map((k) => groups.get(k) as T[]);
+  };
+}
+
+function counts(store: RegistryStore, by: 'workspace' | 'project' | 'creator') {
+  return new DataLoader<string, Record<string, number>>(async (keys) => {
+    const found = await store.countArtifacts(by, keys);
+    return keys.map((k) => found.get(k) ?? {});
+  });
+}
+
+/**
+ * Builds the loader set of one request. `readableWorkspaceIds` is the caller's readable scope,
+ * asked only by the loaders that list across workspaces.
+ */
+export function createLoaders(store: RegistryStore, readableWorkspaceIds: () => Promise<readonly string[]>): Loaders {
+  const artifact = new DataLoader(byKey((ids) => store.getArtifacts(ids), (a) => a.id));
+  const project = new DataLoader(byKey((ids) => store.getProjects(ids), (p) => p.id));
+  const primeArtifacts = (rows: ArtifactVersion[]) => {
+    for (const row of rows) if (row.is_latest) artifact.prime(row.id, row);
+    return rows;
+  };
+
+  return {
+    artifact,
+    project,
+    artifactVersions: new DataLoader(groupedBy(async (ids) => primeArtifacts(await store.getArtifactVersions(ids)), (a) => [a.id])),
+    user: new DataLoader(byKey((ids) => store.getUsers(ids), (u) => u.id)),
+    relationships: new DataLoader(groupedBy((ids) => store.getRelationships(ids), (r) => [r.from.id, r.to.id])),
+    identity: new DataLoader(byKey((ids) => store.getIdentitiesOfAgents(ids), (i) => i.agent_id)),
+    artifactCountsByWorkspace: counts(store, 'workspace'),
+    artifactCountsByProject: counts(store, 'project'),
+    artifactCountsByCreator: counts(store, 'creator'),
+    memberCount: new DataLoader(async (ids) => {
+      const found = await store.countMembers(ids);
+      return ids.map((id) => found.get(id) ?? 0);
+    }),
+    membershipsOfWorkspace: new DataLoader(groupedBy((ids) => store.getMembershipsOfWorkspaces(ids), (m) => [m.workspace_id])),
+    projectsOfWorkspace: new DataLoader(groupedBy(async (ids) => {
+      const rows = await store.listProjects(ids);
+      for (const p of rows) project.prime(p.id, p);
+      return rows;
+    }, (p) => [p.workspace_id])),
+    artifactsOfWorkspace: new DataLoader(groupedBy(async (ids) => primeArtifacts(await store.listArtifacts(ids)), (a) => [a.workspace_id])),
+    artifactsOfCreator: new DataLoader(groupedBy(async () => {
+      const scope = await readableWorkspaceIds();
+      return scope.length === 0 ? [] : primeArtifacts(await store.listArtifacts(scope));
+    }, (a) => [a.created_by])),
+  };
+}

@@ -1,0 +1,140 @@
+/**
+ * This service as a Federation v2 subgraph: composed with a second subgraph (reviews and budgets
+ * extending Agent and Workspace) by @apollo/composition, and queried through @apollo/gateway
+ * in-process, with both subgraphs on loopback and the caller's Authorization forwarded.
+ */
+import { composeServices } from '@apollo/composition';
+import { ApolloGateway, RemoteGraphQLDataSource } from '@apollo/gateway';
+import { ApolloServer } from '@apollo/server';
+import { ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
+import { startStandaloneServer } from '@apollo/server/standalone';
+import { buildSubgraphSchema } from '@apollo/subgraph';
+import net, { type AddressInfo } from 'node:net';
+import { parse } from 'graphql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadTypeDefs } from '../../src/graphql/type-defs.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+
+const reviewsTypeDefs = parse(`
+  extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: ["@key"])
+  type Agent @key(fields: "id") {
+    id: ID!
+    reviews: [Review!]!
+  }
+  type Workspace @key(fields: "id") {
+    id: ID!
+    budget: Budget
+  }
+  type Review {
+    rating: Int!
+    body: String!
+  }
+  type Budget {
+    monthlyUsd: Float!
+  }
+  type Query {
+    featuredAgents: [Agent]!
+  }
+`);
+
+const reviewsResolvers = {
+  Query: { featuredAgents: () => [{ id: 'ag-1' }, { id: 'ag-b1' }] },
+  Agent: { reviews: ({ id }: { id: string }) => [{ rating: id.length, body: `review of ${id}` }] },
+  Workspace: { budget: ({ id }: { id: string }) => ({ monthlyUsd: id.length * 100 }) },
+};
+
+interface GatewayContext {
+  authorization: string;
+}
+
+let t: TestApp;
+let reviews: ApolloServer;
+let gateway: ApolloServer<GatewayContext>;
+let composed: ReturnType<typeof composeServices>;
+
+/** A free loopback port, so the CPU-heavy composition and gateway start run before the app. */
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+beforeAll(async () => {
+  // The app sheds load when its event loop lags (DESIGN §7): compose and plan before it starts.
+  reviews = new ApolloServer({
+    schema: buildSubgraphSchema([{ typeDefs: reviewsTypeDefs, resolvers: reviewsResolvers }]),
+    plugins: [ApolloServerPluginInlineTraceDisabled()],
+  });
+  const { url: reviewsUrl } = await startStandaloneServer(reviews, { listen: { host: '127.0.0.1', port: 0 } });
+  const port = await freePort();
+  composed = composeServices([
+    { name: 'registry', typeDefs: loadTypeDefs(), url: `http://127.0.0.1:${port}/graphql` },
+    { name: 'reviews', typeDefs: reviewsTypeDefs, url: reviewsUrl },
+  ]);
+  gateway = new ApolloServer<GatewayContext>({
+    gateway: new ApolloGateway({
+      supergraphSdl: composed.supergraphSdl as string,
+      buildService: ({ url }) => new RemoteGraphQLDataSource<GatewayContext>({
+        url,
+        willSendRequest({ request, context }) {
+          if (context.authorization) request.http?.headers.set('authorization', context.authorization);
+        },
+      }),
+    }),
+  });
+  await gateway.start();
+  t = await startTestApp();
+  await t.app.listen({ host: '127.0.0.1', port });
+});
+
+afterAll(async () => {
+  await gateway?.stop();
+  await reviews?.stop();
+  await t?.close();
+});
+
+async function viaGateway(query: string, user = 'u-admin', org = 'org-a') {
+  const { authorization } = await t.auth(user, org);
+  const res = await gateway.executeOperation({ query }, { contextValue: { authorization } });
+  if (res.body.kind !== 'single') throw new Error('expected a single result');
+  return res.body.singleResult;
+}
+
+describe('supergraph of this subgraph and a reviews subgraph', () => {
+  it('composes without errors', () => {
+    expect(composed.errors).toBeUndefined();
+    expect(composed.supergraphSdl).toContain('type Agent');
+  });
+
+  it('answers a query that starts here and crosses into the reviews subgraph', async () => {
+    const result = await viaGateway(`{
+      agentSearch(first: 10) {
+        nodes { id name reviews { rating body } workspace { id name budget { monthlyUsd } } }
+      }
+    }`);
+    expect(result.errors).toBeUndefined();
+    const nodes = (result.data as { agentSearch: { nodes: { id: string; reviews: unknown[]; workspace: { id: string; budget: unknown } }[] } }).agentSearch.nodes;
+    expect(nodes.map((n) => n.id).sort()).toEqual(['ag-1', 'ag-2', 'ag-3']);
+    const ag1 = nodes.find((n) => n.id === 'ag-1');
+    expect(ag1?.reviews).toEqual([{ rating: 4, body: 'review of ag-1' }]);
+    expect(ag1?.workspace).toMatchObject({ id: 'ws-a-team', budget: { monthlyUsd: 900 } });
+  });
+
+  it('resolves entities of another subgraph through _entities here, with the same authorization', async () => {
+    const result = await viaGateway('{ featuredAgents { id name workspace { id } reviews { rating } } }');
+    const featured = (result.data as { featuredAgents: ({ id: string; name: string } | null)[] }).featuredAgents;
+    expect(featured[0]).toMatchObject({ id: 'ag-1', name: expect.any(String), workspace: { id: 'ws-a-team' } });
+    // ag-b1 belongs to org-b: the registry subgraph refuses it as not_found, the gateway gets null.
+    expect(featured[1]?.name ?? null).toBeNull();
+    const codes = (result.errors ?? []).map((e) => e.extensions?.code);
+    expect(codes).toContain('not_found');
+  });
+
+  it('a viewer sees its own subtree only, through the gateway too', async () => {
+    const result = await viaGateway('{ agentSearch { nodes { id reviews { rating } } } }', 'u-viewer');
+    const ids = (result.data as { agentSearch: { nodes: { id: string }[] } }).agentSearch.nodes.map((n) => n.id).sort();
+    expect(ids).toEqual(['ag-1', 'ag-2']);
+  });
+});

@@ -1,0 +1,150 @@
+/**
+ * Property-based fuzzing of every REST operation: generated bodies, query strings, headers and
+ * content types. Every response is a success of the operation's shape or a problem body whose
+ * `status` equals the HTTP status and whose `code` belongs to that status in the catalogue; never
+ * a 500; and rejected requests change nothing. FUZZ_RUNS sets the runs per operation
+ * (`npm run test:fuzz` runs the full campaign).
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { catalogue } from '../../src/errors.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+
+const RUNS = Number(process.env.FUZZ_RUNS ?? 150);
+
+let t: TestApp;
+let headers: Record<string, string>;
+let snapshot: string;
+
+async function stateOf(): Promise<string> {
+  const h = headers;
+  const urls = ['/mcp/v1/tools?limit=200', '/registry/v1/users?limit=200', '/registry/v1/workspaces/ws-a/export'];
+  const bodies = await Promise.all(urls.map((url) => t.app.inject({ method: 'GET', url, headers: h }).then((r) => r.body)));
+  return bodies.join('\n');
+}
+
+beforeAll(async () => {
+  t = await startTestApp();
+  headers = await t.auth('u-admin');
+  snapshot = await stateOf();
+});
+afterAll(async () => { await t.close(); });
+
+interface Response {
+  statusCode: number;
+  headers: Record<string, unknown>;
+  body: string;
+}
+
+function checkResponse(res: Response, successKeys: string[]): void {
+  expect(res.statusCode, res.body.slice(0, 300)).not.toBe(500);
+  if (res.statusCode === 200) {
+    const body = JSON.parse(res.body) as Record<string, unknown> | unknown[];
+    if (!Array.isArray(body)) for (const k of successKeys) expect(body).toHaveProperty(k);
+    return;
+  }
+  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  const problem = JSON.parse(res.body) as { code: keyof typeof catalogue; status: number; title: string; detail: string };
+  expect(problem.status).toBe(res.statusCode);
+  expect(catalogue[problem.code], `unknown code ${problem.code}`).toBeDefined();
+  expect(catalogue[problem.code].status).toBe(res.statusCode);
+  expect(typeof problem.detail).toBe('string');
+  expect(problem.detail).not.toMatch(/SELECT|sqlite|stack|at .*\.ts:\d+/i);
+}
+
+const jsonish = fc.oneof(
+  fc.json(),
+  fc.jsonValue().map((v) => JSON.stringify(v)),
+  fc.string(),
+  fc.constant(''),
+  fc.constant('{"query": "x", "limit": 5}'),
+);
+
+const searchBody = fc.record({
+  query: fc.oneof(fc.string(), fc.integer(), fc.constant(null)),
+  strategy: fc.oneof(fc.constantFrom('keyword', 'prefix', 'exact', 'fuzzy'), fc.string()),
+  sorts: fc.oneof(fc.array(fc.constantFrom('name', '-name', 'relevance', '-created_at', 'bogus', '')), fc.string()),
+  limit: fc.oneof(fc.integer({ min: -5, max: 1000 }), fc.double(), fc.string()),
+  offset: fc.oneof(fc.integer({ min: -5, max: 1000 }), fc.string()),
+  cursor: fc.oneof(fc.string(), fc.base64String()),
+  workspace_id: fc.oneof(fc.constantFrom('ws-a', 'ws-b', 'ws-a-team', 'nope'), fc.string()),
+  extra: fc.anything(),
+}, { requiredKeys: [] });
+
+const aggregateBody = fc.record({
+  group_by: fc.oneof(fc.array(fc.constantFrom('server_id', 'owner', 'is_system', 'colour')), fc.anything()),
+  filters: fc.oneof(fc.dictionary(fc.constantFrom('server_id', 'owner', 'is_system', 'nope'), fc.oneof(fc.string(), fc.boolean(), fc.array(fc.string()))), fc.anything()),
+  metrics: fc.oneof(fc.array(fc.constantFrom('count', 'servers', 'latest_updated_at', 'nope')), fc.anything()),
+  limit: fc.oneof(fc.integer({ min: -5, max: 1000 }), fc.string()),
+  offset: fc.integer({ min: -5, max: 100 }),
+  workspace_id: fc.oneof(fc.constantFrom('ws-a', 'ws-b'), fc.string()),
+}, { requiredKeys: [] });
+
+const contentType = fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'application/merge-patch+json', 'multipart/form-data; boundary=x', undefined);
+
+const queryString = fc.dictionary(
+  fc.oneof(fc.constantFrom('limit', 'offset', 'cursor'), fc.string({ maxLength: 8 })),
+  fc.oneof(fc.integer({ min: -10, max: 500 }).map(String), fc.string({ maxLength: 12 })),
+  { maxKeys: 3 },
+).map((d) => new URLSearchParams(d).toString());
+
+describe('REST fuzzing', () => {
+  it('POST /agent/v1/agents/search', async () => {
+    await fc.assert(fc.asyncProperty(fc.oneof(searchBody.map((b) => JSON.stringify(b)), jsonish), contentType, async (payload, ct) => {
+      const h: Record<string, string> = { ...headers };
+      if (ct !== undefined) h['content-type'] = ct;
+      checkResponse(await t.app.inject({ method: 'POST', url: '/agent/v1/agents/search', headers: h, payload }), ['items', 'page']);
+    }), { numRuns: RUNS });
+  });
+
+  it('POST /mcp/v1/tools/aggregate', async () => {
+    await fc.assert(fc.asyncProperty(fc.oneof(aggregateBody.map((b) => JSON.stringify(b)), jsonish), contentType, async (payload, ct) => {
+      const h: Record<string, string> = { ...headers };
+      if (ct !== undefined) h['content-type'] = ct;
+      checkResponse(await t.app.inject({ method: 'POST', url: '/mcp/v1/tools/aggregate', headers: h, payload }), ['groups', 'page']);
+    }), { numRuns: RUNS });
+  });
+
+  it.each([
+    ['/mcp/v1/tools', ['items', 'page']],
+    ['/registry/v1/users', ['items', 'page']],
+    ['/skill/v1/insights/schemas', ['items']],
+    ['/agent/v1/agents/ag-1/profile-image', []],
+    ['/registry/v1/workspaces/ws-a-team/export', ['artifacts', 'projects', 'workspaces']],
+  ] as const)('GET %s with generated query strings and headers', async (path, keys) => {
+    await fc.assert(fc.asyncProperty(queryString, fc.constantFrom(undefined, 'application/json', 'image/*', '*/*', 'text/html'), async (qs, accept) => {
+      const h: Record<string, string> = { ...headers };
+      if (accept !== undefined) h.accept = accept;
+      const res = await t.app.inject({ method: 'GET', url: qs === '' ? path : `${path}?${qs}`, headers: h });
+      if (res.statusCode === 200 && !String(res.headers['content-type']).startsWith('application/json')) return;
+      checkResponse(res, [...keys]);
+    }), { numRuns: RUNS });
+  });
+
+  it('path parameters of any shape', async () => {
+    await fc.assert(fc.asyncProperty(fc.string({ minLength: 1, maxLength: 300 }), async (id) => {
+      const enc = encodeURIComponent(id);
+      for (const url of [`/agent/v1/agents/${enc}/profile-image`, `/registry/v1/workspaces/${enc}/export`]) {
+        checkResponse(await t.app.inject({ method: 'GET', url, headers }), []);
+      }
+    }), { numRuns: RUNS });
+  });
+
+  it('authorization headers of any shape get a 401 problem, never a 500', async () => {
+    const header = fc.oneof(
+      fc.string(),
+      fc.string().map((s) => `Bearer ${s}`),
+      fc.tuple(fc.base64String(), fc.base64String(), fc.base64String()).map(([a, b, c]) => `Bearer ${a}.${b}.${c}`),
+      fc.constantFrom('Bearer', 'Bearer ', 'bearer x.y.z', 'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJ1LWFkbWluIn0.'),
+    );
+    await fc.assert(fc.asyncProperty(header, async (authorization) => {
+      const res = await t.app.inject({ method: 'GET', url: '/mcp/v1/tools', headers: { authorization } });
+      checkResponse(res, ['items', 'page']);
+      expect([200, 401, 403, 503]).toContain(res.statusCode);
+    }), { numRuns: RUNS });
+  });
+
+  it('left the stored data unchanged', async () => {
+    expect(await stateOf()).toBe(snapshot);
+  });
+});
