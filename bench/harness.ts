@@ -13,6 +13,7 @@ import { createAuthenticator } from '../src/auth/authenticator.ts';
 import { loadDevIssuer } from '../src/auth/dev-issuer.ts';
 import { loadConfig, type Config } from '../src/config.ts';
 import { openRegistryStore } from '../src/store/open-registry.ts';
+import { openTraceStore } from '../src/store/open-traces.ts';
 import type { RegistryStore } from '../src/store/registry-port.ts';
 import { seedDemoIfEmpty } from '../src/seed/seed.ts';
 
@@ -32,7 +33,8 @@ export async function startDemoApp(options: { authenticator?: Authenticator; env
   const registry = await openRegistryStore(config);
   await seedDemoIfEmpty(registry);
   const authenticator = options.authenticator ?? (await createAuthenticator(config, registry));
-  const app = await buildApp({ services: { config, registry }, authenticator, logger: false });
+  const traces = await openTraceStore(config);
+  const app = await buildApp({ services: { config, registry, traces }, authenticator, logger: false });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   const token = await (await loadDevIssuer(dataDir)).mint({ sub: 'user-alice', org: 'org-acme', ttlSeconds: 3600 });
   return {
@@ -40,6 +42,7 @@ export async function startDemoApp(options: { authenticator?: Authenticator; env
     async close() {
       await app.close();
       await authenticator.close?.();
+      await traces.close();
       await registry.close();
       await fs.rm(dataDir, { recursive: true, force: true });
     },

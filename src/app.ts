@@ -17,6 +17,7 @@ import { installResponseCache } from './rest/response-cache.ts';
 import { registerAgentRoutes } from './rest/agent-routes.ts';
 import { registerRegistryRoutes } from './rest/registry-routes.ts';
 import { registerToolRoutes } from './rest/tool-routes.ts';
+import { registerTraceRoutes } from './rest/trace-routes.ts';
 import { registerGraphql } from './graphql/server.ts';
 
 declare module 'fastify' {
@@ -128,7 +129,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     refResolver: { buildLocalReference: (json, _base, _frag, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   });
 
-  const metrics = options.metrics ?? createMetrics({ defaultMetrics: false });
+  const metrics = options.metrics ?? services.metrics ?? createMetrics({ defaultMetrics: false });
   await installOperating(app, { metrics, maxEventLoopDelayMs: options.maxEventLoopDelayMs ?? 1000 });
   registerHealthRoutes(app, services);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
@@ -144,6 +145,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     registerAgentRoutes(api);
     registerToolRoutes(api);
     registerRegistryRoutes(api);
+    registerTraceRoutes(api);
     await registerGraphql(api, services, { toApiError });
   });
 

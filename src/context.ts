@@ -8,11 +8,16 @@ import type { Caller } from './auth/caller.ts';
 import type { Config } from './config.ts';
 import { createLoaders, type Loaders } from './loaders.ts';
 import type { RegistryStore } from './store/registry-port.ts';
+import type { TraceStore } from './store/trace-port.ts';
+import type { Metrics } from './observability/metrics.ts';
 
 /** The long-lived parts of the service, built by main.ts (or a test) and handed to buildApp. */
 export interface Services {
   config: Config;
   registry: RegistryStore;
+  traces: TraceStore;
+  /** Present when the process exports metrics (main.ts); counters are skipped otherwise. */
+  metrics?: Metrics;
 }
 
 export interface RequestContext {

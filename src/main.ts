@@ -8,6 +8,8 @@ import { loadDevIssuer } from './auth/dev-issuer.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createMetrics, instrumentStore } from './observability/metrics.ts';
 import { openRegistryStore } from './store/open-registry.ts';
+import { openTraceStore } from './store/open-traces.ts';
+import { seedDemoTracesIfEmpty } from './seed/seed.ts';
 import { seedDemoIfEmpty } from './seed/seed.ts';
 
 async function printDevHint(config: Config, origin: string): Promise<void> {
@@ -37,9 +39,13 @@ async function main(): Promise<void> {
   if (config.seedDemo && (await seedDemoIfEmpty(registry))) {
     process.stdout.write('seeded demo data into an empty registry\n');
   }
-  const authenticator = await createAuthenticator(config, registry);
+  const traces = instrumentStore(await openTraceStore(config), 'traces', metrics);
+  if (config.seedDemo && (await seedDemoTracesIfEmpty(registry, traces, config.demoTraceSpans))) {
+    process.stdout.write(`seeded ${config.demoTraceSpans} demo spans into an empty trace store\n`);
+  }
+  const authenticator = await createAuthenticator(config, registry, { onJwksFetch: (outcome) => metrics.jwksRefreshes.inc({ outcome }) });
   const app = await buildApp({
-    services: { config, registry },
+    services: { config, registry, traces, metrics },
     authenticator,
     logger: { level: config.logLevel },
     metrics,
@@ -55,6 +61,7 @@ async function main(): Promise<void> {
     try {
       await app.close();
       await authenticator.close?.();
+      await traces.close();
       await registry.close();
     } finally {
       process.exit(0);

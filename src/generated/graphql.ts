@@ -4,7 +4,7 @@ import type { ArtifactVersion as ArtifactVersionModel, Workspace as WorkspaceMod
 import type { Caller as CallerModel } from '../auth/caller.ts';
 import type { ArtifactPermissions as ArtifactPermissionsModel, WorkspacePermissions as WorkspacePermissionsModel } from '../auth/access.ts';
 import type { ToolGroup as ToolGroupModel } from '../store/registry-port.ts';
-import type { RelationshipParent as RelationshipParentModel, RelationshipsParent as RelationshipsParentModel, IdentityParent as IdentityParentModel, KindCountsParent as KindCountsParentModel, RecordParent as RecordParentModel, InsightSchemaParent as InsightSchemaParentModel } from '../graphql/parents.ts';
+import type { RelationshipParent as RelationshipParentModel, RelationshipsParent as RelationshipsParentModel, IdentityParent as IdentityParentModel, KindCountsParent as KindCountsParentModel, RecordParent as RecordParentModel, InsightSchemaParent as InsightSchemaParentModel, TraceStatsParent as TraceStatsParentModel, TraceStatsDataParent as TraceStatsDataParentModel } from '../graphql/parents.ts';
 import type { RequestContext } from '../context.ts';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
@@ -347,6 +347,22 @@ export type PageInfo = {
   startCursor?: Maybe<Scalars['String']['output']>;
 };
 
+export type PanelOrderInput = {
+  /** A query name, a measure or (tables) a group dimension, e.g. TOKENS or tokens. */
+  by: Scalars['String']['input'];
+  direction: SortDirection;
+};
+
+export type PanelQueryInput = {
+  filters?: InputMaybe<Array<TraceFilterInput>>;
+  groupBy?: InputMaybe<Array<TraceDimension>>;
+  limit?: InputMaybe<Scalars['Int']['input']>;
+  measure: TraceMeasure;
+  /** Echoed back as queryName (or column name). */
+  name: Scalars['String']['input'];
+  order?: InputMaybe<PanelOrderInput>;
+};
+
 /** An image's bytes, base64-encoded, with its media type. */
 export type ProfileImage = {
   __typename?: 'ProfileImage';
@@ -602,6 +618,20 @@ export type Role =
   | 'editor'
   | 'viewer';
 
+export type ScalarStats = {
+  __typename?: 'ScalarStats';
+  requestType: TraceStatsRequestType;
+  results: Array<ScalarStatsResult>;
+};
+
+export type ScalarStatsResult = {
+  __typename?: 'ScalarStatsResult';
+  measure: TraceMeasure;
+  queryName: Scalars['String']['output'];
+  unit?: Maybe<Scalars['String']['output']>;
+  value?: Maybe<Scalars['Float']['output']>;
+};
+
 export type SearchStrategy =
   /** Name or display name equals the query. */
   | 'exact'
@@ -649,6 +679,8 @@ export type Skill = Artifact & {
   sourceType: Scalars['String']['output'];
   sourceUri?: Maybe<Scalars['String']['output']>;
   sourceVersion?: Maybe<Scalars['String']['output']>;
+  /** Statistics over the traces of this skill (REST operation 1); versionOrdinal narrows to one version. */
+  traceStats: TraceStatsEnvelope;
   updatedAt: Scalars['String']['output'];
   updatedBy: Scalars['String']['output'];
   /** Readable agents with an active `uses_skill` relationship to this skill. */
@@ -660,10 +692,64 @@ export type Skill = Artifact & {
   workspaceId: Scalars['ID']['output'];
 };
 
+
+/** A skill; its trace statistics answer from the trace store. */
+export type SkillTraceStatsArgs = {
+  input: TraceStatsInput;
+  versionOrdinal?: InputMaybe<Scalars['Int64']['input']>;
+};
+
 /** Sort direction. */
 export type SortDirection =
   | 'asc'
   | 'desc';
+
+export type StatsColumn = {
+  __typename?: 'StatsColumn';
+  columnType: StatsColumnType;
+  name: Scalars['String']['output'];
+  unit?: Maybe<Scalars['String']['output']>;
+};
+
+export type StatsColumnType =
+  | 'group'
+  | 'measure';
+
+export type StatsPoint = {
+  __typename?: 'StatsPoint';
+  timestampUnixSeconds: Scalars['Int64']['output'];
+  value?: Maybe<Scalars['Float']['output']>;
+};
+
+/** A table row: group values by dimension, measure values by query name. */
+export type StatsRow = {
+  __typename?: 'StatsRow';
+  groups: Scalars['JSON']['output'];
+  values: Scalars['JSON']['output'];
+};
+
+export type StatsSeries = {
+  __typename?: 'StatsSeries';
+  /** Group values by dimension, on grouped series. */
+  groups?: Maybe<Scalars['JSON']['output']>;
+  measure: TraceMeasure;
+  points: Array<StatsPoint>;
+  queryName: Scalars['String']['output'];
+  unit?: Maybe<Scalars['String']['output']>;
+};
+
+export type TableStats = {
+  __typename?: 'TableStats';
+  columns: Array<StatsColumn>;
+  requestType: TraceStatsRequestType;
+  rows: Array<StatsRow>;
+};
+
+export type TimeSeriesStats = {
+  __typename?: 'TimeSeriesStats';
+  requestType: TraceStatsRequestType;
+  series: Array<StatsSeries>;
+};
 
 /** A tool of the tool-server catalog (the REST tool resource plus its graph edges). */
 export type Tool = Artifact & {
@@ -791,6 +877,94 @@ export type ToolGroupKey = {
   sourceType?: Maybe<Scalars['String']['output']>;
   workspaceId?: Maybe<Scalars['ID']['output']>;
 };
+
+export type TraceBucket =
+  | 'day'
+  | 'week';
+
+export type TraceCompare =
+  | 'none'
+  | 'previous_period';
+
+export type TraceDimension =
+  | 'command'
+  | 'harness'
+  | 'mcp'
+  | 'model'
+  | 'skill'
+  | 'skill_version'
+  | 'tool'
+  | 'user';
+
+export type TraceFilterInput = {
+  key: TraceDimension;
+  op: TraceFilterOp;
+  /** A string, number or boolean, or (for IN) a list of them; none for EXISTS and NOT_EXISTS. */
+  value?: InputMaybe<Scalars['JSON']['input']>;
+};
+
+export type TraceFilterOp =
+  | 'eq'
+  | 'exists'
+  | 'in'
+  | 'neq'
+  | 'not_exists';
+
+export type TraceMeasure =
+  | 'active_users'
+  | 'cost'
+  | 'error_rate'
+  | 'latency_p50'
+  | 'latency_p90'
+  | 'latency_p99'
+  | 'sessions'
+  | 'skill_invocations'
+  | 'spans'
+  | 'success_rate'
+  | 'tokens'
+  | 'tokens_per_trace'
+  | 'tool_calls'
+  | 'traces';
+
+export type TraceStatsComparison = {
+  __typename?: 'TraceStatsComparison';
+  data: TraceStatsData;
+  endTimeUnixSeconds: Scalars['Int64']['output'];
+  startTimeUnixSeconds: Scalars['Int64']['output'];
+};
+
+/** One of the three shapes, selected by the request type. */
+export type TraceStatsData = ScalarStats | TableStats | TimeSeriesStats;
+
+/** The answer of a trace statistics request (REST TraceStatsEnvelope). */
+export type TraceStatsEnvelope = {
+  __typename?: 'TraceStatsEnvelope';
+  /** The previous period of equal length, when compare is PREVIOUS_PERIOD. */
+  comparison?: Maybe<TraceStatsComparison>;
+  data: TraceStatsData;
+  meta: TraceStatsMeta;
+};
+
+/** A trace statistics request (REST TraceStatsRequest); the same rules apply. */
+export type TraceStatsInput = {
+  bucket?: InputMaybe<TraceBucket>;
+  compare?: InputMaybe<TraceCompare>;
+  endTimeUnixSeconds: Scalars['Int64']['input'];
+  queries: Array<PanelQueryInput>;
+  requestType: TraceStatsRequestType;
+  startTimeUnixSeconds: Scalars['Int64']['input'];
+  workspaceId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+export type TraceStatsMeta = {
+  __typename?: 'TraceStatsMeta';
+  warnings: Array<Scalars['String']['output']>;
+};
+
+export type TraceStatsRequestType =
+  | 'scalar'
+  | 'table'
+  | 'time_series';
 
 /** A directory user (the REST directory user plus its edges). */
 export type User = {
@@ -1038,6 +1212,8 @@ export type ResolversTypes = {
   JSON: ResolverTypeWrapper<Scalars['JSON']['output']>;
   Member: ResolverTypeWrapper<MembershipModel>;
   PageInfo: ResolverTypeWrapper<PageInfo>;
+  PanelOrderInput: PanelOrderInput;
+  PanelQueryInput: PanelQueryInput;
   ProfileImage: ResolverTypeWrapper<ProfileImageModel>;
   Project: ResolverTypeWrapper<ProjectModel>;
   Prompt: ResolverTypeWrapper<ArtifactVersionModel>;
@@ -1051,9 +1227,18 @@ export type ResolversTypes = {
   Relationships: ResolverTypeWrapper<RelationshipsParentModel>;
   Repo: ResolverTypeWrapper<RecordParentModel>;
   Role: ResolverTypeWrapper<Role>;
+  ScalarStats: ResolverTypeWrapper<TraceStatsDataParentModel>;
+  ScalarStatsResult: ResolverTypeWrapper<Omit<ScalarStatsResult, 'measure'> & { measure: ResolversTypes['TraceMeasure'] }>;
   SearchStrategy: ResolverTypeWrapper<SearchStrategy>;
   Skill: ResolverTypeWrapper<ArtifactVersionModel>;
   SortDirection: ResolverTypeWrapper<SortDirection>;
+  StatsColumn: ResolverTypeWrapper<Omit<StatsColumn, 'columnType'> & { columnType: ResolversTypes['StatsColumnType'] }>;
+  StatsColumnType: ResolverTypeWrapper<StatsColumnType>;
+  StatsPoint: ResolverTypeWrapper<StatsPoint>;
+  StatsRow: ResolverTypeWrapper<StatsRow>;
+  StatsSeries: ResolverTypeWrapper<Omit<StatsSeries, 'measure'> & { measure: ResolversTypes['TraceMeasure'] }>;
+  TableStats: ResolverTypeWrapper<TraceStatsDataParentModel>;
+  TimeSeriesStats: ResolverTypeWrapper<TraceStatsDataParentModel>;
   Tool: ResolverTypeWrapper<ArtifactVersionModel>;
   ToolAggregateFilters: ToolAggregateFilters;
   ToolConnection: ResolverTypeWrapper<Omit<ToolConnection, 'edges' | 'nodes'> & { edges: Array<ResolversTypes['ToolEdge']>, nodes: Array<ResolversTypes['Tool']> }>;
@@ -1063,6 +1248,18 @@ export type ResolversTypes = {
   ToolGroupEdge: ResolverTypeWrapper<Omit<ToolGroupEdge, 'node'> & { node: ResolversTypes['ToolGroup'] }>;
   ToolGroupField: ResolverTypeWrapper<ToolGroupField>;
   ToolGroupKey: ResolverTypeWrapper<RecordParentModel>;
+  TraceBucket: ResolverTypeWrapper<TraceBucket>;
+  TraceCompare: ResolverTypeWrapper<TraceCompare>;
+  TraceDimension: ResolverTypeWrapper<TraceDimension>;
+  TraceFilterInput: TraceFilterInput;
+  TraceFilterOp: ResolverTypeWrapper<TraceFilterOp>;
+  TraceMeasure: ResolverTypeWrapper<TraceMeasure>;
+  TraceStatsComparison: ResolverTypeWrapper<RecordParentModel>;
+  TraceStatsData: ResolverTypeWrapper<TraceStatsDataParentModel>;
+  TraceStatsEnvelope: ResolverTypeWrapper<TraceStatsParentModel>;
+  TraceStatsInput: TraceStatsInput;
+  TraceStatsMeta: ResolverTypeWrapper<TraceStatsMeta>;
+  TraceStatsRequestType: ResolverTypeWrapper<TraceStatsRequestType>;
   User: ResolverTypeWrapper<UserModel>;
   UserConnection: ResolverTypeWrapper<Omit<UserConnection, 'edges' | 'nodes'> & { edges: Array<ResolversTypes['UserEdge']>, nodes: Array<ResolversTypes['User']> }>;
   UserEdge: ResolverTypeWrapper<Omit<UserEdge, 'node'> & { node: ResolversTypes['User'] }>;
@@ -1098,6 +1295,8 @@ export type ResolversParentTypes = {
   JSON: Scalars['JSON']['output'];
   Member: MembershipModel;
   PageInfo: PageInfo;
+  PanelOrderInput: PanelOrderInput;
+  PanelQueryInput: PanelQueryInput;
   ProfileImage: ProfileImageModel;
   Project: ProjectModel;
   Prompt: ArtifactVersionModel;
@@ -1106,7 +1305,15 @@ export type ResolversParentTypes = {
   Float: Scalars['Float']['output'];
   Relationships: RelationshipsParentModel;
   Repo: RecordParentModel;
+  ScalarStats: TraceStatsDataParentModel;
+  ScalarStatsResult: ScalarStatsResult;
   Skill: ArtifactVersionModel;
+  StatsColumn: StatsColumn;
+  StatsPoint: StatsPoint;
+  StatsRow: StatsRow;
+  StatsSeries: StatsSeries;
+  TableStats: TraceStatsDataParentModel;
+  TimeSeriesStats: TraceStatsDataParentModel;
   Tool: ArtifactVersionModel;
   ToolAggregateFilters: ToolAggregateFilters;
   ToolConnection: Omit<ToolConnection, 'edges' | 'nodes'> & { edges: Array<ResolversParentTypes['ToolEdge']>, nodes: Array<ResolversParentTypes['Tool']> };
@@ -1115,6 +1322,12 @@ export type ResolversParentTypes = {
   ToolGroupConnection: Omit<ToolGroupConnection, 'edges' | 'nodes'> & { edges: Array<ResolversParentTypes['ToolGroupEdge']>, nodes: Array<ResolversParentTypes['ToolGroup']> };
   ToolGroupEdge: Omit<ToolGroupEdge, 'node'> & { node: ResolversParentTypes['ToolGroup'] };
   ToolGroupKey: RecordParentModel;
+  TraceFilterInput: TraceFilterInput;
+  TraceStatsComparison: RecordParentModel;
+  TraceStatsData: TraceStatsDataParentModel;
+  TraceStatsEnvelope: TraceStatsParentModel;
+  TraceStatsInput: TraceStatsInput;
+  TraceStatsMeta: TraceStatsMeta;
   User: UserModel;
   UserConnection: Omit<UserConnection, 'edges' | 'nodes'> & { edges: Array<ResolversParentTypes['UserEdge']>, nodes: Array<ResolversParentTypes['User']> };
   UserEdge: Omit<UserEdge, 'node'> & { node: ResolversParentTypes['User'] };
@@ -1478,6 +1691,19 @@ export type RepoResolvers<ContextType = RequestContext, ParentType extends Resol
 
 export type RoleResolvers = { ADMIN: 'admin', EDITOR: 'editor', VIEWER: 'viewer' };
 
+export type ScalarStatsResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['ScalarStats'] = ResolversParentTypes['ScalarStats']> = {
+  requestType?: Resolver<ResolversTypes['TraceStatsRequestType'], ParentType, ContextType>;
+  results?: Resolver<Array<ResolversTypes['ScalarStatsResult']>, ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
+export type ScalarStatsResultResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['ScalarStatsResult'] = ResolversParentTypes['ScalarStatsResult']> = {
+  measure?: Resolver<ResolversTypes['TraceMeasure'], ParentType, ContextType>;
+  queryName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  unit?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  value?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+};
+
 export type SearchStrategyResolvers = { EXACT: 'exact', KEYWORD: 'keyword', PREFIX: 'prefix' };
 
 export type SkillResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Skill'] = ResolversParentTypes['Skill'], FederationReferenceType extends FederationReferenceTypes['Skill'] = FederationReferenceTypes['Skill']> = {
@@ -1515,6 +1741,7 @@ export type SkillResolvers<ContextType = RequestContext, ParentType extends Reso
   sourceType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   sourceUri?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   sourceVersion?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  traceStats?: Resolver<ResolversTypes['TraceStatsEnvelope'], ParentType, ContextType, RequireFields<SkillTraceStatsArgs, 'input'>>;
   updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   updatedBy?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   usedBy?: Resolver<Array<ResolversTypes['Agent']>, ParentType, ContextType>;
@@ -1527,6 +1754,45 @@ export type SkillResolvers<ContextType = RequestContext, ParentType extends Reso
 };
 
 export type SortDirectionResolvers = { ASC: 'asc', DESC: 'desc' };
+
+export type StatsColumnResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['StatsColumn'] = ResolversParentTypes['StatsColumn']> = {
+  columnType?: Resolver<ResolversTypes['StatsColumnType'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  unit?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type StatsColumnTypeResolvers = { GROUP: 'group', MEASURE: 'measure' };
+
+export type StatsPointResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['StatsPoint'] = ResolversParentTypes['StatsPoint']> = {
+  timestampUnixSeconds?: Resolver<ResolversTypes['Int64'], ParentType, ContextType>;
+  value?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+};
+
+export type StatsRowResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['StatsRow'] = ResolversParentTypes['StatsRow']> = {
+  groups?: Resolver<ResolversTypes['JSON'], ParentType, ContextType>;
+  values?: Resolver<ResolversTypes['JSON'], ParentType, ContextType>;
+};
+
+export type StatsSeriesResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['StatsSeries'] = ResolversParentTypes['StatsSeries']> = {
+  groups?: Resolver<Maybe<ResolversTypes['JSON']>, ParentType, ContextType>;
+  measure?: Resolver<ResolversTypes['TraceMeasure'], ParentType, ContextType>;
+  points?: Resolver<Array<ResolversTypes['StatsPoint']>, ParentType, ContextType>;
+  queryName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  unit?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type TableStatsResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['TableStats'] = ResolversParentTypes['TableStats']> = {
+  columns?: Resolver<Array<ResolversTypes['StatsColumn']>, ParentType, ContextType>;
+  requestType?: Resolver<ResolversTypes['TraceStatsRequestType'], ParentType, ContextType>;
+  rows?: Resolver<Array<ResolversTypes['StatsRow']>, ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
+export type TimeSeriesStatsResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['TimeSeriesStats'] = ResolversParentTypes['TimeSeriesStats']> = {
+  requestType?: Resolver<ResolversTypes['TraceStatsRequestType'], ParentType, ContextType>;
+  series?: Resolver<Array<ResolversTypes['StatsSeries']>, ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
 
 export type ToolResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Tool'] = ResolversParentTypes['Tool'], FederationReferenceType extends FederationReferenceTypes['Tool'] = FederationReferenceTypes['Tool']> = {
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Tool']> | FederationReferenceType, FederationReferenceType, ContextType>;
@@ -1623,6 +1889,38 @@ export type ToolGroupKeyResolvers<ContextType = RequestContext, ParentType exten
   sourceType?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   workspaceId?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
 };
+
+export type TraceBucketResolvers = { DAY: 'day', WEEK: 'week' };
+
+export type TraceCompareResolvers = { NONE: 'none', PREVIOUS_PERIOD: 'previous_period' };
+
+export type TraceDimensionResolvers = { COMMAND: 'command', HARNESS: 'harness', MCP: 'mcp', MODEL: 'model', SKILL: 'skill', SKILL_VERSION: 'skill_version', TOOL: 'tool', USER: 'user' };
+
+export type TraceFilterOpResolvers = { EQ: 'eq', EXISTS: 'exists', IN: 'in', NEQ: 'neq', NOT_EXISTS: 'not_exists' };
+
+export type TraceMeasureResolvers = { ACTIVE_USERS: 'active_users', COST: 'cost', ERROR_RATE: 'error_rate', LATENCY_P50: 'latency_p50', LATENCY_P90: 'latency_p90', LATENCY_P99: 'latency_p99', SESSIONS: 'sessions', SKILL_INVOCATIONS: 'skill_invocations', SPANS: 'spans', SUCCESS_RATE: 'success_rate', TOKENS: 'tokens', TOKENS_PER_TRACE: 'tokens_per_trace', TOOL_CALLS: 'tool_calls', TRACES: 'traces' };
+
+export type TraceStatsComparisonResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['TraceStatsComparison'] = ResolversParentTypes['TraceStatsComparison']> = {
+  data?: Resolver<ResolversTypes['TraceStatsData'], ParentType, ContextType>;
+  endTimeUnixSeconds?: Resolver<ResolversTypes['Int64'], ParentType, ContextType>;
+  startTimeUnixSeconds?: Resolver<ResolversTypes['Int64'], ParentType, ContextType>;
+};
+
+export type TraceStatsDataResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['TraceStatsData'] = ResolversParentTypes['TraceStatsData']> = {
+  __resolveType: TypeResolveFn<'ScalarStats' | 'TableStats' | 'TimeSeriesStats', ParentType, ContextType>;
+};
+
+export type TraceStatsEnvelopeResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['TraceStatsEnvelope'] = ResolversParentTypes['TraceStatsEnvelope']> = {
+  comparison?: Resolver<Maybe<ResolversTypes['TraceStatsComparison']>, ParentType, ContextType>;
+  data?: Resolver<ResolversTypes['TraceStatsData'], ParentType, ContextType>;
+  meta?: Resolver<ResolversTypes['TraceStatsMeta'], ParentType, ContextType>;
+};
+
+export type TraceStatsMetaResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['TraceStatsMeta'] = ResolversParentTypes['TraceStatsMeta']> = {
+  warnings?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type TraceStatsRequestTypeResolvers = { SCALAR: 'scalar', TABLE: 'table', TIME_SERIES: 'time_series' };
 
 export type UserResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['User'] = ResolversParentTypes['User'], FederationReferenceType extends FederationReferenceTypes['User'] = FederationReferenceTypes['User']> = {
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['User']> | FederationReferenceType, FederationReferenceType, ContextType>;
@@ -1725,9 +2023,18 @@ export type Resolvers<ContextType = RequestContext> = {
   Relationships?: RelationshipsResolvers<ContextType>;
   Repo?: RepoResolvers<ContextType>;
   Role?: RoleResolvers;
+  ScalarStats?: ScalarStatsResolvers<ContextType>;
+  ScalarStatsResult?: ScalarStatsResultResolvers<ContextType>;
   SearchStrategy?: SearchStrategyResolvers;
   Skill?: SkillResolvers<ContextType>;
   SortDirection?: SortDirectionResolvers;
+  StatsColumn?: StatsColumnResolvers<ContextType>;
+  StatsColumnType?: StatsColumnTypeResolvers;
+  StatsPoint?: StatsPointResolvers<ContextType>;
+  StatsRow?: StatsRowResolvers<ContextType>;
+  StatsSeries?: StatsSeriesResolvers<ContextType>;
+  TableStats?: TableStatsResolvers<ContextType>;
+  TimeSeriesStats?: TimeSeriesStatsResolvers<ContextType>;
   Tool?: ToolResolvers<ContextType>;
   ToolConnection?: ToolConnectionResolvers<ContextType>;
   ToolEdge?: ToolEdgeResolvers<ContextType>;
@@ -1736,6 +2043,16 @@ export type Resolvers<ContextType = RequestContext> = {
   ToolGroupEdge?: ToolGroupEdgeResolvers<ContextType>;
   ToolGroupField?: ToolGroupFieldResolvers;
   ToolGroupKey?: ToolGroupKeyResolvers<ContextType>;
+  TraceBucket?: TraceBucketResolvers;
+  TraceCompare?: TraceCompareResolvers;
+  TraceDimension?: TraceDimensionResolvers;
+  TraceFilterOp?: TraceFilterOpResolvers;
+  TraceMeasure?: TraceMeasureResolvers;
+  TraceStatsComparison?: TraceStatsComparisonResolvers<ContextType>;
+  TraceStatsData?: TraceStatsDataResolvers<ContextType>;
+  TraceStatsEnvelope?: TraceStatsEnvelopeResolvers<ContextType>;
+  TraceStatsMeta?: TraceStatsMetaResolvers<ContextType>;
+  TraceStatsRequestType?: TraceStatsRequestTypeResolvers;
   User?: UserResolvers<ContextType>;
   UserConnection?: UserConnectionResolvers<ContextType>;
   UserEdge?: UserEdgeResolvers<ContextType>;

@@ -4,9 +4,25 @@
  * exactly as over REST. Resolvers (root fields, edges and `__resolveReference`) use these, so
  * GraphQL and federation `_entities` obey the same rules.
  */
+import type { Access } from '../auth/access.ts';
 import type { RequestContext } from '../context.ts';
 import type { ArtifactKind, ArtifactVersion, Project, User, Workspace } from '../domain/types.ts';
 import { ApiError } from '../errors.ts';
+
+const accessByRequest = new WeakMap<RequestContext, Access>();
+
+/**
+ * Calls `use` with the caller's Access: synchronously once it is loaded (almost every field of a
+ * query), else after loading it. Sync results spare graphql-js a promise per field.
+ */
+export function withAccess<T>(ctx: RequestContext, use: (access: Access) => T): T | Promise<T> {
+  const access = accessByRequest.get(ctx);
+  if (access !== undefined) return use(access);
+  return ctx.access().then((loaded) => {
+    accessByRequest.set(ctx, loaded);
+    return use(loaded);
+  });
+}
 
 /** The latest version of an artifact (of one kind, when given) that the caller can read. */
 export async function readableArtifact(ctx: RequestContext, id: string, kind?: ArtifactKind): Promise<ArtifactVersion> {
@@ -18,19 +34,19 @@ export async function readableArtifact(ctx: RequestContext, id: string, kind?: A
 }
 
 /** A workspace the caller can read (the org tree is loaded once per request with the access). */
-export async function readableWorkspace(ctx: RequestContext, id: string): Promise<Workspace> {
-  const access = await ctx.access();
-  access.assertReadable(id);
-  return access.workspace(id) as Workspace;
+export function readableWorkspace(ctx: RequestContext, id: string): Workspace | Promise<Workspace> {
+  return withAccess(ctx, (access) => {
+    access.assertReadable(id);
+    return access.workspace(id) as Workspace;
+  });
 }
 
 /**
  * A workspace for an edge (parent, root): null when the caller cannot read it. Edges behave like
  * lists of one, which only ever hold readable items; by-id lookups report why instead.
  */
-export async function readableWorkspaceOrNull(ctx: RequestContext, id: string): Promise<Workspace | null> {
-  const access = await ctx.access();
-  return access.canRead(id) ? (access.workspace(id) as Workspace) : null;
+export function readableWorkspaceOrNull(ctx: RequestContext, id: string): Workspace | null | Promise<Workspace | null> {
+  return withAccess(ctx, (access) => (access.canRead(id) ? (access.workspace(id) as Workspace) : null));
 }
 
 /** A project whose workspace the caller can read. */

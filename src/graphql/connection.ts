@@ -16,16 +16,20 @@ export interface Connection<T> {
 
 /** A page of `rows` found at `offset` among `total`, with a cursor per edge. */
 export function toConnection<T>(rows: T[], offset: number, total: number, cursorAt: (position: number) => string): Connection<T> {
-  const edges = rows.map((node, i) => ({ cursor: cursorAt(offset + i + 1), node }));
+  // Cursors cost a hash each: computed only when `edges` or `pageInfo` is selected.
   return {
-    edges,
+    get edges() {
+      return rows.map((node, i) => ({ cursor: cursorAt(offset + i + 1), node }));
+    },
     nodes: rows,
     totalCount: total,
-    pageInfo: {
-      hasNextPage: offset + rows.length < total,
-      hasPreviousPage: offset > 0,
-      startCursor: edges[0]?.cursor ?? null,
-      endCursor: edges.at(-1)?.cursor ?? null,
+    get pageInfo() {
+      return {
+        hasNextPage: offset + rows.length < total,
+        hasPreviousPage: offset > 0,
+        startCursor: rows.length > 0 ? cursorAt(offset + 1) : null,
+        endCursor: rows.length > 0 ? cursorAt(offset + rows.length) : null,
+      };
     },
   };
 }

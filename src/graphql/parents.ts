@@ -4,11 +4,16 @@
  * typed against what its parent really is.
  */
 import type { InsightSchema } from '../skills/insight-schemas.ts';
-import type { Relationship } from '../domain/types.ts';
+import type { queryTraceStats } from '../skills/trace-stats.ts';
+import type { ArtifactVersion, Relationship } from '../domain/types.ts';
 import type { maskIdentity } from '../registry/present-artifacts.ts';
 
-/** A relationship as seen from the artifact that carries it. */
-export type RelationshipParent = Relationship & { direction: 'incoming' | 'outgoing' };
+/** A relationship as seen from the artifact that carries it, both ends loaded and readable. */
+export type RelationshipParent = Relationship & {
+  direction: 'incoming' | 'outgoing';
+  fromRow: ArtifactVersion;
+  toRow: ArtifactVersion;
+};
 
 /** The relationships of one artifact whose other end the caller can read. */
 export interface RelationshipsParent {
@@ -25,6 +30,12 @@ export type KindCountsParent = Record<string, number>;
 
 /** Free-form objects of the REST resources shown through typed fields (repo, enrichment profile). */
 export type RecordParent = Record<string, unknown>;
+
+/** A trace statistics envelope exactly as REST operation 1 answers it. */
+export type TraceStatsParent = Awaited<ReturnType<typeof queryTraceStats>>;
+
+/** The `data` of an envelope: one of three shapes, told apart by `request_type`. */
+export type TraceStatsDataParent = { request_type: string } & RecordParent;
 
 /** An insight schema exactly as REST operation 4 lists it. */
 export type InsightSchemaParent = InsightSchema;

@@ -23,9 +23,10 @@ export function registerHealthRoutes(app: FastifyInstance, services: Services): 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
 
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
-    const checks: Record<string, Check> = { registry: () => services.registry.ping() };
-    const extra = services as Services & { traces?: { ping(): Promise<void> } };
-    if (extra.traces !== undefined) checks.traces = () => (extra.traces as { ping(): Promise<void> }).ping();
+    const checks: Record<string, Check> = {
+      registry: () => services.registry.ping(),
+      traces: () => services.traces.ping(),
+    };
     const results: Record<string, string> = {};
     await Promise.all(Object.entries(checks).map(async ([name, check]) => {
       results[name] = await probe(check, 2000);

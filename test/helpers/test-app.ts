@@ -12,6 +12,8 @@ import { loadDevIssuer } from '../../src/auth/dev-issuer.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { parseBundle } from '../../src/store/bundle.ts';
 import { openRegistryStore } from '../../src/store/open-registry.ts';
+import { openTraceStore } from '../../src/store/open-traces.ts';
+import type { TraceStore } from '../../src/store/trace-port.ts';
 import type { RegistryStore } from '../../src/store/registry-port.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
 
@@ -19,6 +21,7 @@ export interface TestApp {
   app: FastifyInstance;
   config: Config;
   registry: RegistryStore;
+  traces: TraceStore;
   dataDir: string;
   /** A real dev-issuer JWT for this user (org defaults to org-a). */
   token(sub: string, org?: string): Promise<string>;
@@ -40,8 +43,9 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const registry = await openRegistryStore(config);
   await registry.importBundle(parseBundle(options.bundle ?? smallBundle()));
   const authenticator = await createAuthenticator(config, registry);
+  const traces = await openTraceStore(config);
   const seen = options.wrapRegistry ? options.wrapRegistry(registry) : registry;
-  const app = await buildApp({ services: { config, registry: seen }, authenticator, logger: false });
+  const app = await buildApp({ services: { config, registry: seen, traces }, authenticator, logger: false });
   await app.ready();
   const issuer = await loadDevIssuer(dataDir);
   const token = (sub: string, org = 'org-a') => issuer.mint({ sub, org });
@@ -49,12 +53,14 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     app,
     config,
     registry,
+    traces,
     dataDir,
     token,
     auth: async (sub, org) => ({ authorization: `Bearer ${await token(sub, org)}` }),
     async close() {
       await app.close();
       await authenticator.close?.();
+      await traces.close();
       await registry.close();
       await fs.rm(dataDir, { recursive: true, force: true });
     },

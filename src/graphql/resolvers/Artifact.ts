@@ -7,7 +7,7 @@ import type { RequestContext } from '../../context.ts';
 import type { ArtifactVersion } from '../../domain/types.ts';
 import type { ArtifactResolvers } from '../../generated/graphql.ts';
 import { maskIdentity } from '../../registry/present-artifacts.ts';
-import { orgUserOrNull, readableProject, readableWorkspace } from '../authorize.ts';
+import { orgUserOrNull, readableProject, readableWorkspace, withAccess } from '../authorize.ts';
 import { relationshipsOf } from '../relationships.ts';
 
 const TYPE_OF_KIND = { agent: 'Agent', tool: 'Tool', skill: 'Skill', prompt: 'Prompt', document: 'Document' } as const;
@@ -19,7 +19,7 @@ export const Artifact: ArtifactResolvers = {
 
 /** Resolvers of the fields of the Artifact interface, shared by every implementing type. */
 export const artifactFields = {
-  permissions: async (row: ArtifactVersion, _args: unknown, ctx: RequestContext) => (await ctx.access()).artifactPermissions(row),
+  permissions: (row: ArtifactVersion, _args: unknown, ctx: RequestContext) => withAccess(ctx, (a) => a.artifactPermissions(row)),
   relationships: (row: ArtifactVersion, _args: unknown, ctx: RequestContext) => relationshipsOf(ctx, row),
   identity: async (row: ArtifactVersion, _args: unknown, ctx: RequestContext) => {
     if (row.kind !== 'agent') return null;
@@ -31,8 +31,8 @@ export const artifactFields = {
     row.project_id === undefined ? null : readableProject(ctx, row.project_id),
   creator: (row: ArtifactVersion, _args: unknown, ctx: RequestContext) => orgUserOrNull(ctx, row.created_by),
   versions: async (row: ArtifactVersion, _args: unknown, ctx: RequestContext) => {
-    const [versions, access] = await Promise.all([ctx.loaders.artifactVersions.load(row.id), ctx.access()]);
-    return versions.filter((v) => access.canRead(v.workspace_id));
+    const versions = await ctx.loaders.artifactVersions.load(row.id);
+    return withAccess(ctx, (a) => versions.filter((v) => a.canRead(v.workspace_id)));
   },
 };
 

@@ -1,16 +1,16 @@
 /** Project: the exported-project fields of REST operation 5 and its workspace and artifact edges. */
 import type { ProjectResolvers } from '../../generated/graphql.ts';
-import { readableProject, readableWorkspace, readableWorkspaceOrNull } from '../authorize.ts';
+import { readableProject, readableWorkspace, readableWorkspaceOrNull, withAccess } from '../authorize.ts';
 import { sliceConnection } from '../connection.ts';
 import { total } from './counts.ts';
 
 /** Resolvers of `Project` (see the file comment). */
 export const Project: ProjectResolvers = {
   __resolveReference: (ref, ctx) => readableProject(ctx, ref.id),
-  rootWorkspaceId: async (p, _args, ctx) => (await ctx.access()).workspace(p.workspace_id)?.root_workspace_id ?? p.workspace_id,
+  rootWorkspaceId: (p, _args, ctx) => withAccess(ctx, (a) => a.workspace(p.workspace_id)?.root_workspace_id ?? p.workspace_id),
   artifactCount: async (p, _args, ctx) => total(await ctx.loaders.artifactCountsByProject.load(p.id)),
   artifactCountByKind: (p, _args, ctx) => ctx.loaders.artifactCountsByProject.load(p.id),
-  permissions: async (p, _args, ctx) => (await ctx.access()).projectPermissions(p),
+  permissions: (p, _args, ctx) => withAccess(ctx, (a) => a.projectPermissions(p)),
   workspace: (p, _args, ctx) => readableWorkspace(ctx, p.workspace_id),
   rootWorkspace: async (p, _args, ctx) => {
     const ws = await readableWorkspace(ctx, p.workspace_id);

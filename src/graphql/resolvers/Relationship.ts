@@ -1,9 +1,8 @@
-/** Relationship: both ends resolved through the artifact loader (already checked readable). */
+/** Relationship: both ends, loaded and checked readable with the relationship (relationships.ts). */
 import type { RelationshipResolvers } from '../../generated/graphql.ts';
-import { readableArtifact } from '../authorize.ts';
 
 /** Resolvers of `Relationship` (see the file comment). */
 export const Relationship: RelationshipResolvers = {
-  from: (rel, _args, ctx) => readableArtifact(ctx, rel.from.id),
-  to: (rel, _args, ctx) => readableArtifact(ctx, rel.to.id),
+  from: (rel) => rel.fromRow,
+  to: (rel) => rel.toRow,
 };

@@ -1,7 +1,9 @@
-/** Skill: the shared artifact fields and the agents that use it. */
+/** Skill: the shared artifact fields, the agents that use it and its trace statistics (op. 1). */
 import type { SkillResolvers } from '../../generated/graphql.ts';
+import { queryTraceStats } from '../../skills/trace-stats.ts';
 import { readableArtifact } from '../authorize.ts';
 import { relatedArtifacts } from '../relationships.ts';
+import { toTraceStatsRequest } from '../trace-stats-input.ts';
 import { artifactFields } from './Artifact.ts';
 
 /** Resolvers of `Skill` (see the file comment). */
@@ -9,4 +11,6 @@ export const Skill: SkillResolvers = {
   __resolveReference: (ref, ctx) => readableArtifact(ctx, ref.id, 'skill'),
   ...artifactFields,
   usedBy: (row, _args, ctx) => relatedArtifacts(ctx, row, 'uses_skill', 'incoming', 'agent'),
+  traceStats: (row, args, ctx) =>
+    queryTraceStats(ctx, ctx.services.traces, row.id, args.versionOrdinal ?? undefined, toTraceStatsRequest(args.input)),
 };

@@ -5,7 +5,7 @@
  */
 import type { Workspace as WorkspaceRow } from '../../domain/types.ts';
 import type { WorkspaceResolvers } from '../../generated/graphql.ts';
-import { readableWorkspace, readableWorkspaceOrNull } from '../authorize.ts';
+import { readableWorkspace, readableWorkspaceOrNull, withAccess } from '../authorize.ts';
 import { sliceConnection } from '../connection.ts';
 import { total } from './counts.ts';
 
@@ -14,19 +14,14 @@ export const Workspace: WorkspaceResolvers = {
   __resolveReference: (ref, ctx) => readableWorkspace(ctx, ref.id),
   artifactCount: async (ws, _args, ctx) => total(await ctx.loaders.artifactCountsByWorkspace.load(ws.id)),
   artifactCountByKind: (ws, _args, ctx) => ctx.loaders.artifactCountsByWorkspace.load(ws.id),
-  effectiveRole: async (ws, _args, ctx) => (await ctx.access()).roleOf(ws.id),
+  effectiveRole: (ws, _args, ctx) => withAccess(ctx, (a) => a.roleOf(ws.id)),
   memberCount: (ws, _args, ctx) => ctx.loaders.memberCount.load(ws.id),
   parent: (ws, _args, ctx) => (ws.parent_id === undefined ? null : readableWorkspaceOrNull(ctx, ws.parent_id)),
   rootWorkspace: (ws, _args, ctx) => readableWorkspaceOrNull(ctx, ws.root_workspace_id),
-  permissions: async (ws, _args, ctx) => (await ctx.access()).workspacePermissions(ws.id),
-  children: async (ws, _args, ctx) => {
-    const access = await ctx.access();
-    return access.readableWorkspaceIds.map((id) => access.workspace(id) as WorkspaceRow).filter((w) => w.parent_id === ws.id);
-  },
-  subtree: async (ws, _args, ctx) => {
-    const access = await ctx.access();
-    return access.subtree(ws.id).map((id) => access.workspace(id) as WorkspaceRow);
-  },
+  permissions: (ws, _args, ctx) => withAccess(ctx, (a) => a.workspacePermissions(ws.id)),
+  children: (ws, _args, ctx) =>
+    withAccess(ctx, (a) => a.readableWorkspaceIds.map((id) => a.workspace(id) as WorkspaceRow).filter((w) => w.parent_id === ws.id)),
+  subtree: (ws, _args, ctx) => withAccess(ctx, (a) => a.subtree(ws.id).map((id) => a.workspace(id) as WorkspaceRow)),
   projects: (ws, _args, ctx) => ctx.loaders.projectsOfWorkspace.load(ws.id),
   artifacts: async (ws, args, ctx) => {
     const rows = await ctx.loaders.artifactsOfWorkspace.load(ws.id);

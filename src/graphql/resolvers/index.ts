@@ -10,6 +10,7 @@ import { queryLookups } from './query-lookups.ts';
 import { Relationship } from './Relationship.ts';
 import { Skill } from './Skill.ts';
 import { Tool } from './Tool.ts';
+import { TraceStatsData } from './trace-stats.ts';
 import { User } from './User.ts';
 import { ProfileImage, ToolGroup } from './values.ts';
 import { Viewer } from './Viewer.ts';
@@ -33,4 +34,5 @@ export const resolvers: Resolvers = {
   ArtifactCountByKind,
   ProfileImage,
   ToolGroup,
+  TraceStatsData,
 };

@@ -1,0 +1,165 @@
+/**
+ * The embedded trace engine: one DuckDB file. Spans are appended in start-time order (ingestion
+ * is naturally time-ordered), so zone maps on `start_s` prune row groups of a time range; the
+ * `trace_skills` table maps each trace to the skills it invokes, so a skill's traces are found
+ * without scanning spans. Writes are serialised on one connection; every query gets its own
+ * connection so a deadline can interrupt it alone.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { type AggregateQuery, type AggregateRow, type SpanRow, type TraceStore } from '../trace-port.ts';
+import { compileAggregate } from './stats-sql.ts';
+
+const MIGRATIONS: [string, string][] = [
+  ['001_spans', `
+CREATE TABLE spans (
+  org_id VARCHAR NOT NULL, workspace_id VARCHAR NOT NULL, trace_id VARCHAR NOT NULL, span_id VARCHAR NOT NULL,
+  parent_span_id VARCHAR, name VARCHAR, start_s BIGINT NOT NULL, duration_ms DOUBLE NOT NULL, category VARCHAR NOT NULL,
+  harness VARCHAR, skill VARCHAR, skill_version INTEGER, command VARCHAR, mcp VARCHAR, tool VARCHAR, model VARCHAR,
+  user_id VARCHAR, session_id VARCHAR, tokens BIGINT NOT NULL, cost DOUBLE NOT NULL, is_error BOOLEAN NOT NULL);
+CREATE TABLE trace_skills (org_id VARCHAR NOT NULL, skill VARCHAR NOT NULL, skill_version INTEGER, trace_id VARCHAR NOT NULL, start_s BIGINT NOT NULL);`],
+];
+
+/** The trace store cannot answer (closed, file unusable): endpoint 1 maps it to traces_unavailable. */
+export class TraceStoreUnavailableError extends Error {
+  constructor(message = 'the trace store is unavailable') {
+    super(message);
+    this.name = 'TraceStoreUnavailableError';
+  }
+}
+
+/** The query was interrupted because its signal aborted. */
+export class QueryCancelledError extends Error {
+  constructor() {
+    super('the query was cancelled');
+    this.name = 'QueryCancelledError';
+  }
+}
+
+const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+export class DuckDbTraceStore implements TraceStore {
+  readonly engine = 'duckdb' as const;
+  private readonly instance: DuckDBInstance;
+  private readonly writer: DuckDBConnection;
+  private writeQueue: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  private constructor(instance: DuckDBInstance, writer: DuckDBConnection) {
+    this.instance = instance;
+    this.writer = writer;
+  }
+
+  static async open(file: string): Promise<DuckDbTraceStore> {
+    if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
+    const instance = await DuckDBInstance.create(file);
+    const writer = await instance.connect();
+    await writer.run('CREATE TABLE IF NOT EXISTS schema_migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)');
+    const done = new Set((await writer.runAndReadAll('SELECT name FROM schema_migrations')).getRowObjectsJS().map((r) => String(r.name)));
+    for (const [name, sql] of MIGRATIONS) {
+      if (done.has(name)) continue;
+      await writer.run('BEGIN TRANSACTION');
+      await writer.run(sql);
+      await writer.run('INSERT INTO schema_migrations VALUES ($1, now())', [name]);
+      await writer.run('COMMIT');
+    }
+    return new DuckDbTraceStore(instance, writer);
+  }
+
+  private live(): void {
+    if (this.closed) throw new TraceStoreUnavailableError();
+  }
+
+  async ping(): Promise<void> {
+    this.live();
+    await this.writer.run('SELECT 1');
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.writeQueue.catch(() => undefined);
+    this.writer.closeSync();
+    this.instance.closeSync();
+  }
+
+  async countSpans(): Promise<number> {
+    this.live();
+    const rows = (await this.writer.runAndReadAll('SELECT COUNT(*) AS n FROM spans')).getRowObjectsJS();
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  insertSpans(rows: readonly SpanRow[]): Promise<void> {
+    this.live();
+    const run = this.writeQueue.then(() => this.append(rows));
+    this.writeQueue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async append(rows: readonly SpanRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    const w = this.writer;
+    await w.run('BEGIN TRANSACTION');
+    try {
+      const spans = await w.createAppender('spans');
+      const text = (v: string | null) => (v === null ? spans.appendNull() : spans.appendVarchar(v));
+      const skills = new Map<string, SpanRow>();
+      for (const r of rows) {
+        spans.appendVarchar(r.org_id); spans.appendVarchar(r.workspace_id); spans.appendVarchar(r.trace_id);
+        spans.appendVarchar(r.span_id); text(r.parent_span_id); spans.appendVarchar(r.name);
+        spans.appendBigInt(BigInt(r.start_s)); spans.appendDouble(r.duration_ms); spans.appendVarchar(r.category);
+        text(r.harness); text(r.skill);
+        if (r.skill_version === null) spans.appendNull(); else spans.appendInteger(r.skill_version);
+        text(r.command); text(r.mcp); text(r.tool); text(r.model); text(r.user); text(r.session);
+        spans.appendBigInt(BigInt(Math.round(r.tokens))); spans.appendDouble(r.cost); spans.appendBoolean(r.is_error);
+        spans.endRow();
+        if (r.category === 'skill_invocation' && r.skill !== null) skills.set(`${r.trace_id}\u0000${r.skill}\u0000${r.skill_version}`, r);
+      }
+      spans.flushSync();
+      spans.closeSync();
+      const map = await w.createAppender('trace_skills');
+      for (const r of skills.values()) {
+        map.appendVarchar(r.org_id); map.appendVarchar(r.skill as string);
+        if (r.skill_version === null) map.appendNull(); else map.appendInteger(r.skill_version);
+        map.appendVarchar(r.trace_id); map.appendBigInt(BigInt(r.start_s));
+        map.endRow();
+      }
+      map.flushSync();
+      map.closeSync();
+      await w.run('COMMIT');
+    } catch (err) {
+      await w.run('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
+  }
+
+  async aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]> {
+    this.live();
+    if (signal?.aborted) throw new QueryCancelledError();
+    const { sql, params } = compileAggregate(query);
+    const conn = await this.instance.connect();
+    const onAbort = () => conn.interrupt();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const rows = (await conn.runAndReadAll(sql, params)).getRowObjectsJS();
+      return rows.map((r) => {
+        const groups: AggregateRow['groups'] = {};
+        for (const d of query.groupBy) {
+          const v = r[`g_${d}`];
+          groups[d] = v === null || v === undefined ? null : d === 'skill_version' ? Number(v) : String(v);
+        }
+        const values: AggregateRow['values'] = {};
+        for (const m of query.measures) values[m] = num(r[`m_${m}`]);
+        return { groups, bucket: query.bucket === undefined ? null : num(r.bucket), values };
+      });
+    } catch (err) {
+      if (signal?.aborted) throw new QueryCancelledError();
+      if (this.closed) throw new TraceStoreUnavailableError();
+      throw err;
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      conn.closeSync();
+    }
+  }
+}

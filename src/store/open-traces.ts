@@ -1,0 +1,12 @@
+/** Opens the trace engine the configuration selects (DESIGN §4). */
+import path from 'node:path';
+import type { Config } from '../config.ts';
+import { DuckDbTraceStore } from './duckdb/trace-store.ts';
+import type { TraceStore } from './trace-port.ts';
+
+export async function openTraceStore(config: Config): Promise<TraceStore> {
+  if (config.databaseUrl !== undefined) {
+    throw new Error('DATABASE_URL is set, but this build has no PostgreSQL trace engine yet; unset it to use the embedded store');
+  }
+  return DuckDbTraceStore.open(path.join(config.dataDir, 'traces.duckdb'));
+}

@@ -1,0 +1,192 @@
+/**
+ * OTLP/HTTP trace payloads (protobuf and JSON, optionally gzip) decoded into plain spans. The
+ * protobuf messages are the project's own definitions of the opentelemetry-proto trace messages
+ * (field numbers from collector/trace/v1, trace/v1, common/v1, resource/v1); events and links are
+ * not needed and are skipped.
+ */
+import zlib from 'node:zlib';
+import protobuf from 'protobufjs';
+
+const root = protobuf.Root.fromJSON({
+  nested: {
+    otlp: {
+      nested: {
+        ExportTraceServiceRequest: { fields: { resourceSpans: { rule: 'repeated', type: 'ResourceSpans', id: 1 } } },
+        ExportTraceServiceResponse: { fields: { partialSuccess: { type: 'ExportTracePartialSuccess', id: 1 } } },
+        ExportTracePartialSuccess: { fields: { rejectedSpans: { type: 'int64', id: 1 }, errorMessage: { type: 'string', id: 2 } } },
+        Status: { fields: { code: { type: 'int32', id: 1 }, message: { type: 'string', id: 2 } } },
+        ResourceSpans: { fields: { resource: { type: 'Resource', id: 1 }, scopeSpans: { rule: 'repeated', type: 'ScopeSpans', id: 2 } } },
+        Resource: { fields: { attributes: { rule: 'repeated', type: 'KeyValue', id: 1 } } },
+        ScopeSpans: { fields: { spans: { rule: 'repeated', type: 'Span', id: 2 } } },
+        Span: {
+          fields: {
+            traceId: { type: 'bytes', id: 1 },
+            spanId: { type: 'bytes', id: 2 },
+            parentSpanId: { type: 'bytes', id: 4 },
+            name: { type: 'string', id: 5 },
+            kind: { type: 'int32', id: 6 },
+            startTimeUnixNano: { type: 'fixed64', id: 7 },
+            endTimeUnixNano: { type: 'fixed64', id: 8 },
+            attributes: { rule: 'repeated', type: 'KeyValue', id: 9 },
+            status: { type: 'SpanStatus', id: 15 },
+          },
+        },
+        SpanStatus: { fields: { message: { type: 'string', id: 2 }, code: { type: 'int32', id: 3 } } },
+        KeyValue: { fields: { key: { type: 'string', id: 1 }, value: { type: 'AnyValue', id: 2 } } },
+        AnyValue: {
+          oneofs: { value: { oneof: ['stringValue', 'boolValue', 'intValue', 'doubleValue', 'arrayValue', 'kvlistValue', 'bytesValue'] } },
+          fields: {
+            stringValue: { type: 'string', id: 1 },
+            boolValue: { type: 'bool', id: 2 },
+            intValue: { type: 'int64', id: 3 },
+            doubleValue: { type: 'double', id: 4 },
+            arrayValue: { type: 'ArrayValue', id: 5 },
+            kvlistValue: { type: 'KeyValueList', id: 6 },
+            bytesValue: { type: 'bytes', id: 7 },
+          },
+        },
+        ArrayValue: { fields: { values: { rule: 'repeated', type: 'AnyValue', id: 1 } } },
+        KeyValueList: { fields: { values: { rule: 'repeated', type: 'KeyValue', id: 1 } } },
+      },
+    },
+  },
+});
+
+const Request = root.lookupType('otlp.ExportTraceServiceRequest');
+const Response = root.lookupType('otlp.ExportTraceServiceResponse');
+const StatusMessage = root.lookupType('otlp.Status');
+
+export type AttrValue = string | number | boolean | null;
+export type Attributes = Map<string, AttrValue>;
+
+/** A span as received, before mapping (ids lowercase hex, times in nanoseconds as bigint). */
+export interface DecodedSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId: string | null;
+  name: string;
+  startNs: bigint;
+  endNs: bigint;
+  statusCode: number;
+  attributes: Attributes;
+  resource: Attributes;
+}
+
+/** The payload is not an OTLP trace request (400 with an OTLP Status body). */
+export class OtlpDecodeError extends Error {}
+
+type Obj = Record<string, unknown>;
+
+function anyValue(v: unknown): AttrValue {
+  if (v === null || typeof v !== 'object') return null;
+  const o = v as Obj;
+  if (typeof o.stringValue === 'string') return o.stringValue;
+  if (typeof o.boolValue === 'boolean') return o.boolValue;
+  if (o.intValue !== undefined && o.intValue !== null) {
+    const n = Number(typeof o.intValue === 'object' ? String(o.intValue) : o.intValue);
+    return Number.isFinite(n) ? n : null;
+  }
+  if (o.doubleValue !== undefined && o.doubleValue !== null) {
+    const n = Number(o.doubleValue);
+    return Number.isFinite(n) ? n : null;
+  }
+  return null;
+}
+
+function attributes(list: unknown): Attributes {
+  const out: Attributes = new Map();
+  if (!Array.isArray(list)) return out;
+  for (const kv of list) {
+    if (kv === null || typeof kv !== 'object') continue;
+    const { key, value } = kv as Obj;
+    if (typeof key === 'string') out.set(key, anyValue(value));
+  }
+  return out;
+}
+
+function hexId(v: unknown, json: boolean): string {
+  if (v === undefined || v === null) return '';
+  if (json) return typeof v === 'string' ? v.toLowerCase() : '';
+  return Buffer.from(v as Uint8Array).toString('hex');
+}
+
+function nanos(v: unknown): bigint {
+  if (v === undefined || v === null) return 0n;
+  try {
+    return BigInt(typeof v === 'object' ? String(v) : (v as string | number));
+  } catch {
+    return -1n;
+  }
+}
+
+function collect(message: Obj, json: boolean): DecodedSpan[] {
+  const out: DecodedSpan[] = [];
+  const resourceSpans = message.resourceSpans;
+  if (resourceSpans !== undefined && !Array.isArray(resourceSpans)) throw new OtlpDecodeError('resourceSpans must be an array');
+  for (const rs of (resourceSpans ?? []) as Obj[]) {
+    if (rs === null || typeof rs !== 'object') throw new OtlpDecodeError('resourceSpans entries must be objects');
+    const resource = attributes((rs.resource as Obj | undefined)?.attributes);
+    for (const ss of (Array.isArray(rs.scopeSpans) ? rs.scopeSpans : []) as Obj[]) {
+      for (const s of (Array.isArray(ss?.spans) ? ss.spans : []) as Obj[]) {
+        if (s === null || typeof s !== 'object') throw new OtlpDecodeError('spans entries must be objects');
+        const status = (s.status ?? {}) as Obj;
+        out.push({
+          traceId: hexId(s.traceId, json),
+          spanId: hexId(s.spanId, json),
+          parentSpanId: hexId(s.parentSpanId, json) || null,
+          name: typeof s.name === 'string' ? s.name : '',
+          startNs: nanos(s.startTimeUnixNano),
+          endNs: nanos(s.endTimeUnixNano),
+          statusCode: Number(status.code ?? 0),
+          attributes: attributes(s.attributes),
+          resource,
+        });
+      }
+    }
+  }
+  return out;
+}
+
+export function gunzipIfNeeded(body: Buffer, encoding: string | undefined): Buffer {
+  if (encoding === undefined || encoding === 'identity') return body;
+  if (encoding !== 'gzip') throw new OtlpDecodeError(`unsupported content-encoding ${encoding}`);
+  try {
+    return zlib.gunzipSync(body, { maxOutputLength: 64 * 1024 * 1024 });
+  } catch {
+    throw new OtlpDecodeError('the gzip body cannot be decompressed');
+  }
+}
+
+export function decodeProtobuf(body: Buffer): DecodedSpan[] {
+  let message: Obj;
+  try {
+    message = Request.toObject(Request.decode(body), { longs: String }) as Obj;
+  } catch {
+    throw new OtlpDecodeError('the body is not a protobuf ExportTraceServiceRequest');
+  }
+  return collect(message, false);
+}
+
+export function decodeJson(body: Buffer): DecodedSpan[] {
+  let message: unknown;
+  try {
+    message = JSON.parse(body.toString('utf8'));
+  } catch {
+    throw new OtlpDecodeError('the body is not valid JSON');
+  }
+  if (message === null || typeof message !== 'object' || Array.isArray(message)) {
+    throw new OtlpDecodeError('the body must be an ExportTraceServiceRequest object');
+  }
+  return collect(message as Obj, true);
+}
+
+export function encodeResponse(rejected: number, errorMessage: string, protobufOut: boolean): Buffer | string {
+  const body = rejected > 0 ? { partialSuccess: { rejectedSpans: rejected, errorMessage } } : {};
+  if (!protobufOut) return JSON.stringify(body);
+  return Buffer.from(Response.encode(Response.fromObject(body)).finish());
+}
+
+export function encodeStatus(code: number, message: string, protobufOut: boolean): Buffer | string {
+  if (!protobufOut) return JSON.stringify({ code, message });
+  return Buffer.from(StatusMessage.encode(StatusMessage.fromObject({ code, message })).finish());
+}

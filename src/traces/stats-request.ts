@@ -1,0 +1,130 @@
+/**
+ * TraceStatsRequest of the specification: its JSON Schema (types, enums, ranges: checked by the
+ * REST validation layer) and the cross-field rules of DESIGN §9 (checked here, all at once, as one
+ * 422 validation_failed listing every broken rule with its JSON pointer).
+ */
+import { ApiError, type FieldError } from '../errors.ts';
+import { DIMENSIONS, MEASURES, type Dimension, type FilterOp, type Measure } from '../store/trace-port.ts';
+
+export const MAX_QUERIES = 20;
+export const MAX_GROUP_BY = 3;
+export const MAX_RANGE_S = 366 * 86400;
+export const DEFAULT_GROUP_LIMIT = 100;
+export const MAX_GROUP_LIMIT = 1000;
+
+export type RequestType = 'scalar' | 'table' | 'time_series';
+
+export interface PanelQuery {
+  name: string;
+  measure: Measure;
+  filters?: { key: Dimension; op: FilterOp; value?: string | number | boolean | (string | number | boolean)[] }[];
+  group_by?: Dimension[];
+  limit?: number | null;
+  order?: { by: string; direction: 'asc' | 'desc' } | null;
+}
+
+export interface TraceStatsRequest {
+  start_time_unix_seconds: number;
+  end_time_unix_seconds: number;
+  request_type: RequestType;
+  queries: PanelQuery[];
+  bucket?: 'day' | 'week' | null;
+  compare?: 'none' | 'previous_period' | null;
+  workspace_id?: string | null;
+}
+
+const scalarValue = { type: ['string', 'number', 'boolean'] } as const;
+
+export const traceStatsRequestSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['start_time_unix_seconds', 'end_time_unix_seconds', 'request_type', 'queries'],
+  properties: {
+    start_time_unix_seconds: { type: 'integer', minimum: 0, maximum: 253402300799 },
+    end_time_unix_seconds: { type: 'integer', minimum: 0, maximum: 253402300799 },
+    request_type: { type: 'string', enum: ['scalar', 'table', 'time_series'] },
+    queries: {
+      type: 'array',
+      minItems: 1,
+      maxItems: MAX_QUERIES,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name', 'measure'],
+        properties: {
+          name: { type: 'string', minLength: 1, maxLength: 200 },
+          measure: { type: 'string', enum: [...MEASURES] },
+          filters: {
+            type: 'array',
+            maxItems: 20,
+            items: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['key', 'op'],
+              properties: {
+                key: { type: 'string', enum: [...DIMENSIONS] },
+                op: { type: 'string', enum: ['eq', 'neq', 'in', 'exists', 'not_exists'] },
+                value: { anyOf: [scalarValue, { type: 'array', maxItems: 1000, items: scalarValue }] },
+              },
+            },
+          },
+          group_by: { type: 'array', items: { type: 'string', enum: [...DIMENSIONS] } },
+          limit: { type: ['integer', 'null'], minimum: 0, maximum: 2147483647 },
+          order: {
+            type: ['object', 'null'],
+            additionalProperties: false,
+            required: ['by', 'direction'],
+            properties: { by: { type: 'string', minLength: 1 }, direction: { type: 'string', enum: ['asc', 'desc'] } },
+          },
+        },
+      },
+    },
+    bucket: { type: ['string', 'null'], enum: ['day', 'week', null] },
+    compare: { type: ['string', 'null'], enum: ['none', 'previous_period', null] },
+    workspace_id: { type: ['string', 'null'], minLength: 1, maxLength: 200 },
+  },
+} as const;
+
+/** Every cross-field rule of DESIGN §9; throws one validation_failed naming each broken rule. */
+export function checkRules(req: TraceStatsRequest): void {
+  const errors: FieldError[] = [];
+  const fail = (field: string, detail: string) => errors.push({ field, detail });
+  const span = req.end_time_unix_seconds - req.start_time_unix_seconds;
+  if (span <= 0) fail('/end_time_unix_seconds', 'end_time_unix_seconds must be after start_time_unix_seconds');
+  else if (span > MAX_RANGE_S) fail('/end_time_unix_seconds', 'the time range may span at most 366 days');
+
+  const names = new Set<string>();
+  const firstGroupBy = JSON.stringify(req.queries[0]?.group_by ?? []);
+  req.queries.forEach((q, i) => {
+    const at = `/queries/${i}`;
+    if (names.has(q.name)) fail(`${at}/name`, `query name ${q.name} is used twice`);
+    names.add(q.name);
+    const groupBy = q.group_by ?? [];
+    if (groupBy.length > MAX_GROUP_BY) fail(`${at}/group_by`, `at most ${MAX_GROUP_BY} group_by dimensions`);
+    if (new Set(groupBy).size !== groupBy.length) fail(`${at}/group_by`, 'group_by dimensions must be distinct');
+    if (req.request_type === 'scalar' && groupBy.length > 0) fail(`${at}/group_by`, 'scalar queries take no group_by');
+    if (req.request_type === 'table' && JSON.stringify(groupBy) !== firstGroupBy) fail(`${at}/group_by`, 'every query of a table must share the same group_by');
+    (q.filters ?? []).forEach((f, j) => {
+      const fat = `${at}/filters/${j}/value`;
+      const v = f.value;
+      if (f.op === 'exists' || f.op === 'not_exists') {
+        if (v !== undefined) fail(fat, `${f.op} takes no value`);
+      } else if (f.op === 'in') {
+        if (!Array.isArray(v)) fail(fat, 'in needs an array value');
+      } else if (v === undefined || Array.isArray(v)) {
+        fail(fat, `${f.op} needs a single value`);
+      }
+      const values = v === undefined ? [] : Array.isArray(v) ? v : [v];
+      if (f.key === 'skill_version' && values.some((x) => !Number.isSafeInteger(Number(x)) || typeof x === 'boolean')) {
+        fail(fat, 'skill_version values must be integers');
+      }
+    });
+    if (q.order) {
+      const dims: readonly string[] = req.request_type === 'table' ? groupBy : [];
+      const ok = (MEASURES as readonly string[]).includes(q.order.by) || names.has(q.order.by) ||
+        req.queries.some((o) => o.name === q.order?.by) || dims.includes(q.order.by);
+      if (!ok) fail(`${at}/order/by`, 'order.by must name a measure, a query or (tables) a group_by dimension');
+    }
+  });
+  if (errors.length > 0) throw new ApiError('validation_failed', errors.map((e) => e.detail).join('; '), { errors });
+}
