@@ -1,0 +1,132 @@
+/**
+ * The trace store contract: every engine runs these unchanged. Expected values come from
+ * trace-reference.ts (plain TypeScript over the same generated spans), never from the engine.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DIMENSIONS, MEASURES, bucketStart, type AggregateQuery, type SpanRow, type TraceStore } from '../../src/store/trace-port.ts';
+import { demoSpans } from '../../src/traces/demo-traces.ts';
+import { canonical, reference } from './trace-reference.ts';
+
+const END = Date.UTC(2026, 10, 1) / 1000;
+const SKILLS = [{ id: 'sk-a', workspaceId: 'ws-1' }, { id: 'sk-b', workspaceId: 'ws-2' }, { id: 'sk-c', workspaceId: 'ws-1' }];
+
+function generated(): SpanRow[] {
+  const rows: SpanRow[] = [];
+  for (const b of demoSpans({ orgId: 'org-1', skills: SKILLS, users: ['u1', 'u2', 'u3', 'u4'], spans: 4000, endS: END, days: 40, seed: 99 })) rows.push(...b);
+  for (const b of demoSpans({ orgId: 'org-2', skills: [{ id: 'sk-a', workspaceId: 'ws-9' }], users: ['x'], spans: 500, endS: END, days: 40, seed: 5 })) rows.push(...b);
+  return rows;
+}
+
+/** Hand-made spans at the edges of a range and across a year boundary. */
+function edges(): SpanRow[] {
+  const base: SpanRow = {
+    org_id: 'org-e', workspace_id: 'ws-e', trace_id: '', span_id: '', parent_span_id: null, name: 'x', start_s: 0, duration_ms: 10,
+    category: 'skill_invocation', harness: 'h', skill: 'sk-e', skill_version: 1, command: null, mcp: null, tool: null, model: null,
+    user: 'u', session: 's', tokens: 1, cost: 0, is_error: false,
+  };
+  const at = (iso: string, id: string, extra: Partial<SpanRow> = {}) => ({ ...base, trace_id: id.padEnd(32, '0'), span_id: id.padEnd(16, '0'), start_s: Date.parse(iso) / 1000, ...extra });
+  return [
+    at('2026-12-28T00:00:00Z', 'a1'), // Monday
+    at('2026-12-31T23:59:59Z', 'a2', { is_error: true, duration_ms: 30 }),
+    at('2027-01-01T00:00:00Z', 'a3', { duration_ms: 20 }),
+    at('2027-01-03T23:59:59Z', 'a4'), // Sunday: same ISO week as 2026-12-28
+    at('2027-01-04T00:00:00Z', 'a5'), // Monday: next week
+  ];
+}
+
+export function traceContract(engine: string, open: () => Promise<TraceStore>): void {
+  describe(`trace store contract: ${engine}`, () => {
+    let store: TraceStore;
+    const spans = [...generated(), ...edges()];
+    beforeAll(async () => {
+      store = await open();
+      for (let i = 0; i < spans.length; i += 1000) await store.insertSpans(spans.slice(i, i + 1000));
+    });
+    afterAll(async () => { await store.close(); });
+
+    const base: AggregateQuery = { orgId: 'org-1', skill: 'sk-a', startS: END - 30 * 86400, endS: END, workspaceIds: ['ws-1', 'ws-2'], filters: [], groupBy: [], measures: [...MEASURES] };
+    const same = async (q: AggregateQuery) => expect(canonical(await store.aggregate(q))).toEqual(canonical(reference(spans, q)));
+
+    it('stores every span durably and counts them', async () => {
+      expect(await store.countSpans()).toBe(spans.length);
+      await store.ping();
+    });
+
+    it('computes every measure without grouping', async () => {
+      const rows = await store.aggregate(base);
+      expect(rows).toHaveLength(1);
+      expect(rows[0]?.values.traces).toBeGreaterThan(50);
+      await same(base);
+    });
+
+    it.each(DIMENSIONS.map((d) => [d]))('computes every measure grouped by %s', async (d) => {
+      await same({ ...base, groupBy: [d] });
+    });
+
+    it('groups by several dimensions at once', async () => {
+      await same({ ...base, groupBy: ['model', 'harness', 'user'] });
+    });
+
+    it('applies every filter operator', async () => {
+      await same({ ...base, filters: [{ key: 'model', op: 'eq', values: ['gpt-4o'] }] });
+      await same({ ...base, filters: [{ key: 'model', op: 'neq', values: ['gpt-4o'] }], groupBy: ['model'] });
+      await same({ ...base, filters: [{ key: 'mcp', op: 'in', values: ['github', 'jira'] }], groupBy: ['tool'] });
+      await same({ ...base, filters: [{ key: 'tool', op: 'exists', values: [] }] });
+      await same({ ...base, filters: [{ key: 'tool', op: 'not_exists', values: [] }, { key: 'skill_version', op: 'in', values: [1, 2] }] });
+      await same({ ...base, filters: [{ key: 'mcp', op: 'in', values: [] }] });
+    });
+
+    it('narrows to a skill version and to workspaces, and never crosses organizations', async () => {
+      await same({ ...base, skillVersion: 2 });
+      await same({ ...base, skill: 'sk-b' });
+      await same({ ...base, workspaceIds: ['ws-2'] });
+      const none = await store.aggregate({ ...base, workspaceIds: [] });
+      expect(none[0]?.values.traces).toBe(0);
+      const other = await store.aggregate({ ...base, orgId: 'org-2', workspaceIds: ['ws-9'] });
+      expect(other[0]?.values.traces).toBeGreaterThan(0);
+      await same({ ...base, orgId: 'org-2', workspaceIds: ['ws-1', 'ws-2', 'ws-9'] });
+    });
+
+    it('buckets by day and by ISO week, with per-group totals', async () => {
+      await same({ ...base, bucket: 'day', measures: ['traces', 'tokens', 'error_rate', 'latency_p99'] });
+      await same({ ...base, bucket: 'week', groupBy: ['model'], measures: ['traces', 'tokens', 'error_rate', 'latency_p99'] });
+    });
+
+    it('keeps [start, end): a span at start counts, one at end does not', async () => {
+      const q: AggregateQuery = { ...base, orgId: 'org-e', skill: 'sk-e', workspaceIds: ['ws-e'], startS: Date.parse('2026-12-31T23:59:59Z') / 1000, endS: Date.parse('2027-01-04T00:00:00Z') / 1000 };
+      const [row] = await store.aggregate(q);
+      expect(row?.values.spans).toBe(3); // a2, a3, a4; a5 sits exactly at end
+      await same(q);
+    });
+
+    it('puts week buckets across the year boundary on Mondays', async () => {
+      const q: AggregateQuery = { ...base, orgId: 'org-e', skill: 'sk-e', workspaceIds: ['ws-e'], startS: Date.parse('2026-12-20T00:00:00Z') / 1000, endS: Date.parse('2027-01-10T00:00:00Z') / 1000, bucket: 'week', measures: ['spans', 'error_rate', 'latency_p50'] };
+      const rows = (await store.aggregate(q)).filter((r) => r.bucket !== null).sort((a, b) => (a.bucket as number) - (b.bucket as number));
+      expect(rows.map((r) => [new Date((r.bucket as number) * 1000).toISOString().slice(0, 10), r.values.spans])).toEqual([['2026-12-28', 4], ['2027-01-04', 1]]);
+      expect(rows[0]?.values.error_rate).toBe(0.25);
+      expect(rows[0]?.values.latency_p50).toBe(10);
+      expect(bucketStart(Date.parse('2027-01-03T23:59:59Z') / 1000, 'week')).toBe(Date.parse('2026-12-28T00:00:00Z') / 1000);
+      await same(q);
+    });
+
+    it('answers an empty range with zero counts and null ratios and percentiles', async () => {
+      const rows = await store.aggregate({ ...base, startS: END + 86400, endS: END + 2 * 86400 });
+      expect(rows).toHaveLength(1);
+      const v = rows[0]?.values ?? {};
+      for (const m of ['sessions', 'traces', 'spans', 'skill_invocations', 'tool_calls', 'tokens', 'active_users', 'cost'] as const) expect(v[m]).toBe(0);
+      for (const m of ['error_rate', 'success_rate', 'tokens_per_trace', 'latency_p50', 'latency_p90', 'latency_p99'] as const) expect(v[m]).toBeNull();
+      expect(await store.aggregate({ ...base, groupBy: ['model'], startS: END + 86400, endS: END + 2 * 86400 })).toEqual([]);
+    });
+
+    it('treats filter values as data, not SQL', async () => {
+      const rows = await store.aggregate({ ...base, filters: [{ key: 'model', op: 'eq', values: ["x' OR '1'='1"] }] });
+      expect(rows[0]?.values.spans).toBe(0);
+    });
+
+    it('rejects a query whose signal is already aborted', async () => {
+      const controller = new AbortController();
+      controller.abort();
+      await expect(store.aggregate(base, controller.signal)).rejects.toThrow();
+    });
+  });
+}

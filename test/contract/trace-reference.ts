@@ -1,0 +1,82 @@
+/**
+ * The trace statistics computed in plain TypeScript over span rows: the independent reference
+ * the engines are compared with. Percentiles are nearest-rank: the value at index
+ * ceil(q * n) - 1 of the sorted durations.
+ */
+import { bucketStart, type AggregateQuery, type AggregateRow, type Dimension, type Measure, type SpanRow } from '../../src/store/trace-port.ts';
+
+const dimValue = (s: SpanRow, d: Dimension) => (d === 'user' ? s.user : s[d]);
+
+function matches(s: SpanRow, q: AggregateQuery): boolean {
+  for (const f of q.filters) {
+    const v = dimValue(s, f.key);
+    if (f.op === 'exists' && v === null) return false;
+    if (f.op === 'not_exists' && v !== null) return false;
+    if (f.op === 'eq' && v !== f.values[0]) return false;
+    if (f.op === 'neq' && v === f.values[0]) return false;
+    if (f.op === 'in' && (v === null || !f.values.includes(v))) return false;
+  }
+  return true;
+}
+
+export function nearestRank(values: number[], q: number): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)] as number;
+}
+
+export function measure(spans: SpanRow[], m: Measure): number | null {
+  const distinct = (f: (s: SpanRow) => string | null) => new Set(spans.map(f).filter((v) => v !== null)).size;
+  const invocations = spans.filter((s) => s.category === 'skill_invocation');
+  const errorRate = invocations.length === 0 ? null : invocations.filter((s) => s.is_error).length / invocations.length;
+  const tokens = spans.reduce((a, s) => a + s.tokens, 0);
+  const traces = distinct((s) => s.trace_id);
+  switch (m) {
+    case 'sessions': return distinct((s) => s.session);
+    case 'traces': return traces;
+    case 'spans': return spans.length;
+    case 'skill_invocations': return invocations.length;
+    case 'tool_calls': return spans.filter((s) => s.category === 'tool_call').length;
+    case 'tokens': return tokens;
+    case 'active_users': return distinct((s) => s.user);
+    case 'error_rate': return errorRate;
+    case 'success_rate': return errorRate === null ? null : 1 - errorRate;
+    case 'tokens_per_trace': return traces === 0 ? null : tokens / traces;
+    case 'cost': return spans.reduce((a, s) => a + s.cost, 0);
+    case 'latency_p50': return nearestRank(invocations.map((s) => s.duration_ms), 0.5);
+    case 'latency_p90': return nearestRank(invocations.map((s) => s.duration_ms), 0.9);
+    case 'latency_p99': return nearestRank(invocations.map((s) => s.duration_ms), 0.99);
+  }
+}
+
+/** The rows an engine must return for `q` over `all` spans, in a canonical order. */
+export function reference(all: SpanRow[], q: AggregateQuery): AggregateRow[] {
+  const skillTraces = new Set(all.filter((s) => s.org_id === q.orgId && s.category === 'skill_invocation' && s.skill === q.skill &&
+    (q.skillVersion === undefined || s.skill_version === q.skillVersion)).map((s) => s.trace_id));
+  const selected = all.filter((s) => s.org_id === q.orgId && skillTraces.has(s.trace_id) && s.start_s >= q.startS && s.start_s < q.endS &&
+    q.workspaceIds.includes(s.workspace_id) && matches(s, q));
+  const groups = new Map<string, SpanRow[]>();
+  const add = (key: string, s: SpanRow) => groups.set(key, [...(groups.get(key) ?? []), s]);
+  for (const s of selected) {
+    const g = q.groupBy.map((d) => dimValue(s, d));
+    add(JSON.stringify([g, null]), s);
+    if (q.bucket !== undefined) add(JSON.stringify([g, bucketStart(s.start_s, q.bucket)]), s);
+  }
+  if (q.groupBy.length === 0 && q.bucket === undefined && groups.size === 0) groups.set(JSON.stringify([[], null]), []);
+  if (q.groupBy.length === 0 && q.bucket !== undefined && !groups.has(JSON.stringify([[], null]))) groups.set(JSON.stringify([[], null]), []);
+  return [...groups].map(([key, spans]) => {
+    const [g, bucket] = JSON.parse(key) as [(string | number | null)[], number | null];
+    return {
+      groups: Object.fromEntries(q.groupBy.map((d, i) => [d, g[i] ?? null])),
+      bucket,
+      values: Object.fromEntries(q.measures.map((m) => [m, measure(spans, m)])),
+    };
+  });
+}
+
+export function canonical(rows: AggregateRow[]): AggregateRow[] {
+  const round = (v: number | null | undefined) => (v === null || v === undefined ? null : Math.round(v * 1e6) / 1e6);
+  return rows
+    .map((r) => ({ ...r, values: Object.fromEntries(Object.entries(r.values).map(([k, v]) => [k, round(v)])) }))
+    .sort((a, b) => JSON.stringify([a.groups, a.bucket]).localeCompare(JSON.stringify([b.groups, b.bucket])));
+}
