@@ -5,6 +5,7 @@
  * 2. federation `_entities` with 1,000 Agent references: median latency, target < 50 ms, next to
  *    a one-agent by-id query measured the same way.
  * Data: the small fixture widened to 1,000 agents (test/graphql/wide-bundle.ts) in a temp SQLite.
+ * The REST response cache is off, so both sides do the full work of every request.
  */
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -15,6 +16,7 @@ import { loadDevIssuer } from '../src/auth/dev-issuer.ts';
 import { loadConfig } from '../src/config.ts';
 import { parseBundle } from '../src/store/bundle.ts';
 import { openRegistryStore } from '../src/store/open-registry.ts';
+import { openTraceStore } from '../src/store/open-traces.ts';
 import { wideBundle } from '../test/graphql/wide-bundle.ts';
 import { load } from './harness.ts';
 
@@ -39,11 +41,12 @@ async function median(times: number, run: () => Promise<void>): Promise<number> 
 
 async function main(): Promise<void> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gw-bench-graphql-'));
-  const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir, SEED_DEMO: 'false', RATE_LIMIT_PER_MIN: '100000000', LOG_LEVEL: 'warn' });
+  const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir, SEED_DEMO: 'false', RATE_LIMIT_PER_MIN: '100000000', RESPONSE_CACHE_ENTRIES: '0' });
   const registry = await openRegistryStore(config);
   await registry.importBundle(parseBundle(wideBundle(1_000)));
   const authenticator = await createAuthenticator(config, registry);
-  const app = await buildApp({ services: { config, registry }, authenticator, logger: false });
+  const traces = await openTraceStore(config);
+  const app = await buildApp({ services: { config, registry, traces }, authenticator, logger: false });
   const origin = await app.listen({ host: '127.0.0.1', port: 0 });
   const token = await (await loadDevIssuer(dataDir)).mint({ sub: 'u-admin', org: 'org-a', ttlSeconds: 3600 });
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
@@ -70,7 +73,7 @@ async function main(): Promise<void> {
 
     const ratio = graphql.rps / rest.rps;
     const out = process.stdout;
-    out.write(`\nGraphQL benchmark (${CONNECTIONS} connections, ${SECONDS} s per side, SQLite, 1,000 agents)\n`);
+    out.write(`\nGraphQL benchmark (${CONNECTIONS} connections, ${SECONDS} s per side, SQLite, 1,000 agents, REST response cache off)\n`);
     out.write(`  REST  POST /agent/v1/agents/search limit 50     ${rest.rps.toFixed(0).padStart(6)} req/s  p50 ${rest.p50} ms  p99 ${rest.p99} ms  non-2xx ${rest.non2xx}\n`);
     out.write(`  GraphQL agentSearch(first: 50) + 4 nested edges  ${graphql.rps.toFixed(0).padStart(6)} req/s  p50 ${graphql.p50} ms  p99 ${graphql.p99} ms  non-2xx ${graphql.non2xx}\n`);
     out.write(`  throughput ratio GraphQL/REST: ${ratio.toFixed(2)} (target >= 0.40) ${ratio >= 0.4 ? 'PASS' : 'FAIL'}\n`);
@@ -79,6 +82,7 @@ async function main(): Promise<void> {
   } finally {
     await app.close();
     await authenticator.close?.();
+    await traces.close();
     await registry.close();
     await fs.rm(dataDir, { recursive: true, force: true });
   }

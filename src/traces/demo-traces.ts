@@ -51,11 +51,12 @@ export function* demoSpans(o: DemoTraceOptions, batchSize = 10_000): Generator<S
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
   const lognormal = (median: number, sigma: number) => median * Math.exp(sigma * Math.sqrt(-2 * Math.log(rnd() + 1e-12)) * Math.cos(2 * Math.PI * rnd()));
   const begin = o.endS - o.days * 86400;
-  const traces = Math.max(1, Math.round(o.spans / 5));
+  // About 4 spans a trace: one invocation, 1-3 model calls, 0-2 tool calls.
+  const traces = Math.max(1, Math.round(o.spans / 4));
   const step = (o.endS - begin) / traces;
   let batch: SpanRow[] = [];
   let made = 0;
-  for (let t = 0; t < traces && made < o.spans; t++) {
+  for (let t = 0; made < o.spans; t++) {
     const skill = o.skills[Math.floor(Math.pow(rnd(), 1.6) * o.skills.length)] as { id: string; workspaceId: string };
     const version = 1 + Math.floor(rnd() * 3);
     const startS = Math.min(o.endS - 1, Math.floor(begin + t * step + rnd() * step));

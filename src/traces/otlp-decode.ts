@@ -190,3 +190,8 @@ export function encodeStatus(code: number, message: string, protobufOut: boolean
   if (!protobufOut) return JSON.stringify({ code, message });
   return Buffer.from(StatusMessage.encode(StatusMessage.fromObject({ code, message })).finish());
 }
+
+/** Encodes an ExportTraceServiceRequest (ids as bytes) to protobuf: for clients and benchmarks. */
+export function encodeExportRequest(message: object): Buffer {
+  return Buffer.from(Request.encode(Request.fromObject(message)).finish());
+}

@@ -84,6 +84,12 @@ export class DuckDbTraceStore implements TraceStore {
     this.instance.closeSync();
   }
 
+  /** A fresh connection to the same database, for tools that run SQL directly (benchmarks). */
+  async connect(): Promise<DuckDBConnection> {
+    this.live();
+    return this.instance.connect();
+  }
+
   async countSpans(): Promise<number> {
     this.live();
     const rows = (await this.writer.runAndReadAll('SELECT COUNT(*) AS n FROM spans')).getRowObjectsJS();

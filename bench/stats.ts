@@ -1,0 +1,103 @@
+/**
+ * Trace statistics on N spans (default 10 million) in the embedded DuckDB store: a per-skill
+ * 30-day time_series with traces, tokens, error_rate and latency_p99 grouped by model, through the
+ * real app, against the raw DuckDB SQL it compiles to, in the same run. Prints both medians and
+ * the ratio. Targets: median <= 150 ms, ratio <= 1.2.
+ * Usage: npm run bench:stats [-- --spans 10000000 --runs 30]. The generated store is kept in
+ * $TMPDIR/gw-bench-stats-N.duckdb and reused by later runs.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { compileAggregate } from '../src/store/duckdb/stats-sql.ts';
+import { DuckDbTraceStore } from '../src/store/duckdb/trace-store.ts';
+import type { AggregateQuery } from '../src/store/trace-port.ts';
+import { demoSpans } from '../src/traces/demo-traces.ts';
+import { argNumber, startDemoApp } from './harness.ts';
+
+const N = argNumber('spans', 10_000_000);
+const RUNS = argNumber('runs', 30);
+const END = Date.UTC(2026, 10, 1) / 1000;
+const file = path.join(os.tmpdir(), `gw-bench-stats-${N}.duckdb`);
+
+const demo = await startDemoApp({ env: { DEMO_TRACE_SPANS: '0' } });
+const workspaces = await demo.registry.listOrgWorkspaces('org-acme');
+const skills = (await demo.registry.listArtifacts(workspaces.map((w) => w.id), 'skill')).map((s) => ({ id: s.id, workspaceId: s.workspace_id }));
+const users = (await demo.registry.listUsers('org-acme', 200, 0)).items.map((u) => u.id);
+
+let store = await DuckDbTraceStore.open(file);
+if ((await store.countSpans()) !== N) {
+  await store.close();
+  fs.rmSync(file, { force: true });
+  fs.rmSync(`${file}.wal`, { force: true });
+  store = await DuckDbTraceStore.open(file);
+  const started = Date.now();
+  let done = 0;
+  for (const batch of demoSpans({ orgId: 'org-acme', skills, users, spans: N, endS: END, days: 90 }, 100_000)) {
+    await store.insertSpans(batch);
+    done += batch.length;
+    const rate = done / ((Date.now() - started) / 1000);
+    process.stderr.write(`\rgenerating spans ${done.toLocaleString()} / ${N.toLocaleString()} (${Math.round((100 * done) / N)}%, ${Math.round(rate).toLocaleString()}/s)   `);
+  }
+  process.stderr.write('\n');
+}
+await demo.close();
+
+// A fresh app over the generated store: same registry data (demo), real authenticator.
+const { buildApp } = await import('../src/app.ts');
+const { createAuthenticator } = await import('../src/auth/authenticator.ts');
+const { loadConfig } = await import('../src/config.ts');
+const { loadDevIssuer } = await import('../src/auth/dev-issuer.ts');
+const { openRegistryStore } = await import('../src/store/open-registry.ts');
+const { seedDemoIfEmpty } = await import('../src/seed/seed.ts');
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-bench-stats-'));
+const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir, REQUEST_TIMEOUT_MS: '60000' });
+const registry = await openRegistryStore(config);
+await seedDemoIfEmpty(registry);
+const app = await buildApp({ services: { config, registry, traces: store }, authenticator: await createAuthenticator(config, registry), logger: false });
+const token = await (await loadDevIssuer(dataDir)).mint({ sub: 'user-alice', org: 'org-acme' });
+
+const skill = skills[0] as { id: string };
+const start = END - 30 * 86400;
+const body = {
+  start_time_unix_seconds: start, end_time_unix_seconds: END, request_type: 'time_series', queries: [
+    { name: 'traces', measure: 'traces', group_by: ['model'] }, { name: 'tokens', measure: 'tokens', group_by: ['model'] },
+    { name: 'error_rate', measure: 'error_rate', group_by: ['model'] }, { name: 'latency_p99', measure: 'latency_p99', group_by: ['model'] },
+  ],
+};
+const access = await (await import('../src/auth/access.ts')).loadAccess(registry, { kind: 'user', orgId: 'org-acme', userId: 'user-alice' });
+const aggregate: AggregateQuery = {
+  orgId: 'org-acme', skill: skill.id, startS: start, endS: END, workspaceIds: access.readableWorkspaceIds, filters: [],
+  groupBy: ['model'], measures: ['traces', 'tokens', 'error_rate', 'latency_p99'], bucket: 'day',
+};
+const compiled = compileAggregate(aggregate);
+const rawConn = await store.connect();
+
+async function endpoint(): Promise<number> {
+  const t0 = performance.now();
+  const res = await app.inject({ method: 'POST', url: `/skill/v1/skills/${skill.id}/traces/stats/query`, headers: { authorization: `Bearer ${token}` }, payload: body });
+  if (res.statusCode !== 200) throw new Error(`endpoint answered ${res.statusCode}: ${res.body.slice(0, 300)}`);
+  return performance.now() - t0;
+}
+async function rawSql(): Promise<number> {
+  const t0 = performance.now();
+  await rawConn.runAndReadAll(compiled.sql, compiled.params);
+  return performance.now() - t0;
+}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+
+for (let i = 0; i < 3; i++) { await endpoint(); await rawSql(); }
+const e: number[] = [];
+const r: number[] = [];
+for (let i = 0; i < RUNS; i++) { r.push(await rawSql()); e.push(await endpoint()); }
+const sample = (await app.inject({ method: 'POST', url: `/skill/v1/skills/${skill.id}/traces/stats/query`, headers: { authorization: `Bearer ${token}` }, payload: body })).json();
+console.log(`trace stats benchmark: ${(await store.countSpans()).toLocaleString()} spans, skill ${skill.id}, 30-day time_series x 4 measures by model, ${RUNS} runs`);
+console.log(`  series ${sample.data.series.length}, points per series ${sample.data.series[0]?.points.length}`);
+console.log(`  raw DuckDB SQL     median ${median(r).toFixed(1)} ms`);
+console.log(`  endpoint (inject)  median ${median(e).toFixed(1)} ms   (target <= 150 ms: ${median(e) <= 150 ? 'met' : 'missed'})`);
+console.log(`  ratio ${(median(e) / median(r)).toFixed(2)} (target <= 1.2)`);
+rawConn.closeSync();
+await app.close();
+await store.close();
+await registry.close();
+fs.rmSync(dataDir, { recursive: true, force: true });
