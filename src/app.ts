@@ -13,6 +13,7 @@ import { problemSchema } from './rest/schemas/common.ts';
 import { createMetrics, type Metrics } from './observability/metrics.ts';
 import { registerHealthRoutes } from './rest/health.ts';
 import { installOperating, startDeadline } from './rest/operating.ts';
+import { installRateLimit, InProcessRateLimiter, type RateLimiter } from './rest/rate-limit.ts';
 import { installResponseCache } from './rest/response-cache.ts';
 import { registerAgentRoutes } from './rest/agent-routes.ts';
 import { registerRegistryRoutes } from './rest/registry-routes.ts';
@@ -35,6 +36,8 @@ export interface AppOptions {
   metrics?: Metrics;
   /** Event-loop delay (ms) above which requests are shed with 503; default 1000. */
   maxEventLoopDelayMs?: number;
+  /** Shared counters for several replicas; in-process counters otherwise. */
+  rateLimiter?: RateLimiter;
 }
 
 const TRACEPARENT = /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-[\da-f]{2}$/;
@@ -141,6 +144,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       const caller = await authenticator.authenticate(request.headers.authorization);
       request.ctx = createContext(services, caller, request.id, signal);
     });
+    installRateLimit(api, options.rateLimiter ?? new InProcessRateLimiter(), services.config.rateLimit.perMinute);
     installResponseCache(api, services.registry, services.config.responseCacheEntries);
     registerAgentRoutes(api);
     registerToolRoutes(api);

@@ -38,7 +38,7 @@ const groupSchema = {
 
 export function registerToolRoutes(api: FastifyInstance): void {
   api.get('/mcp/v1/tools', {
-    config: { responseCache: true },
+    config: { responseCache: true, rateLimited: true },
     schema: {
       operationId: 'listTools',
       tags: ['tools'],
@@ -55,7 +55,7 @@ export function registerToolRoutes(api: FastifyInstance): void {
   });
 
   api.post('/mcp/v1/tools/aggregate', {
-    config: { responseCache: true },
+    config: { responseCache: true, rateLimited: true },
     schema: {
       operationId: 'aggregateTools',
       tags: ['tools'],

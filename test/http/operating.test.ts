@@ -70,3 +70,24 @@ describe('response cache', () => {
     expect(after.json().items.map((i: { name: string }) => i.name)).toContain('renamed_tool');
   });
 });
+
+describe('rate limits (operations 3 and 6)', () => {
+  it('allows N requests a minute per caller and route, then 429 rate_limited with Retry-After', async () => {
+    t = await startTestApp({ env: { RATE_LIMIT_PER_MIN: '3' } });
+    const admin = await t.auth('u-admin');
+    for (let i = 0; i < 3; i++) {
+      const ok = await t.app.inject({ method: 'GET', url: '/mcp/v1/tools', headers: admin });
+      expect(ok.statusCode).toBe(200);
+      expect(ok.headers['ratelimit-policy']).toBe('"per-caller";q=3;w=60');
+      expect(ok.headers.ratelimit).toMatch(new RegExp(`^"per-caller";r=${2 - i};t=\\d+$`));
+    }
+    const limited = await t.app.inject({ method: 'GET', url: '/mcp/v1/tools', headers: admin });
+    expectProblem(limited, 429, 'rate_limited');
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(60);
+    // Another caller, another limited route, and unlimited routes are unaffected.
+    expect((await t.app.inject({ method: 'GET', url: '/mcp/v1/tools', headers: await t.auth('u-viewer') })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'POST', url: '/mcp/v1/tools/aggregate', headers: admin, payload: {} })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'GET', url: '/registry/v1/users', headers: admin })).statusCode).toBe(200);
+  });
+});
