@@ -9,6 +9,7 @@ import type { Authenticator } from './auth/caller.ts';
 import { createContext, type RequestContext, type Services } from './context.ts';
 import { ApiError, isApiError, toProblem } from './errors.ts';
 import { installValidation } from './rest/validation.ts';
+import { StoreUnavailableError } from './store/registry-port.ts';
 import { problemSchema } from './rest/schemas/common.ts';
 import { createMetrics, type Metrics } from './observability/metrics.ts';
 import { registerHealthRoutes } from './rest/health.ts';
@@ -58,6 +59,7 @@ export function sendProblem(reply: FastifyReply, err: ApiError, traceId: string 
 /** Maps anything thrown during a request to a catalogue error; never leaks internals. */
 export function toApiError(err: FastifyError | Error): ApiError {
   if (isApiError(err)) return err;
+  if (err instanceof StoreUnavailableError) return new ApiError('service_unavailable', 'the registry store is unavailable; retry later', { retryAfter: 5 });
   const e = err as FastifyError;
   switch (e.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':

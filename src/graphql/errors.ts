@@ -8,6 +8,7 @@
 import { unwrapResolverError } from '@apollo/server/errors';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { GraphQLFormattedError } from 'graphql';
+import { StoreUnavailableError } from '../store/registry-port.ts';
 import { ApiError, isApiError } from '../errors.ts';
 
 /** The `extensions` of a catalogue error. */
@@ -27,7 +28,9 @@ export function formatGraphqlError(formatted: GraphQLFormattedError, error: unkn
   // Apollo codes every error it has no code for INTERNAL_SERVER_ERROR; the rest (parse, validation,
   // persisted queries, limits, bad input) keep Apollo's code and message.
   if (formatted.extensions?.code !== 'INTERNAL_SERVER_ERROR') return formatted;
-  const internal = new ApiError('internal_error', 'an internal error occurred');
+  const internal = original instanceof StoreUnavailableError
+    ? new ApiError('service_unavailable', 'the registry store is unavailable; retry later')
+    : new ApiError('internal_error', 'an internal error occurred');
   const { locations, path } = formatted;
   return { message: internal.detail, ...(locations ? { locations } : {}), ...(path ? { path } : {}), extensions: apiErrorExtensions(internal) };
 }

@@ -23,6 +23,17 @@ import type {
   Workspace,
 } from '../domain/types.ts';
 
+/**
+ * The store cannot answer (closed, unreachable, busy past its timeout, out of disk). Transports
+ * map it to 503 `service_unavailable`; anything else a store throws is a defect (500).
+ */
+export class StoreUnavailableError extends Error {
+  constructor(message = 'the registry store is unavailable', options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreUnavailableError';
+  }
+}
+
 export type SearchStrategy = 'keyword' | 'prefix' | 'exact';
 export type ArtifactSortField = 'relevance' | 'name' | 'display_name' | 'created_at' | 'updated_at';
 

@@ -91,3 +91,18 @@ describe('rate limits (operations 3 and 6)', () => {
     expect((await t.app.inject({ method: 'GET', url: '/registry/v1/users', headers: admin })).statusCode).toBe(200);
   });
 });
+
+describe('registry store down', () => {
+  it('answers 503 service_unavailable (REST and GraphQL), /readyz not ready, /healthz up', async () => {
+    t = await startTestApp();
+    const headers = await t.auth('u-admin');
+    await t.registry.close();
+    const res = await t.app.inject({ method: 'GET', url: '/registry/v1/users', headers });
+    expectProblem(res, 503, 'service_unavailable');
+    expect(res.headers['retry-after']).toBe('5');
+    expect((await t.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503);
+    expect((await t.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    const gql = await t.app.inject({ method: 'POST', url: '/graphql', headers: { ...headers, 'content-type': 'application/json' }, payload: { query: '{ tools(first: 1) { totalCount } }' } });
+    expect(gql.json().errors[0].extensions).toMatchObject({ code: 'service_unavailable', http: { status: 503 } });
+  });
+});

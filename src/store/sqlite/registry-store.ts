@@ -7,14 +7,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { ArtifactKind, ArtifactVersion, Bundle, Identity, ProfileImage } from '../../domain/types.ts';
-import type {
-  ArtifactQuery,
-  ImportCounts,
-  KindCounts,
-  Page,
-  RegistryStore,
-  ToolAggregateQuery,
-  ToolGroup,
+import {
+  StoreUnavailableError,
+  type ArtifactQuery,
+  type ImportCounts,
+  type KindCounts,
+  type Page,
+  type RegistryStore,
+  type ToolAggregateQuery,
+  type ToolGroup,
 } from '../registry-port.ts';
 import { importBundle } from './import-bundle.ts';
 import { migrate } from './migrate.ts';
@@ -48,7 +49,15 @@ export class SqliteRegistryStore implements RegistryStore {
   }
 
   private all(sql: string, ...params: (string | number | null)[]): Row[] {
-    return this.stmt(sql).all(...params) as Row[];
+    if (!this.db.isOpen) throw new StoreUnavailableError('the registry database is closed');
+    try {
+      return this.stmt(sql).all(...params) as Row[];
+    } catch (err) {
+      // SQLITE_BUSY, SQLITE_IOERR, SQLITE_CORRUPT, SQLITE_FULL, SQLITE_CANTOPEN: the store, not the query.
+      const code = (err as { errcode?: number }).errcode;
+      if (code !== undefined && [5, 10, 11, 13, 14].includes(code & 0xff)) throw new StoreUnavailableError('the registry database cannot answer', { cause: err });
+      throw err;
+    }
   }
 
   async ping(): Promise<void> {
