@@ -9,6 +9,8 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createMetrics, instrumentStore } from './observability/metrics.ts';
 import { openRegistryStore } from './store/open-registry.ts';
 import { openTraceStore } from './store/open-traces.ts';
+import { RedisRateLimiter } from './store/redis/rate-limiter.ts';
+import { InProcessRateLimiter, type RateLimiter } from './rest/rate-limit.ts';
 import { seedDemoTracesIfEmpty } from './seed/seed.ts';
 import { seedDemoIfEmpty } from './seed/seed.ts';
 
@@ -44,11 +46,14 @@ async function main(): Promise<void> {
     process.stdout.write(`seeded ${config.demoTraceSpans} demo spans into an empty trace store\n`);
   }
   const authenticator = await createAuthenticator(config, registry, { onJwksFetch: (outcome) => metrics.jwksRefreshes.inc({ outcome }) });
+  // Shared counters when several replicas run (REDIS_URL); this process's memory otherwise.
+  const rateLimiter: RateLimiter = config.redisUrl !== undefined ? new RedisRateLimiter(config.redisUrl) : new InProcessRateLimiter();
   const app = await buildApp({
     services: { config, registry, traces, metrics },
     authenticator,
     logger: { level: config.logLevel },
     metrics,
+    rateLimiter,
   });
 
   let closing = false;
@@ -61,6 +66,7 @@ async function main(): Promise<void> {
     try {
       await app.close();
       await authenticator.close?.();
+      await rateLimiter.close?.();
       await traces.close();
       await registry.close();
     } finally {

@@ -25,6 +25,7 @@ export interface RateLimitHit {
 export interface RateLimiter {
   /** Counts one request for `key` in the current window of `windowMs`. */
   hit(key: string, windowMs: number): Promise<RateLimitHit>;
+  close?(): Promise<void>;
 }
 
 /** Counters in this process's memory; windows are dropped once they end. */

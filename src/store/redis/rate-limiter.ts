@@ -1,0 +1,38 @@
+/**
+ * Rate-limit counters shared by every replica through Redis (server mode): one key per caller,
+ * route and minute, incremented and given its expiry atomically (MULTI). When Redis cannot answer,
+ * requests are let through rather than refused: the limit protects the service, an outage of the
+ * counter store must not take the API down with it.
+ */
+import { Redis } from 'ioredis';
+import type { RateLimitHit, RateLimiter } from '../../rest/rate-limit.ts';
+
+export class RedisRateLimiter implements RateLimiter {
+  private readonly redis: Redis;
+  private readonly now: () => number;
+
+  constructor(url: string, now: () => number = Date.now) {
+    this.redis = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 1000, commandTimeout: 500 });
+    // Connection errors surface per call; the client reconnects by itself.
+    this.redis.on('error', () => undefined);
+    this.now = now;
+  }
+
+  async hit(key: string, windowMs: number): Promise<RateLimitHit> {
+    const now = this.now();
+    const start = now - (now % windowMs);
+    const resetMs = start + windowMs - now;
+    try {
+      const redisKey = `gw:rl:${key}:${start}`;
+      const replies = await this.redis.multi().incr(redisKey).pexpire(redisKey, windowMs + 1000).exec();
+      const count = Number(replies?.[0]?.[1] ?? 0);
+      return { count, resetMs };
+    } catch {
+      return { count: 0, resetMs };
+    }
+  }
+
+  async close(): Promise<void> {
+    this.redis.disconnect();
+  }
+}
