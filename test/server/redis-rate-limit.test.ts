@@ -18,6 +18,7 @@ async function reachable(url: string): Promise<boolean> {
 }
 
 const up = await reachable(URL);
+if (!up && process.env.REQUIRE_SERVER_TESTS === '1') throw new Error(`Redis at ${URL} is unreachable and CI requires the server-mode tests`);
 if (!up) console.warn(`NOTICE: Redis at ${URL} is unreachable; Redis rate-limit tests are skipped (.ci/run always provides one)`);
 
 describe.skipIf(!up)('RedisRateLimiter', () => {
