@@ -37,11 +37,12 @@ function batch(i: number, json: boolean) {
   return json ? Buffer.from(JSON.stringify(message)) : encodeExportRequest(message);
 }
 
-async function run(json: boolean): Promise<{ spansPerS: number; requests: number; failures: number }> {
+async function run(json: boolean): Promise<{ spansPerS: number; requests: number; failures: number; statuses: string }> {
   const bodies = Array.from({ length: 64 }, (_, i) => batch(i, json));
   const type = json ? 'application/json' : 'application/x-protobuf';
   let requests = 0;
   let failures = 0;
+  const statuses = new Map<number, number>();
   const deadline = Date.now() + seconds * 1000;
   const started = performance.now();
   await Promise.all(Array.from({ length: connections }, async (_, w) => {
@@ -49,16 +50,17 @@ async function run(json: boolean): Promise<{ spansPerS: number; requests: number
       const res = await fetch(`${demo.url}/v1/traces`, { method: 'POST', body: bodies[i % bodies.length], headers: { ...auth, 'content-type': type } });
       await res.arrayBuffer();
       if (res.status === 200) requests++; else failures++;
+      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
     }
   }));
   const elapsed = (performance.now() - started) / 1000;
-  return { spansPerS: (requests * BATCH) / elapsed, requests, failures };
+  return { spansPerS: (requests * BATCH) / elapsed, requests, failures, statuses: [...statuses].map(([k, v]) => `${k}: ${v}`).join(', ') };
 }
 
 console.log(`OTLP ingestion: ${seconds}s per encoding, ${connections} concurrent senders, ${BATCH} spans per request`);
 const proto = await run(false);
-console.log(`  protobuf  ${Math.round(proto.spansPerS).toLocaleString().padStart(9)} spans/s  (${proto.requests} requests, ${proto.failures} failed; target >= 50,000)`);
+console.log(`  protobuf  ${Math.round(proto.spansPerS).toLocaleString().padStart(9)} spans/s  (${proto.requests} requests, ${proto.failures} failed; target >= 50,000; statuses ${proto.statuses})`);
 const json = await run(true);
-console.log(`  JSON      ${Math.round(json.spansPerS).toLocaleString().padStart(9)} spans/s  (${json.requests} requests, ${json.failures} failed; target >= 25,000)`);
+console.log(`  JSON      ${Math.round(json.spansPerS).toLocaleString().padStart(9)} spans/s  (${json.requests} requests, ${json.failures} failed; target >= 25,000; statuses ${json.statuses})`);
 console.log(`  stored ${(await demo.app.inject({ method: 'GET', url: '/healthz' })).statusCode === 200 ? 'ok' : '?'}`);
 await demo.close();

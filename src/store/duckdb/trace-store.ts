@@ -43,7 +43,8 @@ export class DuckDbTraceStore implements TraceStore {
   readonly engine = 'duckdb' as const;
   private readonly instance: DuckDBInstance;
   private readonly writer: DuckDBConnection;
-  private writeQueue: Promise<unknown> = Promise.resolve();
+  private pending: { rows: readonly SpanRow[]; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private flushing: Promise<void> | null = null;
   private closed = false;
 
   private constructor(instance: DuckDBInstance, writer: DuckDBConnection) {
@@ -79,7 +80,7 @@ export class DuckDbTraceStore implements TraceStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.writeQueue.catch(() => undefined);
+    await this.flushing;
     this.writer.closeSync();
     this.instance.closeSync();
   }
@@ -96,11 +97,31 @@ export class DuckDbTraceStore implements TraceStore {
     return Number(rows[0]?.n ?? 0);
   }
 
+  /**
+   * Group commit: batches that arrive while a write is in progress are appended together in the
+   * next transaction, and each caller resolves only once its rows are committed.
+   */
   insertSpans(rows: readonly SpanRow[]): Promise<void> {
     this.live();
-    const run = this.writeQueue.then(() => this.append(rows));
-    this.writeQueue = run.catch(() => undefined);
-    return run;
+    return new Promise((resolve, reject) => {
+      this.pending.push({ rows, resolve, reject });
+      this.flushing ??= this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.pending.length > 0) {
+      const group = this.pending.splice(0);
+      try {
+        await this.append(group.flatMap((g) => g.rows));
+        for (const g of group) g.resolve();
+      } catch (err) {
+        for (const g of group) g.reject(err);
+      }
+    }
+    // Cleared in the same synchronous step as the final emptiness check: a batch queued after
+    // it starts a new drain instead of waiting for one that has ended.
+    this.flushing = null;
   }
 
   private async append(rows: readonly SpanRow[]): Promise<void> {
