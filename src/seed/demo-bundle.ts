@@ -4,21 +4,10 @@
  * relationships, identities and profile images. Fixed ids the README uses: org `org-acme`,
  * user `user-alice` (admin of root workspace `ws-acme`), agent `agent-0001`.
  */
+import { prng } from '../shared/prng.ts';
 import { generateProfilePng } from './png.ts';
 
 type Obj = Record<string, unknown>;
-
-/** mulberry32: small, fast, deterministic. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const BASE = Date.UTC(2026, 0, 5);
 const at = (hours: number) => new Date(BASE + hours * 3_600_000).toISOString().replace('.000Z', 'Z');

@@ -3,6 +3,7 @@
  * time order over a window ending at `endS`. Used by the first-start seed (modest), by
  * `npm run seed:traces` and by the benchmarks (millions). Same options, same spans.
  */
+import { prng } from '../shared/prng.ts';
 import type { SpanRow } from '../store/trace-port.ts';
 import { priceOf } from './prices.ts';
 
@@ -27,17 +28,6 @@ const MCP: [string, string[]][] = [
   ['postgres', ['run_query']],
   ['gdrive', ['search_files', 'read_file']],
 ];
-
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const hex = (rnd: () => number, chars: number) => {
   let s = '';
