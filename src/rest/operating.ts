@@ -43,6 +43,12 @@ export async function installOperating(app: FastifyInstance, options: OperatingO
   const { metrics } = options;
   app.decorateRequest('deadline', null);
 
+  // W3C trace context: every response names the request's trace (taken from `traceparent` or new).
+  app.addHook('onSend', async (request, reply, payload) => {
+    reply.header('traceparent', `00-${request.id}-${request.id.slice(0, 16)}-01`);
+    return payload;
+  });
+
   app.addHook('onResponse', async (request, reply) => {
     const labels = {
       method: request.method,

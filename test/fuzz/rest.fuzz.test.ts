@@ -149,3 +149,41 @@ describe('REST fuzzing', () => {
     expect(await stateOf()).toBe(snapshot);
   });
 });
+
+describe('OTLP and GraphQL fuzzing', () => {
+  const anyValue = fc.oneof(fc.record({ stringValue: fc.string() }), fc.record({ intValue: fc.oneof(fc.integer(), fc.string()) }), fc.record({ boolValue: fc.boolean() }), fc.anything());
+  const otlpSpan = fc.record({
+    traceId: fc.oneof(fc.stringMatching(/^[0-9a-f]{32}$/), fc.string()),
+    spanId: fc.oneof(fc.stringMatching(/^[0-9a-f]{16}$/), fc.string()),
+    name: fc.string(),
+    startTimeUnixNano: fc.oneof(fc.bigInt({ min: 0n, max: 2n ** 63n }).map(String), fc.string(), fc.integer()),
+    endTimeUnixNano: fc.oneof(fc.bigInt({ min: 0n, max: 2n ** 63n }).map(String), fc.string()),
+    attributes: fc.array(fc.record({ key: fc.constantFrom('skill.id', 'skill.name', 'gen_ai.usage.input_tokens', 'user.id', 'x'), value: anyValue }), { maxLength: 4 }),
+    status: fc.oneof(fc.record({ code: fc.integer({ min: -1, max: 3 }) }), fc.anything()),
+  }, { requiredKeys: [] });
+  const otlpBody = fc.oneof(
+    fc.array(otlpSpan, { maxLength: 5 }).map((spans) => JSON.stringify({ resourceSpans: [{ resource: { attributes: [] }, scopeSpans: [{ spans }] }] })),
+    fc.jsonValue().map((v) => JSON.stringify(v)),
+    fc.string(),
+  );
+
+  it('POST /v1/traces: 200 with an OTLP body, 400 with a Status, or a problem body; never a 500', async () => {
+    await fc.assert(fc.asyncProperty(otlpBody, fc.constantFrom('application/json', 'application/x-protobuf', 'text/plain'), async (payload, ct) => {
+      const res = await t.app.inject({ method: 'POST', url: '/v1/traces', headers: { ...headers, 'content-type': ct }, payload });
+      expect(res.statusCode, res.body.slice(0, 200)).not.toBe(500);
+      if (res.statusCode === 400 && ct === 'application/json') expect(JSON.parse(res.body).code).toBe(3);
+      if (res.statusCode !== 200 && res.statusCode !== 400) checkResponse(res, []);
+    }), { numRuns: RUNS });
+  });
+
+  it('POST /graphql: generated documents and variables never give a 500', async () => {
+    const field = fc.constantFrom('viewer { __typename }', 'tools(first: 2) { totalCount }', 'agent(id: "ag-1") { id name }', 'agentSearch(query: "x") { totalCount }', 'nope', '__schema { types { name } }', 'workspace(id: "ws-b") { id }');
+    const doc = fc.oneof(fc.array(field, { minLength: 1, maxLength: 4 }).map((fs) => `{ ${fs.join(' ')} }`), fc.string());
+    await fc.assert(fc.asyncProperty(doc, fc.option(fc.dictionary(fc.string(), fc.jsonValue())), async (query, variables) => {
+      const res = await t.app.inject({ method: 'POST', url: '/graphql', headers: { ...headers, 'content-type': 'application/json' }, payload: JSON.stringify({ query, variables }) });
+      expect(res.statusCode, res.body.slice(0, 200)).not.toBe(500);
+      const body = JSON.parse(res.body) as { errors?: { extensions?: { code?: string } }[] };
+      for (const e of body.errors ?? []) expect(e.extensions?.code).not.toBe('internal_error');
+    }), { numRuns: RUNS });
+  });
+});

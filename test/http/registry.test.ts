@@ -136,6 +136,7 @@ describe('service routes and errors', () => {
   it('carries the trace id of traceparent into problem bodies', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/mcp/v1/tools', headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } });
     expect(expectProblem(res, 401, 'token_missing').trace_id).toBe('0af7651916cd43dd8448eb211c80319c');
+    expect(res.headers.traceparent).toMatch(/^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-01$/);
   });
 
   it('serves health, readiness and an OpenAPI 3.1 document of every REST route', async () => {
