@@ -118,11 +118,18 @@ function attributes(list: unknown): Attributes {
 function hexId(v: unknown, json: boolean): string {
   if (v === undefined || v === null) return '';
   if (json) return typeof v === 'string' ? v.toLowerCase() : '';
-  return Buffer.from(v as Uint8Array).toString('hex');
+  // Unset bytes fields decode to the default (an empty array), set ones to views of the body.
+  if (!(v instanceof Uint8Array)) return Array.isArray(v) ? Buffer.from(v as number[]).toString('hex') : '';
+  return Buffer.from(v.buffer, v.byteOffset, v.length).toString('hex');
 }
 
 function nanos(v: unknown): bigint {
   if (v === undefined || v === null) return 0n;
+  // Decoded fixed64 values are Long-like {low, high}; joining the halves avoids a decimal round trip.
+  if (typeof v === 'object' && typeof (v as { low?: unknown }).low === 'number') {
+    const { low, high } = v as { low: number; high: number };
+    return (BigInt(high >>> 0) << 32n) | BigInt(low >>> 0);
+  }
   try {
     return BigInt(typeof v === 'object' ? String(v) : (v as string | number));
   } catch {

@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { BIGINT, BOOLEAN, DOUBLE, DuckDBDataChunk, DuckDBInstance, INTEGER, VARCHAR, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import { type AggregateQuery, type AggregateRow, type SpanRow, type TraceStore } from '../trace-port.ts';
 import { compileAggregate } from './stats-sql.ts';
 
@@ -19,6 +19,17 @@ CREATE TABLE spans (
   harness VARCHAR, skill VARCHAR, skill_version INTEGER, command VARCHAR, mcp VARCHAR, tool VARCHAR, model VARCHAR,
   user_id VARCHAR, session_id VARCHAR, tokens BIGINT NOT NULL, cost DOUBLE NOT NULL, is_error BOOLEAN NOT NULL);
 CREATE TABLE trace_skills (org_id VARCHAR NOT NULL, skill VARCHAR NOT NULL, skill_version INTEGER, trace_id VARCHAR NOT NULL, start_s BIGINT NOT NULL);`],
+];
+
+const CHUNK_ROWS = 2048;
+/** Column types and extractors in the column order of `spans`. */
+const SPAN_TYPES = [VARCHAR, VARCHAR, VARCHAR, VARCHAR, VARCHAR, VARCHAR, BIGINT, DOUBLE, VARCHAR, VARCHAR, VARCHAR, INTEGER,
+  VARCHAR, VARCHAR, VARCHAR, VARCHAR, VARCHAR, VARCHAR, BIGINT, DOUBLE, BOOLEAN];
+const SPAN_COLUMNS: ((r: SpanRow) => DuckDBValue)[] = [
+  (r) => r.org_id, (r) => r.workspace_id, (r) => r.trace_id, (r) => r.span_id, (r) => r.parent_span_id, (r) => r.name,
+  (r) => BigInt(r.start_s), (r) => r.duration_ms, (r) => r.category, (r) => r.harness, (r) => r.skill, (r) => r.skill_version,
+  (r) => r.command, (r) => r.mcp, (r) => r.tool, (r) => r.model, (r) => r.user, (r) => r.session,
+  (r) => BigInt(Math.round(r.tokens)), (r) => r.cost, (r) => r.is_error,
 ];
 
 /** The trace store cannot answer (closed, file unusable): endpoint 1 maps it to traces_unavailable. */
@@ -129,22 +140,20 @@ export class DuckDbTraceStore implements TraceStore {
     const w = this.writer;
     await w.run('BEGIN TRANSACTION');
     try {
+      // Column-wise: one DataChunk per 2,048 rows instead of one native call per value.
       const spans = await w.createAppender('spans');
-      const text = (v: string | null) => (v === null ? spans.appendNull() : spans.appendVarchar(v));
-      const skills = new Map<string, SpanRow>();
-      for (const r of rows) {
-        spans.appendVarchar(r.org_id); spans.appendVarchar(r.workspace_id); spans.appendVarchar(r.trace_id);
-        spans.appendVarchar(r.span_id); text(r.parent_span_id); spans.appendVarchar(r.name);
-        spans.appendBigInt(BigInt(r.start_s)); spans.appendDouble(r.duration_ms); spans.appendVarchar(r.category);
-        text(r.harness); text(r.skill);
-        if (r.skill_version === null) spans.appendNull(); else spans.appendInteger(r.skill_version);
-        text(r.command); text(r.mcp); text(r.tool); text(r.model); text(r.user); text(r.session);
-        spans.appendBigInt(BigInt(Math.round(r.tokens))); spans.appendDouble(r.cost); spans.appendBoolean(r.is_error);
-        spans.endRow();
-        if (r.category === 'skill_invocation' && r.skill !== null) skills.set(`${r.trace_id}\u0000${r.skill}\u0000${r.skill_version}`, r);
+      for (let i = 0; i < rows.length; i += CHUNK_ROWS) {
+        const slice = rows.slice(i, i + CHUNK_ROWS);
+        const chunk = DuckDBDataChunk.create(SPAN_TYPES, slice.length);
+        chunk.setColumns(SPAN_COLUMNS.map((column) => slice.map(column)));
+        spans.appendDataChunk(chunk);
       }
       spans.flushSync();
       spans.closeSync();
+      const skills = new Map<string, SpanRow>();
+      for (const r of rows) {
+        if (r.category === 'skill_invocation' && r.skill !== null) skills.set(`${r.trace_id}\u0000${r.skill}\u0000${r.skill_version}`, r);
+      }
       const map = await w.createAppender('trace_skills');
       for (const r of skills.values()) {
         map.appendVarchar(r.org_id); map.appendVarchar(r.skill as string);
