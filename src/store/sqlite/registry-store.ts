@@ -21,7 +21,7 @@ import { importBundle } from './import-bundle.ts';
 import { migrate } from './migrate.ts';
 import {
   toArtifact, toIdentity, toMembership, toOrganization, toProject, toRelationship, toUser, toWorkspace, type Row,
-} from './rows.ts';
+} from '../sql-rows.ts';
 import { artifactSearchSql, toolAggregateSql } from './search-sql.ts';
 
 const IN = 'IN (SELECT value FROM json_each(?))';

@@ -1,4 +1,4 @@
-/** Row <-> domain mapping of the SQLite engine. Columns hold JSON as text; booleans as 0/1. */
+/** Row <-> domain mapping shared by the SQL engines. JSON columns hold text; booleans come as 0/1 or true/false. */
 import type {
   ArtifactKind,
   ArtifactVersion,
@@ -9,7 +9,7 @@ import type {
   Relationship,
   User,
   Workspace,
-} from '../../domain/types.ts';
+} from '../domain/types.ts';
 
 export type Row = Record<string, unknown>;
 

@@ -1,0 +1,18 @@
+/** Opens the PostgreSQL engines (server mode), applying their migrations first. */
+import type { Config } from '../../config.ts';
+import type { RegistryStore } from '../registry-port.ts';
+import { migrate } from './migrate.ts';
+import { createPool } from './pool.ts';
+import { PostgresRegistryStore } from './registry-store.ts';
+
+export async function openPostgresRegistry(config: Pick<Config, 'databaseUrl' | 'requestTimeoutMs'>, schema = 'public'): Promise<RegistryStore> {
+  if (config.databaseUrl === undefined) throw new Error('DATABASE_URL is not set');
+  const pool = createPool({ url: config.databaseUrl, schema, statementTimeoutMs: config.requestTimeoutMs });
+  try {
+    await migrate(pool, 'registry', schema);
+  } catch (err) {
+    await pool.end();
+    throw err;
+  }
+  return new PostgresRegistryStore(pool);
+}

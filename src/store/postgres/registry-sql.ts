@@ -1,0 +1,107 @@
+/**
+ * PostgreSQL dialect of the two dynamic registry queries (artifact search, tool aggregation), with
+ * the semantics of store/sqlite/search-sql.ts. Identifiers come only from whitelists; every value
+ * is a numbered parameter; id lists are one text[] parameter.
+ */
+import type { ArtifactQuery, ArtifactSort, ToolAggregateQuery, ToolGroupField } from '../registry-port.ts';
+
+export interface CompiledQuery {
+  count: string;
+  /** Takes `params`, then LIMIT and OFFSET as the next two parameters. */
+  page: string;
+  params: unknown[];
+}
+
+/** Every word of the text, all required, as a tsquery source; null when no word remains. */
+export function tsQuery(text: string): string | null {
+  const words = text.toLowerCase().match(/[\p{L}\p{N}_]+/gu);
+  return words === null ? null : words.slice(0, 32).map((w) => `'${w}'`).join(' & ');
+}
+
+const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+function orderBy(sorts: ArtifactSort[], ranked: boolean): string {
+  const parts: string[] = [];
+  for (const s of sorts) {
+    const dir = s.desc ? 'DESC' : 'ASC';
+    if (s.field === 'relevance') {
+      if (ranked) parts.push(`rank ${s.desc ? 'ASC' : 'DESC'}`);
+    } else if (s.field === 'name') parts.push(`a.name_lower COLLATE "C" ${dir}`, `a.name COLLATE "C" ${dir}`);
+    else if (s.field === 'display_name') parts.push('a.display_name_lower IS NULL', `a.display_name_lower COLLATE "C" ${dir}`);
+    else parts.push(`a.${s.field} COLLATE "C" ${dir}`);
+  }
+  parts.push('a.id COLLATE "C" ASC');
+  return parts.join(', ');
+}
+
+export function artifactSearchSql(q: ArtifactQuery): CompiledQuery | null {
+  const params: unknown[] = [[...q.workspaceIds]];
+  const p = (v: unknown) => { params.push(v); return `$${params.length}`; };
+  const where = ['a.is_latest', 'a.workspace_id = ANY($1::text[])'];
+  if (q.kind !== undefined) where.push(`a.kind = ${p(q.kind)}`);
+  let select = 'a.*';
+  let ranked = false;
+  if (q.text !== undefined) {
+    const text = q.text.query.trim().toLowerCase();
+    if (q.text.strategy === 'keyword') {
+      const query = tsQuery(text);
+      if (query === null) return null;
+      const ref = p(query);
+      where.push(`a.search @@ to_tsquery('simple', ${ref})`);
+      select = `a.*, ts_rank(a.search, to_tsquery('simple', ${ref})) AS rank`;
+      ranked = true;
+    } else if (q.text.strategy === 'prefix') {
+      const ref = p(`${likeEscape(text)}%`);
+      where.push(`(a.name_lower LIKE ${ref} OR a.display_name_lower LIKE ${ref})`);
+    } else {
+      const ref = p(text);
+      where.push(`(a.name_lower = ${ref} OR a.display_name_lower = ${ref})`);
+    }
+  }
+  const body = `FROM artifacts a WHERE ${where.join(' AND ')}`;
+  const n = params.length;
+  return {
+    count: `SELECT COUNT(*)::int AS n ${body}`,
+    page: `SELECT ${select} ${body} ORDER BY ${orderBy(q.sorts, ranked)} LIMIT $${n + 1} OFFSET $${n + 2}`,
+    params,
+  };
+}
+
+const GROUP_COLUMNS: Record<ToolGroupField, string> = {
+  server_id: 'server_id', provider_kind: 'provider_kind', owner: 'owner', workspace_id: 'workspace_id',
+  artifact_status: 'artifact_status', is_system: 'is_system', source_type: 'source_type',
+};
+
+export function toolAggregateSql(q: ToolAggregateQuery): CompiledQuery {
+  const params: unknown[] = [[...q.workspaceIds]];
+  const where = ['is_latest', "kind = 'tool'", 'workspace_id = ANY($1::text[])'];
+  for (const f of q.filters) {
+    const col = GROUP_COLUMNS[f.field];
+    if (f.field === 'is_system') {
+      params.push(f.values.map((v) => v === true || v === 'true'));
+      where.push(`${col} = ANY($${params.length}::boolean[])`);
+    } else {
+      params.push(f.values.map(String));
+      where.push(`${col} = ANY($${params.length}::text[])`);
+    }
+  }
+  const cols = q.groupBy.map((f) => GROUP_COLUMNS[f]);
+  const keys = q.groupBy.map((f) => `${GROUP_COLUMNS[f]} AS k_${f}`);
+  const metrics = 'COUNT(*)::int AS count, COUNT(DISTINCT server_id)::int AS servers, MAX(updated_at) AS latest_updated_at';
+  const base = `FROM artifacts WHERE ${where.join(' AND ')}`;
+  const n = params.length;
+  if (cols.length === 0) {
+    return {
+      count: `SELECT CASE WHEN COUNT(*) > 0 THEN 1 ELSE 0 END AS n ${base}`,
+      page: `SELECT ${metrics} ${base} LIMIT $${n + 1} OFFSET $${n + 2}`,
+      params,
+    };
+  }
+  const group = `GROUP BY ${cols.join(', ')}`;
+  const order = cols.map((c) => (c === 'is_system' ? `${c} ASC` : `${c} COLLATE "C" ASC`)).join(', ');
+  return {
+    count: `SELECT COUNT(*)::int AS n FROM (SELECT 1 ${base} ${group}) g`,
+    page: `SELECT ${keys.join(', ')}, ${metrics} ${base} ${group} ORDER BY count DESC, ${order} LIMIT $${n + 1} OFFSET $${n + 2}`,
+    params,
+  };
+}

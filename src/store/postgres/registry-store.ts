@@ -1,0 +1,210 @@
+/**
+ * The server-mode registry engine: PostgreSQL through a pg.Pool, the same semantics as the SQLite
+ * engine (test/contract/registry-contract.ts runs unchanged on both). Text ordering uses the "C"
+ * collation, as SQLite's binary ordering does. Connection failures surface as StoreUnavailableError.
+ */
+import type pg from 'pg';
+import type { ArtifactKind, ArtifactVersion, Bundle, Identity, ProfileImage } from '../../domain/types.ts';
+import {
+  StoreUnavailableError,
+  type ArtifactQuery,
+  type ImportCounts,
+  type KindCounts,
+  type Page,
+  type RegistryStore,
+  type ToolAggregateQuery,
+  type ToolGroup,
+} from '../registry-port.ts';
+import {
+  toArtifact, toIdentity, toMembership, toOrganization, toProject, toRelationship, toUser, toWorkspace, type Row,
+} from '../sql-rows.ts';
+import { importBundle } from './import-bundle.ts';
+import { isConnectionFailure } from './pool.ts';
+import { artifactSearchSql, toolAggregateSql } from './registry-sql.ts';
+
+const ID = 'id COLLATE "C"';
+
+export class PostgresRegistryStore implements RegistryStore {
+  readonly engine = 'postgres' as const;
+  private readonly pool: pg.Pool;
+
+  constructor(pool: pg.Pool) {
+    this.pool = pool;
+  }
+
+  private async all(sql: string, params: unknown[] = []): Promise<Row[]> {
+    try {
+      return (await this.pool.query(sql, params)).rows as Row[];
+    } catch (err) {
+      if (isConnectionFailure(err)) throw new StoreUnavailableError('the registry database cannot be reached', { cause: err });
+      throw err;
+    }
+  }
+
+  async ping(): Promise<void> {
+    await this.all('SELECT 1');
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+
+  async generation(): Promise<string> {
+    const [row] = await this.all('SELECT n FROM registry_generation WHERE id = 1');
+    return String(row?.n ?? 0);
+  }
+
+  async isEmpty(): Promise<boolean> {
+    return (await this.all('SELECT 1 FROM organizations LIMIT 1')).length === 0;
+  }
+
+  async importBundle(bundle: Bundle): Promise<ImportCounts> {
+    try {
+      return await importBundle(this.pool, bundle);
+    } catch (err) {
+      if (isConnectionFailure(err)) throw new StoreUnavailableError('the registry database cannot be reached', { cause: err });
+      throw err;
+    }
+  }
+
+  async getOrganizations(ids: readonly string[]) {
+    return (await this.all(`SELECT * FROM organizations WHERE id = ANY($1::text[]) ORDER BY ${ID}`, [ids])).map(toOrganization);
+  }
+
+  async getUsers(ids: readonly string[]) {
+    return (await this.all(`SELECT * FROM users WHERE id = ANY($1::text[]) ORDER BY ${ID}`, [ids])).map(toUser);
+  }
+
+  async listUsers(orgId: string, limit: number, offset: number) {
+    const [count] = await this.all('SELECT COUNT(*)::int AS n FROM users WHERE org_id = $1', [orgId]);
+    const items = limit === 0 ? [] : (await this.all(`SELECT * FROM users WHERE org_id = $1 ORDER BY ${ID} LIMIT $2 OFFSET $3`, [orgId, limit, offset])).map(toUser);
+    return { items, total: Number(count?.n ?? 0) };
+  }
+
+  async listOrgWorkspaces(orgId: string) {
+    return (await this.all(`SELECT * FROM workspaces WHERE org_id = $1 ORDER BY ${ID}`, [orgId])).map(toWorkspace);
+  }
+
+  async getWorkspaces(ids: readonly string[]) {
+    return (await this.all(`SELECT * FROM workspaces WHERE id = ANY($1::text[]) ORDER BY ${ID}`, [ids])).map(toWorkspace);
+  }
+
+  async getMembershipsOfUser(userId: string) {
+    return (await this.all('SELECT * FROM memberships WHERE user_id = $1 ORDER BY workspace_id COLLATE "C"', [userId])).map(toMembership);
+  }
+
+  async getMembershipsOfWorkspaces(workspaceIds: readonly string[]) {
+    return (await this.all('SELECT * FROM memberships WHERE workspace_id = ANY($1::text[]) ORDER BY workspace_id COLLATE "C", user_id COLLATE "C"', [workspaceIds])).map(toMembership);
+  }
+
+  async getProjects(ids: readonly string[]) {
+    return (await this.all(`SELECT * FROM projects WHERE id = ANY($1::text[]) ORDER BY ${ID}`, [ids])).map(toProject);
+  }
+
+  async listProjects(workspaceIds: readonly string[]) {
+    return (await this.all(`SELECT * FROM projects WHERE workspace_id = ANY($1::text[]) ORDER BY ${ID}`, [workspaceIds])).map(toProject);
+  }
+
+  async findArtifacts(query: ArtifactQuery): Promise<Page<ArtifactVersion>> {
+    if (query.workspaceIds.length === 0) return { items: [], total: 0 };
+    const sql = artifactSearchSql(query);
+    if (sql === null) return { items: [], total: 0 };
+    const [count] = await this.all(sql.count, sql.params);
+    const total = Number(count?.n ?? 0);
+    if (query.limit === 0 || total <= query.offset) return { items: [], total };
+    return { items: (await this.all(sql.page, [...sql.params, query.limit, query.offset])).map(toArtifact), total };
+  }
+
+  async listArtifacts(workspaceIds: readonly string[], kind?: ArtifactKind) {
+    const rows = kind === undefined
+      ? await this.all(`SELECT * FROM artifacts WHERE is_latest AND workspace_id = ANY($1::text[]) ORDER BY ${ID}`, [workspaceIds])
+      : await this.all(`SELECT * FROM artifacts WHERE is_latest AND kind = $2 AND workspace_id = ANY($1::text[]) ORDER BY ${ID}`, [workspaceIds, kind]);
+    return rows.map(toArtifact);
+  }
+
+  async getArtifacts(ids: readonly string[]) {
+    return (await this.all(`SELECT * FROM artifacts WHERE is_latest AND id = ANY($1::text[]) ORDER BY ${ID}`, [ids])).map(toArtifact);
+  }
+
+  async getArtifactVersions(ids: readonly string[]) {
+    return (await this.all(`SELECT * FROM artifacts WHERE id = ANY($1::text[]) ORDER BY ${ID}, version_ordinal`, [ids])).map(toArtifact);
+  }
+
+  async findSkillByName(workspaceIds: readonly string[], name: string) {
+    const [row] = await this.all(
+      `SELECT * FROM artifacts WHERE is_latest AND kind = 'skill' AND name = $2 AND workspace_id = ANY($1::text[]) ORDER BY ${ID} LIMIT 1`,
+      [workspaceIds, name],
+    );
+    return row === undefined ? null : toArtifact(row);
+  }
+
+  async aggregateTools(query: ToolAggregateQuery): Promise<Page<ToolGroup>> {
+    if (query.workspaceIds.length === 0) return { items: [], total: 0 };
+    const sql = toolAggregateSql(query);
+    const [count] = await this.all(sql.count, sql.params);
+    const total = Number(count?.n ?? 0);
+    if (query.limit === 0 || total <= query.offset) return { items: [], total };
+    const rows = await this.all(sql.page, [...sql.params, query.limit, query.offset]);
+    const items = rows.map((r): ToolGroup => ({
+      key: Object.fromEntries(query.groupBy.map((f) => {
+        const v = r[`k_${f}`];
+        return [f, v === null || v === undefined ? null : f === 'is_system' ? v === true : String(v)];
+      })),
+      count: Number(r.count),
+      servers: Number(r.servers),
+      latest_updated_at: (r.latest_updated_at as string | null) ?? null,
+    }));
+    return { items, total };
+  }
+
+  async countArtifacts(by: 'workspace' | 'project' | 'creator', ids: readonly string[]): Promise<KindCounts> {
+    const column = { workspace: 'workspace_id', project: 'project_id', creator: 'created_by' }[by];
+    const rows = await this.all(
+      `SELECT ${column} AS k, kind, COUNT(*)::int AS n FROM artifacts WHERE is_latest AND ${column} = ANY($1::text[]) GROUP BY ${column}, kind ORDER BY kind COLLATE "C"`,
+      [ids],
+    );
+    const out: KindCounts = new Map();
+    for (const r of rows) {
+      const counts = out.get(r.k as string) ?? {};
+      counts[r.kind as string] = Number(r.n);
+      out.set(r.k as string, counts);
+    }
+    return out;
+  }
+
+  async countMembers(workspaceIds: readonly string[]) {
+    const rows = await this.all('SELECT workspace_id AS k, COUNT(*)::int AS n FROM memberships WHERE workspace_id = ANY($1::text[]) GROUP BY workspace_id', [workspaceIds]);
+    return new Map(rows.map((r) => [r.k as string, Number(r.n)]));
+  }
+
+  async getArtifactWorkspaceIds(ids: readonly string[]) {
+    const rows = await this.all('SELECT id, workspace_id FROM artifacts WHERE is_latest AND id = ANY($1::text[])', [ids]);
+    return new Map(rows.map((r) => [r.id as string, r.workspace_id as string]));
+  }
+
+  async getRelationships(artifactIds: readonly string[]) {
+    return (await this.all(
+      'SELECT * FROM relationships WHERE from_id = ANY($1::text[]) OR to_id = ANY($1::text[]) ORDER BY from_id COLLATE "C", to_id COLLATE "C", rel_type COLLATE "C"',
+      [artifactIds],
+    )).map(toRelationship);
+  }
+
+  async getIdentitiesOfAgents(agentIds: readonly string[]) {
+    return (await this.all('SELECT * FROM identities WHERE agent_id = ANY($1::text[]) ORDER BY agent_id COLLATE "C"', [agentIds])).map(toIdentity);
+  }
+
+  async findIdentityByClientId(clientId: string): Promise<Identity | null> {
+    const [row] = await this.all('SELECT * FROM identities WHERE client_id = $1', [clientId]);
+    return row === undefined ? null : toIdentity(row);
+  }
+
+  async findIdentityByApiKeyHash(hash: string): Promise<Identity | null> {
+    const [row] = await this.all('SELECT * FROM identities WHERE api_key_hash = $1', [hash]);
+    return row === undefined ? null : toIdentity(row);
+  }
+
+  async getProfileImage(agentId: string): Promise<ProfileImage | null> {
+    const [row] = await this.all('SELECT content_type, bytes FROM profile_images WHERE agent_id = $1', [agentId]);
+    return row === undefined ? null : { content_type: row.content_type as string, bytes: new Uint8Array(row.bytes as Buffer) };
+  }
+}
