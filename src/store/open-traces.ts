@@ -2,11 +2,10 @@
 import path from 'node:path';
 import type { Config } from '../config.ts';
 import { DuckDbTraceStore } from './duckdb/trace-store.ts';
+import { openPostgresTraces } from './postgres/open.ts';
 import type { TraceStore } from './trace-port.ts';
 
 export async function openTraceStore(config: Config): Promise<TraceStore> {
-  if (config.databaseUrl !== undefined) {
-    throw new Error('DATABASE_URL is set, but this build has no PostgreSQL trace engine yet; unset it to use the embedded store');
-  }
+  if (config.databaseUrl !== undefined) return openPostgresTraces(config);
   return DuckDbTraceStore.open(path.join(config.dataDir, 'traces.duckdb'));
 }

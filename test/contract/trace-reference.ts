@@ -3,6 +3,7 @@
  * the engines are compared with. Percentiles are nearest-rank: the value at index
  * ceil(q * n) - 1 of the sorted durations.
  */
+import { expect } from 'vitest';
 import { bucketStart, type AggregateQuery, type AggregateRow, type Dimension, type Measure, type SpanRow } from '../../src/store/trace-port.ts';
 
 const dimValue = (s: SpanRow, d: Dimension) => (d === 'user' ? s.user : s[d]);
@@ -75,8 +76,24 @@ export function reference(all: SpanRow[], q: AggregateQuery): AggregateRow[] {
 }
 
 export function canonical(rows: AggregateRow[]): AggregateRow[] {
-  const round = (v: number | null | undefined) => (v === null || v === undefined ? null : Math.round(v * 1e6) / 1e6);
-  return rows
-    .map((r) => ({ ...r, values: Object.fromEntries(Object.entries(r.values).map(([k, v]) => [k, round(v)])) }))
-    .sort((a, b) => JSON.stringify([a.groups, a.bucket]).localeCompare(JSON.stringify([b.groups, b.bucket])));
+  return [...rows].sort((a, b) => JSON.stringify([a.groups, a.bucket]).localeCompare(JSON.stringify([b.groups, b.bucket])));
+}
+
+/**
+ * Same groups and buckets, and every value equal up to floating-point summation order (sums of
+ * costs depend on the order an engine adds them): relative difference at most 1e-9.
+ */
+export function expectSameRows(actual: AggregateRow[], expected: AggregateRow[]): void {
+  const a = canonical(actual);
+  const e = canonical(expected);
+  expect(a.map((r) => [r.groups, r.bucket])).toEqual(e.map((r) => [r.groups, r.bucket]));
+  a.forEach((row, i) => {
+    const want = e[i] as AggregateRow;
+    expect(Object.keys(row.values).sort()).toEqual(Object.keys(want.values).sort());
+    for (const [m, v] of Object.entries(want.values)) {
+      const got = row.values[m as keyof typeof row.values];
+      if (v === null || v === undefined) expect(got ?? null, `${JSON.stringify(row.groups)} ${row.bucket} ${m}`).toBeNull();
+      else expect(Math.abs((got as number) - v), `${JSON.stringify(row.groups)} ${row.bucket} ${m}: ${got} vs ${v}`).toBeLessThanOrEqual(1e-9 * Math.max(1, Math.abs(v)));
+    }
+  });
 }

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { BIGINT, BOOLEAN, DOUBLE, DuckDBDataChunk, DuckDBInstance, INTEGER, VARCHAR, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import { type AggregateQuery, type AggregateRow, type SpanRow, type TraceStore } from '../trace-port.ts';
-import { compileAggregate } from './stats-sql.ts';
+import { compileAggregate } from '../stats-sql.ts';
 
 const MIGRATIONS: [string, string][] = [
   ['001_spans', `

@@ -4,6 +4,8 @@ import type { RegistryStore } from '../registry-port.ts';
 import { migrate } from './migrate.ts';
 import { createPool } from './pool.ts';
 import { PostgresRegistryStore } from './registry-store.ts';
+import { PostgresTraceStore } from './trace-store.ts';
+import type { TraceStore } from '../trace-port.ts';
 
 export async function openPostgresRegistry(config: Pick<Config, 'databaseUrl' | 'requestTimeoutMs'>, schema = 'public'): Promise<RegistryStore> {
   if (config.databaseUrl === undefined) throw new Error('DATABASE_URL is not set');
@@ -15,4 +17,16 @@ export async function openPostgresRegistry(config: Pick<Config, 'databaseUrl' | 
     throw err;
   }
   return new PostgresRegistryStore(pool);
+}
+
+export async function openPostgresTraces(config: Pick<Config, 'databaseUrl' | 'requestTimeoutMs'>, schema = 'public'): Promise<TraceStore> {
+  if (config.databaseUrl === undefined) throw new Error('DATABASE_URL is not set');
+  const pool = createPool({ url: config.databaseUrl, schema, statementTimeoutMs: config.requestTimeoutMs });
+  try {
+    await migrate(pool, 'traces', schema);
+  } catch (err) {
+    await pool.end();
+    throw err;
+  }
+  return new PostgresTraceStore(pool);
 }

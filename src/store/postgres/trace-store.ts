@@ -1,0 +1,106 @@
+/**
+ * The server-mode trace engine: spans in PostgreSQL, the same statistics SQL as DuckDB in the
+ * PostgreSQL dialect (store/stats-sql.ts), the same contract. A query whose signal aborts is
+ * cancelled on the server (pg_cancel_backend of its connection).
+ */
+import type pg from 'pg';
+import { QueryCancelledError, TraceStoreUnavailableError } from '../duckdb/trace-store.ts';
+import { compileAggregate } from '../stats-sql.ts';
+import type { AggregateQuery, AggregateRow, SpanRow, TraceStore } from '../trace-port.ts';
+import { isConnectionFailure } from './pool.ts';
+
+const ROWS_PER_INSERT = 1000;
+const SPAN_COLUMNS = ['org_id', 'workspace_id', 'trace_id', 'span_id', 'parent_span_id', 'name', 'start_s', 'duration_ms', 'category',
+  'harness', 'skill', 'skill_version', 'command', 'mcp', 'tool', 'model', 'user_id', 'session_id', 'tokens', 'cost', 'is_error'];
+const spanValues = (r: SpanRow): unknown[] => [r.org_id, r.workspace_id, r.trace_id, r.span_id, r.parent_span_id, r.name, r.start_s,
+  r.duration_ms, r.category, r.harness, r.skill, r.skill_version, r.command, r.mcp, r.tool, r.model, r.user, r.session,
+  Math.round(r.tokens), r.cost, r.is_error];
+
+function insertSql(table: string, columns: string[], rows: number): string {
+  const tuples = Array.from({ length: rows }, (_, i) => `(${columns.map((_, j) => `$${i * columns.length + j + 1}`).join(', ')})`);
+  return `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${tuples.join(', ')}`;
+}
+
+const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+export class PostgresTraceStore implements TraceStore {
+  readonly engine = 'postgres' as const;
+  private readonly pool: pg.Pool;
+
+  constructor(pool: pg.Pool) {
+    this.pool = pool;
+  }
+
+  private unavailable(err: unknown): never {
+    if (isConnectionFailure(err)) throw new TraceStoreUnavailableError('the trace database cannot be reached');
+    throw err;
+  }
+
+  async ping(): Promise<void> {
+    await this.pool.query('SELECT 1').catch((err: unknown) => this.unavailable(err));
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+
+  async countSpans(): Promise<number> {
+    const res = await this.pool.query('SELECT COUNT(*)::bigint AS n FROM spans').catch((err: unknown) => this.unavailable(err));
+    return Number(res.rows[0]?.n ?? 0);
+  }
+
+  async insertSpans(rows: readonly SpanRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    const client = await this.pool.connect().catch((err: unknown) => this.unavailable(err));
+    try {
+      await client.query('BEGIN');
+      for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+        const slice = rows.slice(i, i + ROWS_PER_INSERT);
+        await client.query(insertSql('spans', SPAN_COLUMNS, slice.length), slice.flatMap(spanValues));
+      }
+      const skills = new Map<string, SpanRow>();
+      for (const r of rows) if (r.category === 'skill_invocation' && r.skill !== null) skills.set(`${r.trace_id}\u0000${r.skill}\u0000${r.skill_version}`, r);
+      const mapped = [...skills.values()];
+      for (let i = 0; i < mapped.length; i += ROWS_PER_INSERT) {
+        const slice = mapped.slice(i, i + ROWS_PER_INSERT);
+        await client.query(insertSql('trace_skills', ['org_id', 'skill', 'skill_version', 'trace_id', 'start_s'], slice.length),
+          slice.flatMap((r) => [r.org_id, r.skill, r.skill_version, r.trace_id, r.start_s]));
+      }
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      this.unavailable(err);
+    } finally {
+      client.release();
+    }
+  }
+
+  async aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]> {
+    if (signal?.aborted) throw new QueryCancelledError();
+    const { sql, params } = compileAggregate(query, 'postgres');
+    let rows: Record<string, unknown>[];
+    const client = await this.pool.connect().catch((err: unknown) => this.unavailable(err));
+    const pid = (client as unknown as { processID?: number }).processID;
+    const onAbort = () => { if (pid !== undefined) void this.pool.query('SELECT pg_cancel_backend($1)', [pid]).catch(() => undefined); };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      rows = (await client.query(sql, params)).rows as Record<string, unknown>[];
+    } catch (err) {
+      if (signal?.aborted) throw new QueryCancelledError();
+      this.unavailable(err);
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      client.release();
+    }
+    return rows.map((r) => {
+        const groups: AggregateRow['groups'] = {};
+        for (const d of query.groupBy) {
+          const v = r[`g_${d}`];
+          groups[d] = v === null || v === undefined ? null : d === 'skill_version' ? Number(v) : String(v);
+        }
+        const values: AggregateRow['values'] = {};
+        for (const m of query.measures) values[m] = num(r[`m_${m}`]);
+        return { groups, bucket: query.bucket === undefined ? null : num(r.bucket), values };
+      });
+  }
+}

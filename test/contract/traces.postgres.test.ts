@@ -1,0 +1,16 @@
+import { afterAll, describe } from 'vitest';
+import { openPostgresTraces } from '../../src/store/postgres/open.ts';
+import { PG_URL, dropSchema, freshSchemaName, postgresReachable } from './pg-schema.ts';
+import { traceContract } from './trace-contract.ts';
+
+const schemas: string[] = [];
+if (await postgresReachable()) {
+  traceContract('postgres', async () => {
+    const schema = freshSchemaName('t_traces');
+    schemas.push(schema);
+    return openPostgresTraces({ databaseUrl: PG_URL, requestTimeoutMs: 10_000 }, schema);
+  });
+  afterAll(async () => { for (const s of schemas) await dropSchema(s); });
+} else {
+  describe.skip('trace store contract: postgres (no server)', () => undefined);
+}
