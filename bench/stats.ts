@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { compileAggregate } from '../src/store/duckdb/stats-sql.ts';
+import { compileAggregate } from '../src/store/stats-sql.ts';
 import { DuckDbTraceStore } from '../src/store/duckdb/trace-store.ts';
 import type { AggregateQuery } from '../src/store/trace-port.ts';
 import { demoSpans } from '../src/traces/demo-traces.ts';
