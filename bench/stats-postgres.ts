@@ -1,0 +1,57 @@
+/**
+ * The trace statistics aggregation on PostgreSQL against DuckDB, on the same generated spans, in
+ * one run: the per-skill 30-day time_series (traces, tokens, error_rate, latency_p99 by model).
+ * Prints both medians and the PostgreSQL/DuckDB ratio.
+ * Usage: npm run bench:stats:pg [-- --spans 500000 --runs 10] (DATABASE_URL_TEST or the local server)
+ */
+import pg from 'pg';
+import { DuckDbTraceStore } from '../src/store/duckdb/trace-store.ts';
+import { openPostgresTraces } from '../src/store/postgres/open.ts';
+import type { AggregateQuery, TraceStore } from '../src/store/trace-port.ts';
+import { demoSpans } from '../src/traces/demo-traces.ts';
+import { argNumber } from './harness.ts';
+
+const N = argNumber('spans', 500_000);
+const RUNS = argNumber('runs', 10);
+const URL = process.env.DATABASE_URL_TEST ?? 'postgres://postgres@127.0.0.1:5432/test';
+const END = Date.UTC(2026, 10, 1) / 1000;
+const schema = `bench_${process.pid}`;
+const skills = Array.from({ length: 13 }, (_, i) => ({ id: `skill-${i}`, workspaceId: `ws-${i % 4}` }));
+
+const duck = await DuckDbTraceStore.open(':memory:');
+const post = await openPostgresTraces({ databaseUrl: URL, requestTimeoutMs: 120_000 }, schema);
+let done = 0;
+for (const batch of demoSpans({ orgId: 'org', skills, users: ['u1', 'u2', 'u3'], spans: N, endS: END, days: 90 }, 20_000)) {
+  await Promise.all([duck.insertSpans(batch), post.insertSpans(batch)]);
+  done += batch.length;
+  process.stderr.write(`\rloading ${done.toLocaleString()} / ${N.toLocaleString()} spans into both engines   `);
+}
+process.stderr.write('\n');
+const admin = new pg.Client({ connectionString: URL });
+await admin.connect();
+await admin.query(`ANALYZE ${schema}.spans; ANALYZE ${schema}.trace_skills`);
+
+const query: AggregateQuery = {
+  orgId: 'org', skill: 'skill-0', startS: END - 30 * 86400, endS: END, workspaceIds: ['ws-0', 'ws-1', 'ws-2', 'ws-3'], filters: [],
+  groupBy: ['model'], measures: ['traces', 'tokens', 'error_rate', 'latency_p99'], bucket: 'day',
+};
+async function median(store: TraceStore): Promise<number> {
+  await store.aggregate(query);
+  const times: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const t0 = performance.now();
+    await store.aggregate(query);
+    times.push(performance.now() - t0);
+  }
+  return times.sort((a, b) => a - b)[Math.floor(times.length / 2)] as number;
+}
+const d = await median(duck);
+const p = await median(post);
+console.log(`stats aggregation, ${N.toLocaleString()} spans, 30-day time_series x 4 measures by model, ${RUNS} runs`);
+console.log(`  DuckDB      median ${d.toFixed(1)} ms`);
+console.log(`  PostgreSQL  median ${p.toFixed(1)} ms`);
+console.log(`  ratio PostgreSQL/DuckDB ${(p / d).toFixed(1)}`);
+await duck.close();
+await post.close();
+await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+await admin.end();
