@@ -20,7 +20,7 @@ import { registerAgentRoutes } from './rest/agent-routes.ts';
 import { registerRegistryRoutes } from './rest/registry-routes.ts';
 import { registerToolRoutes } from './rest/tool-routes.ts';
 import { registerTraceRoutes } from './rest/trace-routes.ts';
-import { registerGraphql } from './graphql/server.ts';
+import { registerGraphql, type GraphqlOptions } from './graphql/server.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -39,6 +39,8 @@ export interface AppOptions {
   maxEventLoopDelayMs?: number;
   /** Shared counters for several replicas; in-process counters otherwise. */
   rateLimiter?: RateLimiter;
+  /** Shared store of GraphQL automatic persisted queries (Redis in server mode); in-memory otherwise. */
+  apqCache?: GraphqlOptions['apqCache'];
 }
 
 const TRACEPARENT = /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-[\da-f]{2}$/;
@@ -152,7 +154,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     registerToolRoutes(api);
     registerRegistryRoutes(api);
     registerTraceRoutes(api);
-    await registerGraphql(api, services, { toApiError });
+    await registerGraphql(api, services, { toApiError, ...(options.apqCache !== undefined ? { apqCache: options.apqCache } : {}) });
   });
 
   return app;

@@ -10,6 +10,7 @@ import { createMetrics, instrumentStore } from './observability/metrics.ts';
 import { openRegistryStore } from './store/open-registry.ts';
 import { openTraceStore } from './store/open-traces.ts';
 import { RedisRateLimiter } from './store/redis/rate-limiter.ts';
+import { RedisKeyValueCache } from './store/redis/kv-cache.ts';
 import { InProcessRateLimiter, type RateLimiter } from './rest/rate-limit.ts';
 import { seedDemoTracesIfEmpty } from './seed/seed.ts';
 import { seedDemoIfEmpty } from './seed/seed.ts';
@@ -48,12 +49,14 @@ async function main(): Promise<void> {
   const authenticator = await createAuthenticator(config, registry, { onJwksFetch: (outcome) => metrics.jwksRefreshes.inc({ outcome }) });
   // Shared counters when several replicas run (REDIS_URL); this process's memory otherwise.
   const rateLimiter: RateLimiter = config.redisUrl !== undefined ? new RedisRateLimiter(config.redisUrl) : new InProcessRateLimiter();
+  const apqCache = config.redisUrl !== undefined ? new RedisKeyValueCache(config.redisUrl) : undefined;
   const app = await buildApp({
     services: { config, registry, traces, metrics },
     authenticator,
     logger: { level: config.logLevel },
     metrics,
     rateLimiter,
+    ...(apqCache !== undefined ? { apqCache } : {}),
   });
 
   let closing = false;
@@ -67,6 +70,7 @@ async function main(): Promise<void> {
       await app.close();
       await authenticator.close?.();
       await rateLimiter.close?.();
+      apqCache?.close();
       await traces.close();
       await registry.close();
     } finally {

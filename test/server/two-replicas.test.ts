@@ -168,6 +168,20 @@ describe.skipIf(!up)('two replicas on one PostgreSQL and Redis', () => {
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
   }, 30_000);
 
+  it('shares GraphQL persisted queries between replicas through Redis', async () => {
+    const [a, b] = urls as [string, string];
+    const { createHash } = await import('node:crypto');
+    const query = `{ tools(first: 1) { totalCount } } # run ${Math.random()}`;
+    const sha256Hash = createHash('sha256').update(query).digest('hex');
+    const hashOnly = JSON.stringify({ extensions: { persistedQuery: { version: 1, sha256Hash } } });
+    const unknown = (await (await fetch(`${b}/graphql`, { method: 'POST', headers, body: hashOnly })).json()) as { errors?: { extensions?: { code?: string } }[] };
+    expect(unknown.errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_NOT_FOUND');
+    const registered = await fetch(`${a}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query, extensions: { persistedQuery: { version: 1, sha256Hash } } }) });
+    expect(registered.status).toBe(200);
+    const found = (await (await fetch(`${b}/graphql`, { method: 'POST', headers, body: hashOnly })).json()) as { data?: { tools: { totalCount: number } } };
+    expect(found.data?.tools.totalCount).toBeGreaterThan(0);
+  }, 30_000);
+
   it('answers 503 while PostgreSQL is gone and recovers without a restart', async () => {
     const [a, b] = urls as [string, string];
     px.cut();
