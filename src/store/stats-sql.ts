@@ -4,7 +4,7 @@
  * whitelists below; every value is a numbered parameter. Per-group totals and per-bucket rows come
  * from one scan through GROUPING SETS.
  */
-import type { AggregateQuery, Dimension, Measure, SpanFilter } from './trace-port.ts';
+import type { AggregateQuery, AggregateRow, Dimension, Measure, SpanFilter } from './trace-port.ts';
 
 export type SqlDialect = 'duckdb' | 'postgres';
 
@@ -111,4 +111,20 @@ FROM spans
 WHERE trace_id IN (${skillTraces}) AND ${where.join(' AND ')}
 ${groupBy}`;
   return { sql, params };
+}
+
+const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+/** Result rows of a compiled aggregate (any dialect; numbers may arrive as bigint or text). */
+export function toAggregateRows(rows: Record<string, unknown>[], query: AggregateQuery): AggregateRow[] {
+  return rows.map((r) => {
+    const groups: AggregateRow['groups'] = {};
+    for (const d of query.groupBy) {
+      const v = r[`g_${d}`];
+      groups[d] = v === null || v === undefined ? null : d === 'skill_version' ? Number(v) : String(v);
+    }
+    const values: AggregateRow['values'] = {};
+    for (const m of query.measures) values[m] = num(r[`m_${m}`]);
+    return { groups, bucket: query.bucket === undefined ? null : num(r.bucket), values };
+  });
 }

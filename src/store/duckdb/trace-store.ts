@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { BIGINT, BOOLEAN, DOUBLE, DuckDBDataChunk, DuckDBInstance, INTEGER, VARCHAR, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import { type AggregateQuery, type AggregateRow, type SpanRow, type TraceStore } from '../trace-port.ts';
-import { compileAggregate } from '../stats-sql.ts';
+import { compileAggregate, toAggregateRows } from '../stats-sql.ts';
 
 const MIGRATIONS: [string, string][] = [
   ['001_spans', `
@@ -48,7 +48,6 @@ export class QueryCancelledError extends Error {
   }
 }
 
-const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
 export class DuckDbTraceStore implements TraceStore {
   readonly engine = 'duckdb' as const;
@@ -179,16 +178,7 @@ export class DuckDbTraceStore implements TraceStore {
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
       const rows = (await conn.runAndReadAll(sql, params)).getRowObjectsJS();
-      return rows.map((r) => {
-        const groups: AggregateRow['groups'] = {};
-        for (const d of query.groupBy) {
-          const v = r[`g_${d}`];
-          groups[d] = v === null || v === undefined ? null : d === 'skill_version' ? Number(v) : String(v);
-        }
-        const values: AggregateRow['values'] = {};
-        for (const m of query.measures) values[m] = num(r[`m_${m}`]);
-        return { groups, bucket: query.bucket === undefined ? null : num(r.bucket), values };
-      });
+      return toAggregateRows(rows, query);
     } catch (err) {
       if (signal?.aborted) throw new QueryCancelledError();
       if (this.closed) throw new TraceStoreUnavailableError();

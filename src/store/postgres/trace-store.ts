@@ -5,7 +5,7 @@
  */
 import type pg from 'pg';
 import { QueryCancelledError, TraceStoreUnavailableError } from '../duckdb/trace-store.ts';
-import { compileAggregate } from '../stats-sql.ts';
+import { compileAggregate, toAggregateRows } from '../stats-sql.ts';
 import type { AggregateQuery, AggregateRow, SpanRow, TraceStore } from '../trace-port.ts';
 import { isConnectionFailure } from './pool.ts';
 
@@ -21,7 +21,6 @@ function insertSql(table: string, columns: string[], rows: number): string {
   return `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${tuples.join(', ')}`;
 }
 
-const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
 export class PostgresTraceStore implements TraceStore {
   readonly engine = 'postgres' as const;
@@ -92,15 +91,6 @@ export class PostgresTraceStore implements TraceStore {
       signal?.removeEventListener('abort', onAbort);
       client.release();
     }
-    return rows.map((r) => {
-        const groups: AggregateRow['groups'] = {};
-        for (const d of query.groupBy) {
-          const v = r[`g_${d}`];
-          groups[d] = v === null || v === undefined ? null : d === 'skill_version' ? Number(v) : String(v);
-        }
-        const values: AggregateRow['values'] = {};
-        for (const m of query.measures) values[m] = num(r[`m_${m}`]);
-        return { groups, bucket: query.bucket === undefined ? null : num(r.bucket), values };
-      });
+    return toAggregateRows(rows, query);
   }
 }
