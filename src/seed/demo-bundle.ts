@@ -1,8 +1,15 @@
 /**
- * The demo data set: a deterministic bundle (seeded PRNG, fixed timestamps) with several
- * organizations, nested workspaces, ~200 agents, ~500 tools over 12 MCP servers, skills,
- * relationships, identities and profile images. Fixed ids the README uses: org `org-acme`,
- * user `user-alice` (admin of root workspace `ws-acme`), agent `agent-0001`.
+ * The demo data set: a deterministic bundle (seeded PRNG, fixed timestamps, no clock or
+ * Math.random) in the raw shape `parseBundle` accepts. Four organizations (one suspended with a
+ * single user), 30 users, workspace trees up to three levels below each org root plus a
+ * `user_default` workspace per user, 200 agents (some with several versions), 500 tools over 12
+ * servers (`mcp`, `builtin`, `openapi`), 39 skills, a few prompts and documents, relationships of
+ * every rel_type, identities and stored profile images.
+ *
+ * Fixed ids the README uses: org `org-acme`, user `user-alice` (admin of root workspace
+ * `ws-acme`), agent `agent-0001` ("Invoice Parser" in `ws-acme-platform`, stored profile image).
+ * Agent `agent-0005` has an API-key identity whose demo key is
+ * `agk_eegwipeJs7BvCibib6uMb15OTLzi0005` (a pinned value in test/store/bundle.test.ts).
  */
 import { prng } from '../shared/prng.ts';
 import { generateProfilePng } from './png.ts';
@@ -31,11 +38,13 @@ const SKILLS = ['summarize', 'classify', 'translate', 'extract-entities', 'draft
 const MODELS = ['gpt-4o', 'gpt-4o-mini', 'claude-sonnet-4', 'claude-haiku-4', 'gemini-2.5-pro', 'llama-3.3-70b'];
 const FRAMEWORKS = ['langgraph', 'crewai', 'autogen', 'openai-agents'];
 
+/** The demo bundle, identical on every call (raw shape: pass it through `parseBundle`). */
 export function demoBundle(): Obj {
   const rnd = prng(20261122);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
   const organizations: Obj[] = [], users: Obj[] = [], workspaces: Obj[] = [], memberships: Obj[] = [];
   const projects: Obj[] = [], artifacts: Obj[] = [], relationships: Obj[] = [];
+  const agentsOf = new Map<string, string[]>(), skillsOf = new Map<string, string[]>();
   let agentNo = 0, toolNo = 0, skillNo = 0, clock = 0;
   const stamp = (by: string) => {
     clock += 1;
@@ -97,7 +106,7 @@ export function demoBundle(): Obj {
       artifacts.push({
         ...common(id, 'tool', `${server}.${toolName}`, pick(teamSpaces), pick(orgUsers), 'json'),
         display_name: `${toolName.replace('_', ' ')} (${server})`, server_id: `mcp-${server}`, tool_name: toolName,
-        provider_kind: t % 10 === 0 ? 'builtin' : 'mcp', owner: `${pick(TEAMS)}-team`, is_system: t % 13 === 0,
+        provider_kind: t % 10 === 0 ? 'builtin' : t % 10 === 5 ? 'openapi' : 'mcp', owner: `${pick(TEAMS)}-team`, is_system: t % 13 === 0,
         input_schema: { type: 'object', properties: { [pick(NOUNS)]: { type: 'string' }, limit: { type: 'integer', minimum: 1 } }, required: [] },
         output_schema: { type: 'object', properties: { items: { type: 'array' } } }, permissions: { invocable: true },
       });
@@ -109,9 +118,12 @@ export function demoBundle(): Obj {
       orgSkills.push(id);
       artifacts.push({ ...common(id, 'skill', name, pick(teamSpaces), pick(orgUsers), 'md'), display_name: name.replace('-', ' ') });
     }
+    skillsOf.set(org.id, orgSkills);
+    agentsOf.set(org.id, []);
     for (let a = 0; a < org.agents; a++) {
       agentNo++;
       const id = `agent-${pad(agentNo)}`;
+      agentsOf.get(org.id)?.push(id);
       const ws = agentNo === 1 ? `${root}-platform` : pick(teamSpaces);
       const name = agentNo === 1 ? 'Invoice Parser' : `${pick(ROLES)} ${pick(JOBS)}`;
       const owner = pick(orgUsers);
@@ -145,7 +157,40 @@ export function demoBundle(): Obj {
       artifacts.push({ ...common(`doc-${org.short}-1`, 'document', 'Agent usage policy', root, admin, 'pdf'), metadata: { pages: 4 } });
     }
   }
+  // Added after every org so that the values generated above stay as they were.
+  for (const org of ORGS.filter((o) => o.agents > 0)) {
+    const root = `ws-${org.short}`;
+    const admin = (users.find((u) => u.org_id === org.id) as Obj).id as string;
+    const bots = `${root}-platform-automation-bots`;
+    workspaces.push({ id: bots, org_id: org.id, parent_id: `${root}-platform-automation`, name: 'bots', display_name: 'platform automation bots', kind: 'team', workspace_status: 'active', ...stamp(admin) });
+    projects.push({ id: `proj-${org.short}-bots-1`, workspace_id: bots, name: 'bots-1', display_name: 'bots project 1', project_status: 'active', knowledge_urls: [`https://wiki.${org.short}.example.com/bots`], ...stamp(admin) });
+    artifacts.push({ ...common(`prompt-${org.short}-2`, 'prompt', 'Bot escalation template', bots, admin, 'md'), project_id: `proj-${org.short}-bots-1` });
+    relationships.push(...extraRelationships(org.short, agentsOf.get(org.id) ?? [], skillsOf.get(org.id) ?? [], rnd));
+  }
   return { organizations, users, workspaces, memberships, projects, artifacts, relationships };
+}
+
+/**
+ * Edges beyond uses_tool/uses_skill: agents depending on and derived from other agents, skills
+ * derived from skills, agents referencing the org's policy document; a few marked removed.
+ */
+function extraRelationships(org: string, agents: string[], skills: string[], rnd: () => number): Obj[] {
+  const out: Obj[] = [];
+  const seen = new Set<string>();
+  const edge = (from: string, fromKind: string, to: string, toKind: string, relType: string, provenance: string) => {
+    const key = `${from}|${to}|${relType}`;
+    if (from === to || seen.has(key)) return;
+    seen.add(key);
+    out.push({ from: { id: from, kind: fromKind }, to: { id: to, kind: toKind }, rel_type: relType, provenance, relationship_status: rnd() < 0.1 ? 'removed' : 'active', confidence: Math.round((0.4 + rnd() * 0.6) * 100) / 100 });
+  };
+  const other = (xs: string[]) => xs[Math.floor(rnd() * xs.length)] as string;
+  agents.forEach((id, i) => {
+    if (i % 6 === 1) edge(id, 'agent', other(agents), 'agent', 'depends_on', rnd() < 0.5 ? 'declared' : 'observed');
+    if (i % 9 === 4) edge(id, 'agent', other(agents), 'agent', 'derived_from', 'declared');
+    if (i % 8 === 3) edge(id, 'agent', `doc-${org}-1`, 'document', 'references', 'inferred');
+  });
+  skills.forEach((id, i) => { if (i % 4 === 2) edge(id, 'skill', other(skills), 'skill', 'derived_from', 'inferred'); });
+  return out;
 }
 
 function hashHex(s: string): string {

@@ -19,6 +19,7 @@ function chunk(type: string, data: Buffer): Buffer {
   return Buffer.concat([head, data, crc]);
 }
 
+/** A 64x64 RGB PNG identicon for `id`: same id, same bytes; used when an agent has no stored image. */
 export function generateProfilePng(id: string): Uint8Array {
   const h = createHash('sha256').update(id).digest();
   const fg = [h[0] as number, h[1] as number, h[2] as number].map((c) => 60 + (c % 160));

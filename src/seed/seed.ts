@@ -5,6 +5,7 @@ import { demoBundle } from './demo-bundle.ts';
 import type { TraceStore } from '../store/trace-port.ts';
 import { demoSpans } from '../traces/demo-traces.ts';
 
+/** Imports the demo bundle when the registry has no organization yet; true when it did. */
 export async function seedDemoIfEmpty(store: RegistryStore): Promise<boolean> {
   if (!(await store.isEmpty())) return false;
   await store.importBundle(parseBundle(demoBundle()));

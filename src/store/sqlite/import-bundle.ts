@@ -12,6 +12,7 @@ const orNull = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
 const bool = (v: unknown): number | null => (typeof v === 'boolean' ? (v ? 1 : 0) : null);
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
+/** Writes `b` in one IMMEDIATE transaction and returns what the bundle held; throws (and rolls back) on any failure. */
 export function importBundle(db: DatabaseSync, b: Bundle): ImportCounts {
   db.exec('BEGIN IMMEDIATE');
   try {

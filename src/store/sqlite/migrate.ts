@@ -9,6 +9,7 @@ import type { DatabaseSync } from 'node:sqlite';
 
 const DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 
+/** Applies pending migrations, each in its own transaction; returns the file names applied now. */
 export function migrate(db: DatabaseSync): string[] {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)');
   const done = new Set((db.prepare('SELECT name FROM schema_migrations').all() as { name: string }[]).map((r) => r.name));
