@@ -1,14 +1,50 @@
 /**
- * The registry store contract: every engine runs these assertions unchanged (Kysely-style).
- * `open` returns a fresh, empty store; the suite loads the small fixture bundle into it.
+ * The registry store contract: every engine runs these assertions unchanged. `open` returns a
+ * fresh, empty store each call. The first block loads the small fixture bundle (the shape HTTP
+ * tests use); the second loads `queryBundle()`, built to pin down ordering, ranking and grouping.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiKey, parseBundle } from '../../src/store/bundle.ts';
-import type { RegistryStore } from '../../src/store/registry-port.ts';
+import type { ArtifactQuery, ArtifactSort, RegistryStore } from '../../src/store/registry-port.ts';
 import { TEST_API_KEY, TINY_PNG_BASE64, smallBundle } from '../fixtures/small-bundle.ts';
 
 const ORG_A_WS = ['ws-a', 'ws-a-other', 'ws-a-sub', 'ws-a-team'];
 const byName = [{ field: 'name' as const, desc: false }];
+const T = (day: number) => `2026-01-${String(day).padStart(2, '0')}T00:00:00Z`;
+const ids = (page: { items: { id: string }[] }) => page.items.map((a) => a.id);
+
+/** One org, one workspace: tools t-a..t-e with crafted names, dates and servers, and three agents. */
+function queryBundle() {
+  const by = { created_by: 'q-user', updated_by: 'q-user' };
+  const base = (id: string, kind: string, name: string, extra: Record<string, unknown>) => ({
+    id, kind, name, artifact_status: 'active', source_type: 'git', extension: 'json', content_hash_hex: 'ab'.repeat(32),
+    commit_ts: T(1), version_ordinal: 1, is_latest: true, workspace_id: 'ws-q', ...by, ...extra,
+  });
+  const tool = (id: string, name: string, display: string | undefined, created: number, updated: number, extra: Record<string, unknown>) =>
+    base(id, 'tool', name, { ...(display === undefined ? {} : { display_name: display }), created_at: T(created), updated_at: T(updated), provider_kind: 'mcp', owner: 'team-x', is_system: false, ...extra });
+  const agent = (id: string, name: string, display: string, instructions: string) =>
+    base(id, 'agent', name, { display_name: display, instructions, created_at: T(1), updated_at: T(1) });
+  return {
+    organizations: [{ id: 'org-q', name: 'Q', status: 'active' }],
+    users: [{ id: 'q-user', org_id: 'org-q', created_at: T(1), updated_at: T(1) }],
+    workspaces: [
+      { id: 'ws-q', org_id: 'org-q', name: 'q', display_name: 'Q', kind: 'org', workspace_status: 'active', created_at: T(1), updated_at: T(1), ...by },
+      { id: 'ws-q2', org_id: 'org-q', parent_id: 'ws-q', name: 'q2', display_name: 'Q2', kind: 'team', workspace_status: 'active', created_at: T(1), updated_at: T(1), ...by },
+    ],
+    artifacts: [
+      tool('t-c', 'beta', 'Zed', 3, 5, { server_id: 'srv-2' }),
+      tool('t-a', 'Alpha', undefined, 1, 9, { server_id: 'srv-1', owner: 'team-y' }),
+      tool('t-b', 'beta', 'apple', 2, 2, { server_id: 'srv-1' }),
+      tool('t-d', 'gamma', 'Mango', 2, 5, { provider_kind: 'builtin', is_system: true }),
+      tool('t-e', 'delta', undefined, 4, 7, { server_id: 'srv-2', version_ordinal: 2 }),
+      tool('t-e', 'delta', undefined, 4, 6, { server_id: 'srv-old', version_ordinal: 1, is_latest: false }),
+      tool('t-f', 'epsilon', undefined, 1, 1, { server_id: 'srv-3', workspace_id: 'ws-q2' }),
+      agent('ag-s1', 'Ledger Helper', 'Ledger Helper', 'Reconcile invoice totals every week.'),
+      agent('ag-s2', 'Invoice Router', 'Router', 'Route documents to the right team.'),
+      agent('ag-s3', 'Expense Checker', 'Invoice checker', 'Check expenses against policy.'),
+    ],
+  };
+}
 
 export function registryContract(engine: string, open: () => Promise<RegistryStore>): void {
   describe(`registry store contract: ${engine}`, () => {
@@ -16,23 +52,31 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
     beforeAll(async () => {
       store = await open();
       expect(await store.isEmpty()).toBe(true);
-      await store.importBundle(parseBundle(smallBundle()));
+      expect(await store.importBundle(parseBundle(smallBundle()))).toEqual({
+        organizations: 2, users: 5, workspaces: 5, memberships: 4, projects: 1, artifacts: 12, relationships: 3,
+      });
     });
     afterAll(async () => { await store.close(); });
 
-    it('answers ping, is no longer empty, and has a generation', async () => {
+    it('answers ping, is no longer empty, and keeps its generation while nothing changes', async () => {
       await store.ping();
       expect(await store.isEmpty()).toBe(false);
-      expect(typeof (await store.generation())).toBe('string');
+      const generation = await store.generation();
+      expect(typeof generation).toBe('string');
+      await store.getArtifacts(['ag-1']);
+      expect(await store.generation()).toBe(generation);
     });
 
     it('reads organizations and users by id, ignoring unknown ids', async () => {
       expect((await store.getOrganizations(['org-b', 'nope', 'org-a'])).map((o) => o.id)).toEqual(['org-a', 'org-b']);
       const [admin] = await store.getUsers(['u-admin']);
-      expect(admin).toMatchObject({ id: 'u-admin', org_id: 'org-a', name: 'Ada Admin', status: 'active' });
+      expect(admin).toMatchObject({ id: 'u-admin', org_id: 'org-a', name: 'Ada Admin', email: 'ada@a.example', status: 'active' });
       expect(admin?.enrichment?.profile?.title).toBe('Platform lead');
+      const [none] = await store.getUsers(['u-none']);
+      expect(none).toEqual({ id: 'u-none', org_id: 'org-a', status: 'active', created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z' });
       expect((await store.getUsers(['u-susp']))[0]?.status).toBe('suspended');
       expect(await store.getUsers([])).toEqual([]);
+      expect(await store.getOrganizations(['nope'])).toEqual([]);
     });
 
     it('lists users of an org by id with total, limit and offset', async () => {
@@ -41,6 +85,8 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
       expect(all.total).toBe(4);
       expect((await store.listUsers('org-a', 2, 1)).items.map((u) => u.id)).toEqual(['u-none', 'u-susp']);
       expect(await store.listUsers('org-a', 0, 0)).toEqual({ items: [], total: 4 });
+      expect(await store.listUsers('org-a', 10, 10)).toEqual({ items: [], total: 4 });
+      expect(await store.listUsers('org-nope', 10, 0)).toEqual({ items: [], total: 0 });
     });
 
     it('holds the workspace tree with derived roots, memberships and projects', async () => {
@@ -49,23 +95,35 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
       for (const w of tree) expect(w.root_workspace_id).toBe('ws-a');
       expect(tree.find((w) => w.id === 'ws-a-sub')?.parent_id).toBe('ws-a-team');
       expect(tree.find((w) => w.id === 'ws-a')).not.toHaveProperty('parent_id');
-      expect((await store.getWorkspaces(['ws-b']))[0]?.root_workspace_id).toBe('ws-b');
+      expect((await store.getWorkspaces(['ws-b', 'nope']))).toMatchObject([{ id: 'ws-b', root_workspace_id: 'ws-b', org_id: 'org-b', kind: 'org' }]);
       expect(await store.getMembershipsOfUser('u-viewer')).toEqual([{ workspace_id: 'ws-a-team', user_id: 'u-viewer', role: 'viewer' }]);
-      expect((await store.getMembershipsOfWorkspaces(['ws-a'])).map((m) => m.user_id)).toEqual(['u-admin', 'u-susp']);
-      expect((await store.listProjects(['ws-a-team'])).map((p) => p.id)).toEqual(['proj-a1']);
-      expect((await store.getProjects(['proj-a1']))[0]?.knowledge_urls).toEqual(['https://wiki.a.example/billing']);
+      expect(await store.getMembershipsOfUser('u-none')).toEqual([]);
+      expect((await store.getMembershipsOfWorkspaces(['ws-a', 'ws-b'])).map((m) => [m.workspace_id, m.user_id, m.role])).toEqual([
+        ['ws-a', 'u-admin', 'admin'], ['ws-a', 'u-susp', 'editor'], ['ws-b', 'u-b', 'admin'],
+      ]);
+      expect((await store.listProjects(['ws-a-team', 'ws-b'])).map((p) => p.id)).toEqual(['proj-a1']);
+      expect(await store.listProjects([])).toEqual([]);
+      expect((await store.getProjects(['proj-a1', 'nope']))).toMatchObject([{ id: 'proj-a1', workspace_id: 'ws-a-team', knowledge_urls: ['https://wiki.a.example/billing'] }]);
       expect(await store.countMembers(['ws-a', 'ws-a-sub'])).toEqual(new Map([['ws-a', 2]]));
     });
 
     it('returns latest versions by default and every version on request', async () => {
       const [ag1] = await store.getArtifacts(['ag-1']);
-      expect(ag1).toMatchObject({ id: 'ag-1', version_ordinal: 2, is_latest: true, kind: 'agent', project_id: 'proj-a1' });
-      expect(ag1?.doc.instructions).toContain('supplier invoices');
-      expect(ag1?.doc).not.toHaveProperty('identity');
-      expect(ag1?.doc).not.toHaveProperty('profile_image_base64');
-      const versions = await store.getArtifactVersions(['ag-1']);
-      expect(versions.map((v) => [v.version_ordinal, v.is_latest])).toEqual([[1, false], [2, true]]);
+      expect(ag1).toMatchObject({ id: 'ag-1', version_ordinal: 2, is_latest: true, kind: 'agent', project_id: 'proj-a1', display_name: 'Invoice Parser' });
+      expect(ag1?.doc).toMatchObject({ instructions: expect.stringContaining('supplier invoices'), version_label: 'v2', tools: [{ kind: 'builtin', name: 'web_search' }], model_id: 'gpt-4o' });
+      for (const computed of ['identity', 'profile_image_base64', 'permissions', 'relationships']) expect(ag1?.doc).not.toHaveProperty(computed);
+      expect((await store.getArtifacts(['tl-2', 'nope', 'ag-3'])).map((a) => a.id)).toEqual(['ag-3', 'tl-2']);
+      expect((await store.getArtifacts(['tl-1']))[0]).toMatchObject({ kind: 'tool', server_id: 'srv-github' });
+      const versions = await store.getArtifactVersions(['ag-2', 'ag-1']);
+      expect(versions.map((v) => [v.id, v.version_ordinal, v.is_latest])).toEqual([['ag-1', 1, false], ['ag-1', 2, true], ['ag-2', 1, true]]);
+      expect(versions[0]?.doc.instructions).toBe('Read invoices and extract line items.');
       expect(await store.getArtifactWorkspaceIds(['ag-1', 'tl-b1', 'nope'])).toEqual(new Map([['ag-1', 'ws-a-team'], ['tl-b1', 'ws-b']]));
+    });
+
+    it('lists every latest artifact of a scope, optionally of one kind, by id', async () => {
+      expect((await store.listArtifacts(ORG_A_WS, 'agent')).map((a) => [a.id, a.version_ordinal])).toEqual([['ag-1', 2], ['ag-2', 1], ['ag-3', 1]]);
+      expect((await store.listArtifacts(['ws-a-team'])).map((a) => a.id)).toEqual(['ag-1', 'sk-1', 'tl-1', 'tl-3']);
+      expect(await store.listArtifacts([], 'agent')).toEqual([]);
     });
 
     it('finds artifacts in scope only, ordered, paged, with totals', async () => {
@@ -78,26 +136,39 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
       expect(await store.findArtifacts({ kind: 'tool', workspaceIds: [], sorts: byName, limit: 50, offset: 0 })).toEqual({ items: [], total: 0 });
       const sub = await store.findArtifacts({ workspaceIds: ['ws-a-sub'], sorts: byName, limit: 50, offset: 0 });
       expect(sub.items.map((a) => a.id)).toEqual(['tl-2', 'ag-2']);
+      const skills = await store.findArtifacts({ kind: 'skill', workspaceIds: [...ORG_A_WS, 'ws-b'], sorts: byName, limit: 50, offset: 0 });
+      expect(ids(skills)).toEqual(['sk-1', 'sk-b1']);
     });
 
-    it('searches by keyword (ranked full text), prefix and exact, case-insensitively', async () => {
+    it('searches by keyword (ranked full text), prefix and exact, case-insensitively and safely', async () => {
       const agents = (text: { query: string; strategy: 'keyword' | 'prefix' | 'exact' }) =>
         store.findArtifacts({ kind: 'agent', workspaceIds: ORG_A_WS, text, sorts: [{ field: 'relevance', desc: false }], limit: 10, offset: 0 });
-      expect((await agents({ query: 'INVOICES', strategy: 'keyword' })).items.map((a) => a.id).sort()).toEqual(['ag-1', 'ag-3']);
-      const ranked = await agents({ query: 'invoice parser', strategy: 'keyword' });
-      expect(ranked.items[0]?.id).toBe('ag-1');
-      expect((await agents({ query: 'duplicate payments', strategy: 'keyword' })).items.map((a) => a.id)).toEqual(['ag-3']);
-      expect((await agents({ query: 'inv', strategy: 'prefix' })).items.map((a) => a.id).sort()).toEqual(['ag-1', 'ag-3']);
-      expect((await agents({ query: 'travel planner', strategy: 'exact' })).items.map((a) => a.id)).toEqual(['ag-2']);
-      expect((await agents({ query: '%', strategy: 'prefix' })).total).toBe(0);
-      expect((await agents({ query: '"*" OR NEAR', strategy: 'keyword' })).total).toBe(0);
+      expect(ids(await agents({ query: 'INVOICES', strategy: 'keyword' })).sort()).toEqual(['ag-1', 'ag-3']);
+      expect(ids(await agents({ query: 'invoice parser', strategy: 'keyword' }))).toEqual(['ag-1']);
+      expect(ids(await agents({ query: 'duplicate payments', strategy: 'keyword' }))).toEqual(['ag-3']);
+      expect(ids(await agents({ query: 'supplier', strategy: 'keyword' }))).toEqual(['ag-1']);
+      expect((await agents({ query: 'line items', strategy: 'keyword' })).items.map((a) => a.version_ordinal)).toEqual([2]);
+      expect(ids(await agents({ query: 'inv', strategy: 'prefix' })).sort()).toEqual(['ag-1', 'ag-3']);
+      expect(ids(await agents({ query: 'INVOICE P', strategy: 'prefix' }))).toEqual(['ag-1']);
+      expect(ids(await agents({ query: 'travel planner', strategy: 'exact' }))).toEqual(['ag-2']);
+      expect(ids(await agents({ query: 'TRAVEL', strategy: 'exact' }))).toEqual([]);
+      for (const query of ['%', '_', '\\']) expect((await agents({ query, strategy: 'prefix' })).total).toBe(0);
+      for (const query of ['"*" OR NEAR', '!!!', '"', 'invoice*', 'name:invoice', '(invoice', "'; DROP TABLE artifacts; --"]) {
+        const found = await agents({ query, strategy: 'keyword' });
+        expect(found.total).toBe(found.items.length);
+      }
       expect((await agents({ query: '!!!', strategy: 'keyword' })).total).toBe(0);
+      const tools = await store.findArtifacts({ kind: 'tool', workspaceIds: ORG_A_WS, text: { query: 'c_', strategy: 'prefix' }, sorts: byName, limit: 10, offset: 0 });
+      expect(tools.total).toBe(0);
+      expect(ids(await store.findArtifacts({ kind: 'tool', workspaceIds: ORG_A_WS, text: { query: 'create_', strategy: 'prefix' }, sorts: byName, limit: 10, offset: 0 }))).toEqual(['tl-1']);
     });
 
     it('finds a skill by exact name within a scope', async () => {
       expect((await store.findSkillByName(ORG_A_WS, 'summarize'))?.id).toBe('sk-1');
       expect((await store.findSkillByName(['ws-b'], 'summarize'))?.id).toBe('sk-b1');
       expect(await store.findSkillByName(ORG_A_WS, 'Summarize')).toBeNull();
+      expect(await store.findSkillByName([], 'summarize')).toBeNull();
+      expect(await store.findSkillByName(ORG_A_WS, 'Invoice Parser')).toBeNull();
     });
 
     it('aggregates tools into groups with count, distinct servers and latest update', async () => {
@@ -112,43 +183,59 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
       expect(filtered.total).toBe(2);
       expect(filtered.items).toEqual([{ key: { workspace_id: 'ws-a-team' }, count: 1, servers: 1, latest_updated_at: '2026-01-01T00:00:00Z' }]);
       expect(await store.aggregateTools({ workspaceIds: ['ws-a-sub'], groupBy: [], filters: [{ field: 'is_system', values: [true] }], limit: 10, offset: 0 })).toEqual({ items: [], total: 0 });
+      expect(await store.aggregateTools({ workspaceIds: [], groupBy: ['owner'], filters: [], limit: 10, offset: 0 })).toEqual({ items: [], total: 0 });
+      expect(await store.aggregateTools({ workspaceIds: ORG_A_WS, groupBy: ['owner'], filters: [], limit: 0, offset: 0 })).toEqual({ items: [], total: 1 });
     });
 
     it('counts latest artifacts by kind per workspace, project and creator', async () => {
-      expect((await store.countArtifacts('workspace', ['ws-a-team'])).get('ws-a-team')).toEqual({ agent: 1, skill: 1, tool: 2 });
-      expect((await store.countArtifacts('project', ['proj-a1'])).get('proj-a1')).toEqual({ agent: 1 });
-      expect((await store.countArtifacts('creator', ['u-viewer'])).get('u-viewer')).toEqual({ agent: 1 });
+      const byWorkspace = await store.countArtifacts('workspace', ['ws-a-team', 'ws-a', 'nope']);
+      expect(byWorkspace).toEqual(new Map([['ws-a-team', { agent: 1, skill: 1, tool: 2 }]]));
+      expect(await store.countArtifacts('project', ['proj-a1'])).toEqual(new Map([['proj-a1', { agent: 1 }]]));
+      expect((await store.countArtifacts('creator', ['u-viewer', 'u-b'])).get('u-viewer')).toEqual({ agent: 1 });
+      expect((await store.countArtifacts('creator', ['u-b'])).get('u-b')).toEqual({ agent: 1, skill: 1 });
+      expect(await store.countArtifacts('creator', [])).toEqual(new Map());
     });
 
     it('returns relationships touching the given artifacts, in both directions', async () => {
-      const rels = await store.getRelationships(['tl-1', 'sk-1']);
-      expect(rels.map((r) => [r.from.id, r.rel_type, r.to.id])).toEqual([['ag-1', 'uses_skill', 'sk-1'], ['ag-1', 'uses_tool', 'tl-1']]);
-      expect(rels[0]).toMatchObject({ provenance: 'observed', relationship_status: 'active', weight: 0.8 });
-      expect(rels[1]).not.toHaveProperty('weight');
+      const incoming = await store.getRelationships(['tl-1', 'sk-1']);
+      expect(incoming.map((r) => [r.from.id, r.rel_type, r.to.id])).toEqual([['ag-1', 'uses_skill', 'sk-1'], ['ag-1', 'uses_tool', 'tl-1']]);
+      expect(incoming[0]).toMatchObject({ from: { kind: 'agent' }, to: { kind: 'skill' }, provenance: 'observed', relationship_status: 'active', weight: 0.8 });
+      expect(incoming[1]).not.toHaveProperty('weight');
+      const outgoing = await store.getRelationships(['ag-1', 'ag-3']);
+      expect(outgoing.map((r) => [r.from.id, r.to.id])).toEqual([['ag-1', 'sk-1'], ['ag-1', 'tl-1'], ['ag-3', 'tl-4']]);
+      expect(outgoing[2]).toMatchObject({ provenance: 'inferred', confidence: 0.6 });
+      expect(await store.getRelationships(['ag-2', 'nope'])).toEqual([]);
     });
 
     it('keeps identities with hashed keys only, and finds them by client id or key hash', async () => {
-      const ids = await store.getIdentitiesOfAgents(['ag-1', 'ag-2']);
-      expect(ids.map((i) => [i.agent_id, i.credential_kind])).toEqual([['ag-1', 'oidc_client'], ['ag-2', 'api_key']]);
-      expect(JSON.stringify(ids)).not.toContain(TEST_API_KEY);
+      const found = await store.getIdentitiesOfAgents(['ag-2', 'ag-1', 'ag-3']);
+      expect(found.map((i) => [i.agent_id, i.credential_kind, i.client_id])).toEqual([['ag-1', 'oidc_client', 'client-ag-1'], ['ag-2', 'api_key', 'client-ag-2']]);
+      expect(JSON.stringify(found)).not.toContain(TEST_API_KEY);
+      expect(found[1]).toMatchObject({ api_key_hash: hashApiKey(TEST_API_KEY), api_key_last4: TEST_API_KEY.slice(-4), expires_at: '2099-01-01T00:00:00Z' });
+      expect(found[0]).not.toHaveProperty('api_key_hash');
       expect((await store.findIdentityByApiKeyHash(hashApiKey(TEST_API_KEY)))?.agent_id).toBe('ag-2');
-      expect((await store.findIdentityByApiKeyHash(hashApiKey('agk_wrong')))).toBeNull();
+      expect(await store.findIdentityByApiKeyHash(hashApiKey('agk_wrong'))).toBeNull();
+      expect(await store.findIdentityByApiKeyHash(TEST_API_KEY)).toBeNull();
       expect((await store.findIdentityByClientId('client-ag-1'))?.agent_id).toBe('ag-1');
-      expect(ids[1]?.api_key_last4).toBe(TEST_API_KEY.slice(-4));
+      expect(await store.findIdentityByClientId('client-nope')).toBeNull();
     });
 
     it('round-trips profile image bytes', async () => {
       const image = await store.getProfileImage('ag-1');
       expect(image?.content_type).toBe('image/png');
+      expect(image?.bytes).toBeInstanceOf(Uint8Array);
       expect(Buffer.from(image?.bytes ?? []).toString('base64')).toBe(TINY_PNG_BASE64);
       expect(await store.getProfileImage('ag-2')).toBeNull();
+      expect(await store.getProfileImage('nope')).toBeNull();
     });
 
     it('re-imports idempotently: updates in place, moves the latest version, changes the generation', async () => {
       const before = await store.generation();
       const bundle = smallBundle();
-      bundle.artifacts.push({ ...(bundle.artifacts.find((a) => a.id === 'ag-2') as Record<string, unknown>), version_ordinal: 2, name: 'Trip Planner' } as never);
+      bundle.artifacts.push({ ...(bundle.artifacts.find((a) => a.id === 'ag-2') as Record<string, unknown>), version_ordinal: 2, name: 'Trip Planner', display_name: 'Trip Planner', instructions: 'Plan trips.' } as never);
       (bundle.artifacts.find((a) => a.id === 'ag-2' && a.version_ordinal === 1) as Record<string, unknown>).is_latest = false;
+      (bundle.users.find((u) => u.id === 'u-viewer') as Record<string, unknown>).name = 'Victoria Viewer';
+      (bundle.relationships[0] as Record<string, unknown>).provenance = 'observed';
       await store.importBundle(parseBundle(bundle));
       await store.importBundle(parseBundle(bundle));
       expect(await store.generation()).not.toBe(before);
@@ -156,21 +243,105 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
       expect(versions.map((v) => [v.version_ordinal, v.is_latest, v.name])).toEqual([[1, false, 'Travel Planner'], [2, true, 'Trip Planner']]);
       const found = await store.findArtifacts({ kind: 'agent', workspaceIds: ORG_A_WS, text: { query: 'trip', strategy: 'keyword' }, sorts: [], limit: 10, offset: 0 });
       expect(found.items.map((a) => [a.id, a.version_ordinal])).toEqual([['ag-2', 2]]);
+      expect((await store.findArtifacts({ kind: 'agent', workspaceIds: ORG_A_WS, text: { query: 'book travel', strategy: 'keyword' }, sorts: [], limit: 10, offset: 0 })).total).toBe(0);
       expect((await store.findArtifacts({ kind: 'agent', workspaceIds: ORG_A_WS, sorts: byName, limit: 10, offset: 0 })).total).toBe(3);
       expect((await store.listUsers('org-a', 50, 0)).total).toBe(4);
+      expect((await store.getUsers(['u-viewer']))[0]?.name).toBe('Victoria Viewer');
+      expect(await store.getRelationships(['tl-1'])).toMatchObject([{ provenance: 'observed' }]);
+      expect((await store.getIdentitiesOfAgents(['ag-2']))[0]?.api_key_hash).toBe(hashApiKey(TEST_API_KEY));
+      expect(await store.countMembers(['ws-a'])).toEqual(new Map([['ws-a', 2]]));
     });
 
     it('stores nothing of a bundle whose write fails part-way', async () => {
-      const bundle = parseBundle({
-        organizations: [{ id: 'org-x', name: 'X', status: 'active' }],
-        workspaces: [{ id: 'ws-x', org_id: 'org-x', name: 'x', display_name: 'X', kind: 'org', workspace_status: 'active', created_at: 't', created_by: 'u', updated_at: 't', updated_by: 'u' }],
-        // A membership naming a user that exists nowhere breaks a foreign key at write time.
-        memberships: [],
-      });
+      const raw = smallBundle();
+      (raw.users.find((u) => u.id === 'u-admin') as Record<string, unknown>).name = 'Changed';
+      raw.organizations.push({ id: 'org-x', name: 'X', status: 'active' });
+      raw.workspaces.push({ id: 'ws-x', org_id: 'org-x', name: 'x', display_name: 'X', kind: 'org', workspace_status: 'active', created_at: T(1), created_by: 'u', updated_at: T(1), updated_by: 'u' });
+      const bundle = parseBundle(raw);
+      // A membership naming a user that exists nowhere breaks a foreign key at write time, after the rest was written.
       bundle.memberships.push({ workspace_id: 'ws-x', user_id: 'ghost', role: 'admin' });
       await expect(store.importBundle(bundle)).rejects.toThrow();
       expect(await store.getOrganizations(['org-x'])).toEqual([]);
       expect(await store.getWorkspaces(['ws-x'])).toEqual([]);
+      expect((await store.getUsers(['u-admin']))[0]?.name).toBe('Ada Admin');
+      await store.ping();
+    });
+  });
+
+  describe(`registry store contract: ${engine}, ordering, ranking and grouping`, () => {
+    let store: RegistryStore;
+    beforeAll(async () => {
+      store = await open();
+      await store.importBundle(parseBundle(queryBundle()));
+    });
+    afterAll(async () => { await store.close(); });
+
+    const tools = (sorts: ArtifactSort[], extra: Partial<ArtifactQuery> = {}) =>
+      store.findArtifacts({ kind: 'tool', workspaceIds: ['ws-q'], sorts, limit: 50, offset: 0, ...extra });
+    const sort = (spec: string): ArtifactSort[] => spec.split(',').map((s) => ({ field: s.replace(/^-/, '') as ArtifactSort['field'], desc: s.startsWith('-') }));
+
+    it.each([
+      ['name', ['t-a', 't-b', 't-c', 't-e', 't-d']],
+      ['-name', ['t-d', 't-e', 't-b', 't-c', 't-a']],
+      ['display_name', ['t-b', 't-d', 't-c', 't-a', 't-e']],
+      ['-display_name', ['t-c', 't-d', 't-b', 't-a', 't-e']],
+      ['created_at', ['t-a', 't-b', 't-d', 't-c', 't-e']],
+      ['-created_at', ['t-e', 't-c', 't-b', 't-d', 't-a']],
+      ['updated_at', ['t-b', 't-c', 't-d', 't-e', 't-a']],
+      ['-updated_at', ['t-a', 't-e', 't-c', 't-d', 't-b']],
+      ['-updated_at,-name', ['t-a', 't-e', 't-d', 't-c', 't-b']],
+      ['relevance', ['t-a', 't-b', 't-c', 't-d', 't-e']],
+    ])('sorts by %s (name case-insensitive, display_name nulls last, ties by id)', async (spec, expected) => {
+      expect(ids(await tools(sort(spec)))).toEqual(expected);
+    });
+
+    it('orders by id without sorts, and pages past the end with the total', async () => {
+      expect(ids(await tools([]))).toEqual(['t-a', 't-b', 't-c', 't-d', 't-e']);
+      expect(await tools([], { limit: 2, offset: 10 })).toEqual({ items: [], total: 5 });
+      expect(await tools([], { limit: 0 })).toEqual({ items: [], total: 5 });
+      expect(ids(await tools(sort('name'), { limit: 2, offset: 3 }))).toEqual(['t-e', 't-d']);
+      expect(ids(await tools([], { workspaceIds: ['ws-q', 'ws-q2'] }))).toEqual(['t-a', 't-b', 't-c', 't-d', 't-e', 't-f']);
+    });
+
+    it('ranks keyword hits: name, then display name, then instructions; desc reverses', async () => {
+      const search = (desc: boolean) => store.findArtifacts({
+        kind: 'agent', workspaceIds: ['ws-q'], text: { query: 'invoice', strategy: 'keyword' }, sorts: [{ field: 'relevance', desc }], limit: 10, offset: 0,
+      });
+      expect(ids(await search(false))).toEqual(['ag-s2', 'ag-s3', 'ag-s1']);
+      expect(ids(await search(true))).toEqual(['ag-s1', 'ag-s3', 'ag-s2']);
+      const prefix = await store.findArtifacts({ kind: 'agent', workspaceIds: ['ws-q'], text: { query: 'Invoice', strategy: 'prefix' }, sorts: sort('name'), limit: 10, offset: 0 });
+      expect(ids(prefix)).toEqual(['ag-s3', 'ag-s2']);
+      const exact = await store.findArtifacts({ kind: 'agent', workspaceIds: ['ws-q'], text: { query: 'ROUTER', strategy: 'exact' }, sorts: [], limit: 10, offset: 0 });
+      expect(ids(exact)).toEqual(['ag-s2']);
+    });
+
+    it('groups only latest tool versions; missing keys are null and sort last', async () => {
+      const byServer = await store.aggregateTools({ workspaceIds: ['ws-q'], groupBy: ['server_id'], filters: [], limit: 10, offset: 0 });
+      expect(byServer).toEqual({
+        total: 3,
+        items: [
+          { key: { server_id: 'srv-1' }, count: 2, servers: 1, latest_updated_at: T(9) },
+          { key: { server_id: 'srv-2' }, count: 2, servers: 1, latest_updated_at: T(7) },
+          { key: { server_id: null }, count: 1, servers: 0, latest_updated_at: T(5) },
+        ],
+      });
+      const bySystem = await store.aggregateTools({ workspaceIds: ['ws-q', 'ws-q2'], groupBy: ['is_system', 'provider_kind'], filters: [], limit: 10, offset: 0 });
+      expect(bySystem.items).toEqual([
+        { key: { is_system: false, provider_kind: 'mcp' }, count: 5, servers: 3, latest_updated_at: T(9) },
+        { key: { is_system: true, provider_kind: 'builtin' }, count: 1, servers: 0, latest_updated_at: T(5) },
+      ]);
+      const anyOf = await store.aggregateTools({ workspaceIds: ['ws-q'], groupBy: ['owner'], filters: [{ field: 'server_id', values: ['srv-1', 'srv-old'] }, { field: 'is_system', values: [false] }], limit: 10, offset: 0 });
+      expect(anyOf.items.map((g) => [g.key.owner, g.count])).toEqual([['team-x', 1], ['team-y', 1]]);
+      const paged = await store.aggregateTools({ workspaceIds: ['ws-q'], groupBy: ['server_id'], filters: [], limit: 1, offset: 2 });
+      expect(paged.total).toBe(3);
+      expect(paged.items.map((g) => g.key)).toEqual([{ server_id: null }]);
+      expect(await store.aggregateTools({ workspaceIds: ['ws-q'], groupBy: [], filters: [], limit: 10, offset: 1 })).toEqual({ items: [], total: 1 });
+    });
+
+    it('stops answering once closed', async () => {
+      const other = await open();
+      await other.close();
+      await expect(other.ping()).rejects.toThrow();
     });
   });
 }

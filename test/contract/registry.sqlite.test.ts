@@ -1,10 +1,54 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { parseBundle } from '../../src/store/bundle.ts';
+import { openRegistryStore } from '../../src/store/open-registry.ts';
 import { SqliteRegistryStore } from '../../src/store/sqlite/registry-store.ts';
+import { TEST_API_KEY, smallBundle } from '../fixtures/small-bundle.ts';
 import { registryContract } from './registry-contract.ts';
 
-registryContract('sqlite', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-contract-'));
-  return new SqliteRegistryStore(path.join(dir, 'registry.sqlite'));
+const tempFile = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gw-contract-')), 'registry.sqlite');
+
+registryContract('sqlite', async () => new SqliteRegistryStore(tempFile()));
+
+describe('sqlite registry engine specifics', () => {
+  it('opens registry.sqlite in DATA_DIR, creating the directory, and migrates once', async () => {
+    const dataDir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gw-open-')), 'nested', 'data');
+    const store = await openRegistryStore(loadConfig({ DATA_DIR: dataDir }));
+    expect(store.engine).toBe('sqlite');
+    await store.importBundle(parseBundle(smallBundle()));
+    await store.close();
+    const reopened = await openRegistryStore(loadConfig({ DATA_DIR: dataDir }));
+    expect(await reopened.isEmpty()).toBe(false);
+    await reopened.close();
+    const db = new DatabaseSync(path.join(dataDir, 'registry.sqlite'));
+    expect(db.prepare('SELECT name FROM schema_migrations').all().map((r) => r.name)).toEqual(['001_init.sql', '002_sort_index.sql']);
+    expect(db.prepare('PRAGMA journal_mode').get()?.journal_mode).toBe('wal');
+    db.close();
+  });
+
+  it('never writes a clear API key to disk', async () => {
+    const file = tempFile();
+    const store = new SqliteRegistryStore(file);
+    await store.importBundle(parseBundle(smallBundle()));
+    await store.close();
+    for (const f of fs.readdirSync(path.dirname(file))) {
+      expect(fs.readFileSync(path.join(path.dirname(file), f)).includes(TEST_API_KEY)).toBe(false);
+    }
+  });
+
+  it('sees a commit of another connection through its generation', async () => {
+    const file = tempFile();
+    const service = new SqliteRegistryStore(file);
+    const cli = new SqliteRegistryStore(file);
+    const before = await service.generation();
+    await cli.importBundle(parseBundle(smallBundle()));
+    expect(await service.generation()).not.toBe(before);
+    expect(await service.isEmpty()).toBe(false);
+    await cli.close();
+    await service.close();
+  });
 });

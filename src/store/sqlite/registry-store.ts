@@ -26,6 +26,7 @@ import { artifactSearchSql, toolAggregateSql } from './search-sql.ts';
 
 const IN = 'IN (SELECT value FROM json_each(?))';
 
+/** The RegistryStore port over one SQLite file (or `:memory:`); see the port for the invariants. */
 export class SqliteRegistryStore implements RegistryStore {
   readonly engine = 'sqlite' as const;
   private readonly db: DatabaseSync;
@@ -130,7 +131,9 @@ export class SqliteRegistryStore implements RegistryStore {
     if (sql === null) return { items: [], total: 0 };
     const total = Number(this.all(sql.count, ...sql.params)[0]?.n ?? 0);
     if (query.limit === 0 || total <= query.offset) return { items: [], total };
-    const items = this.all(sql.page, ...sql.params, query.limit, query.offset).map(toArtifact);
+    const seqs = this.all(sql.page, ...sql.params, query.limit, query.offset).map((r) => Number(r.seq));
+    const rows = new Map(this.all(`SELECT * FROM artifacts WHERE seq ${IN}`, JSON.stringify(seqs)).map((r) => [Number(r.seq), r]));
+    const items = seqs.map((seq) => toArtifact(rows.get(seq) as Row));
     return { items, total };
   }
 

@@ -8,7 +8,11 @@ const IN = 'IN (SELECT value FROM json_each(?))';
 
 export interface CompiledQuery {
   count: string;
-  /** Takes `params`, then LIMIT and OFFSET. */
+  /**
+   * Takes `params`, then LIMIT and OFFSET. For artifacts it selects only `seq` in page order (a
+   * covering-index sort); the store then reads the page's rows by `seq`, so the sort never moves
+   * whole documents.
+   */
   page: string;
   params: (string | number | null)[];
 }
@@ -51,6 +55,11 @@ function orderBy(sorts: ArtifactSort[], ranked: boolean): string {
   return parts.join(', ');
 }
 
+/**
+ * The count and page SQL of `findArtifacts`: latest versions in scope, optional kind and text
+ * (FTS5 bm25 ranking weighted name 10, display name 5, instructions 1; prefix/exact on lowercased
+ * name or display name with LIKE wildcards escaped). Null when the text has no searchable word.
+ */
 export function artifactSearchSql(q: ArtifactQuery): CompiledQuery | null {
   const where = ['a.is_latest = 1', `a.workspace_id ${IN}`];
   const params: (string | number | null)[] = [JSON.stringify(q.workspaceIds)];
@@ -79,7 +88,7 @@ export function artifactSearchSql(q: ArtifactQuery): CompiledQuery | null {
       params.push(text, text);
     }
   }
-  const select = ranked ? 'a.*, bm25(artifacts_fts, 10.0, 5.0, 1.0) AS rank' : 'a.*';
+  const select = ranked ? 'a.seq, bm25(artifacts_fts, 10.0, 5.0, 1.0) AS rank' : 'a.seq';
   const body = `FROM ${from} WHERE ${where.join(' AND ')}`;
   return {
     count: `SELECT COUNT(*) AS n ${body}`,
@@ -98,6 +107,10 @@ const GROUP_COLUMNS: Record<ToolGroupField, string> = {
   source_type: 'source_type',
 };
 
+/**
+ * The count and page SQL of `aggregateTools` over latest tool versions in scope: one row per
+ * group (or a single row without `groupBy`) with count, distinct servers and latest update.
+ */
 export function toolAggregateSql(q: ToolAggregateQuery): CompiledQuery {
   const where = ["is_latest = 1", "kind = 'tool'", `workspace_id ${IN}`];
   const params: (string | number | null)[] = [JSON.stringify(q.workspaceIds)];
@@ -117,9 +130,10 @@ export function toolAggregateSql(q: ToolAggregateQuery): CompiledQuery {
     };
   }
   const group = `GROUP BY ${cols.join(', ')}`;
+  // Groups: most tools first, then key values ascending with missing values (null) last.
   return {
     count: `SELECT COUNT(*) AS n FROM (SELECT 1 ${base} ${group})`,
-    page: `SELECT ${keys.join(', ')}, ${metrics} ${base} ${group} ORDER BY count DESC, ${cols.map((c) => `${c} ASC`).join(', ')} LIMIT ? OFFSET ?`,
+    page: `SELECT ${keys.join(', ')}, ${metrics} ${base} ${group} ORDER BY count DESC, ${cols.map((c) => `${c} IS NULL, ${c} ASC`).join(', ')} LIMIT ? OFFSET ?`,
     params,
   };
 }
