@@ -6,8 +6,9 @@
  */
 import type { RequestContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
-import { bucketStart, type AggregateRow, type Dimension, type Measure, type SpanFilter, type TraceStore } from '../store/trace-port.ts';
-import { QueryCancelledError, TraceStoreUnavailableError } from '../store/duckdb/trace-store.ts';
+import {
+  QueryCancelledError, TraceStoreUnavailableError, bucketStart, type AggregateRow, type Dimension, type Measure, type SpanFilter, type TraceStore,
+} from '../store/trace-port.ts';
 import { DEFAULT_GROUP_LIMIT, MAX_GROUP_LIMIT, checkRules, type PanelQuery, type TraceStatsRequest } from '../traces/stats-request.ts';
 
 export const UNIT: Record<Measure, string> = {

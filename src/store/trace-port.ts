@@ -72,6 +72,22 @@ export interface AggregateRow {
   values: Partial<Record<Measure, number | null>>;
 }
 
+/** The trace store cannot answer (closed, file unusable): endpoint 1 maps it to traces_unavailable. */
+export class TraceStoreUnavailableError extends Error {
+  constructor(message = 'the trace store is unavailable') {
+    super(message);
+    this.name = 'TraceStoreUnavailableError';
+  }
+}
+
+/** The query was interrupted because its signal aborted. */
+export class QueryCancelledError extends Error {
+  constructor() {
+    super('the query was cancelled');
+    this.name = 'QueryCancelledError';
+  }
+}
+
 export interface TraceStore {
   readonly engine: 'duckdb' | 'postgres';
   ping(): Promise<void>;

@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { BIGINT, BOOLEAN, DOUBLE, DuckDBDataChunk, DuckDBInstance, INTEGER, VARCHAR, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
-import { type AggregateQuery, type AggregateRow, type SpanRow, type TraceStore } from '../trace-port.ts';
+import { QueryCancelledError, TraceStoreUnavailableError, type AggregateQuery, type AggregateRow, type SpanRow, type TraceStore } from '../trace-port.ts';
 import { compileAggregate, toAggregateRows } from '../stats-sql.ts';
 
 const MIGRATIONS: [string, string][] = [
@@ -31,23 +31,6 @@ const SPAN_COLUMNS: ((r: SpanRow) => DuckDBValue)[] = [
   (r) => r.command, (r) => r.mcp, (r) => r.tool, (r) => r.model, (r) => r.user, (r) => r.session,
   (r) => BigInt(Math.round(r.tokens)), (r) => r.cost, (r) => r.is_error,
 ];
-
-/** The trace store cannot answer (closed, file unusable): endpoint 1 maps it to traces_unavailable. */
-export class TraceStoreUnavailableError extends Error {
-  constructor(message = 'the trace store is unavailable') {
-    super(message);
-    this.name = 'TraceStoreUnavailableError';
-  }
-}
-
-/** The query was interrupted because its signal aborted. */
-export class QueryCancelledError extends Error {
-  constructor() {
-    super('the query was cancelled');
-    this.name = 'QueryCancelledError';
-  }
-}
-
 
 export class DuckDbTraceStore implements TraceStore {
   readonly engine = 'duckdb' as const;

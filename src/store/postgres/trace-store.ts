@@ -4,9 +4,8 @@
  * cancelled on the server (pg_cancel_backend of its connection).
  */
 import type pg from 'pg';
-import { QueryCancelledError, TraceStoreUnavailableError } from '../duckdb/trace-store.ts';
 import { compileAggregate, toAggregateRows } from '../stats-sql.ts';
-import type { AggregateQuery, AggregateRow, SpanRow, TraceStore } from '../trace-port.ts';
+import { QueryCancelledError, TraceStoreUnavailableError, type AggregateQuery, type AggregateRow, type SpanRow, type TraceStore } from '../trace-port.ts';
 import { isConnectionFailure } from './pool.ts';
 
 const ROWS_PER_INSERT = 1000;
