@@ -9,7 +9,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { compileAggregate } from '../src/store/stats-sql.ts';
 import { DuckDbTraceStore } from '../src/store/duckdb/trace-store.ts';
 import type { AggregateQuery } from '../src/store/trace-port.ts';
 import { demoSpans } from '../src/traces/demo-traces.ts';
@@ -70,7 +69,7 @@ const aggregate: AggregateQuery = {
   orgId: 'org-acme', skill: skill.id, startS: start, endS: END, workspaceIds: access.readableWorkspaceIds, filters: [],
   groupBy: ['model'], measures: ['traces', 'tokens', 'error_rate', 'latency_p99'], bucket: 'day',
 };
-const compiled = compileAggregate(aggregate);
+const compiled = store.compile(aggregate);
 const rawConn = await store.connect();
 
 async function endpoint(): Promise<number> {

@@ -1,8 +1,13 @@
 /**
- * Compiles an AggregateQuery into one SQL statement for DuckDB or PostgreSQL (they differ in
- * integer division, casts, the percentile function and the semi-join). Identifiers come only from the
- * whitelists below; every value is a numbered parameter. Per-group totals and per-bucket rows come
- * from one scan through GROUPING SETS.
+ * Compiles an AggregateQuery into one SQL statement for DuckDB or PostgreSQL over rows an engine
+ * supplies (its `RowSource`: the spans of the skill's traces, whatever its storage layout).
+ * Identifiers come only from the whitelists below; every value is a numbered parameter.
+ *
+ * Each measure is computed from "parts": additive ones (counts and sums), distinct counts and
+ * percentiles. Per-bucket rows come from one GROUP BY over the rows; the per-group totals that rank
+ * the groups of a time series are summed from the bucket rows where the parts are additive, and
+ * only distinct counts and percentiles scan the rows again, each once. This costs less than
+ * GROUPING SETS, which recompute every measure for the totals.
  */
 import type { AggregateQuery, AggregateRow, Dimension, Measure, SpanFilter } from './trace-port.ts';
 
@@ -19,30 +24,90 @@ export const COLUMN: Record<Dimension, string> = {
   user: 'user_id',
 };
 
+/**
+ * The columns every source yields, under these names: `trace_key` identifies the trace (any type
+ * with equality), the others are the span columns of store/trace-port.ts SpanRow.
+ */
+export const SOURCE_COLUMNS = ['trace_key', 'start_s', 'workspace_id', 'harness', 'skill', 'skill_version', 'command', 'mcp', 'tool',
+  'model', 'user_id', 'session_id', 'category', 'is_error', 'tokens', 'cost', 'duration_ms'] as const;
+
+/** Adds a value to the statement's parameters and returns its placeholder. */
+export type Param = (value: string | number) => string;
+
+/**
+ * An engine's rows of the query's skill (and version), as one SELECT of SOURCE_COLUMNS. `where`
+ * (time range, workspaces, filters, over the span columns) must hold in every branch of it.
+ * `rescan`: reading the rows again is cheaper than keeping them (a scan of stored, clustered rows);
+ * otherwise a query that reads them more than once materializes them first (a join).
+ */
+export interface RowSource {
+  sql(q: AggregateQuery, where: string, param: Param): string;
+  rescan: boolean;
+}
+
+export interface CompiledAggregate {
+  sql: string;
+  params: (string | number)[];
+}
+
 const INVOCATION = "category = 'skill_invocation'";
 
-/** The SQL of each measure in a dialect; exact percentiles are nearest-rank in both. */
-export function measureSql(m: Measure, dialect: SqlDialect): string {
-  const dbl = dialect === 'duckdb' ? 'DOUBLE' : 'double precision';
-  const errorRate = `COUNT(*) FILTER (WHERE ${INVOCATION} AND is_error)::${dbl} / NULLIF(COUNT(*) FILTER (WHERE ${INVOCATION}), 0)`;
-  const percentile = (q: number) => dialect === 'duckdb'
-    ? `quantile_disc(duration_ms, ${q}) FILTER (WHERE ${INVOCATION})`
-    : `percentile_disc(${q}) WITHIN GROUP (ORDER BY duration_ms) FILTER (WHERE ${INVOCATION})`;
+type Part = 'spans' | 'inv' | 'err' | 'tool' | 'tokens' | 'cost' | 'traces' | 'sessions' | 'users' | 'p50' | 'p90' | 'p99';
+
+const PARTS: Record<Measure, Part[]> = {
+  sessions: ['sessions'], traces: ['traces'], spans: ['spans'], skill_invocations: ['inv'], tool_calls: ['tool'], tokens: ['tokens'],
+  active_users: ['users'], error_rate: ['inv', 'err'], success_rate: ['inv', 'err'], tokens_per_trace: ['tokens', 'traces'],
+  cost: ['cost'], latency_p50: ['p50'], latency_p90: ['p90'], latency_p99: ['p99'],
+};
+const ADDITIVE = new Set<Part>(['spans', 'inv', 'err', 'tool', 'tokens', 'cost']);
+const DISTINCT = new Set<Part>(['traces', 'sessions', 'users']);
+const QUANTILE: Partial<Record<Part, number>> = { p50: 0.5, p90: 0.9, p99: 0.99 };
+
+const dbl = (dialect: SqlDialect) => (dialect === 'duckdb' ? 'DOUBLE' : 'double precision');
+
+/** Exact nearest-rank percentile of skill-invocation durations; `filtered` when other rows are present. */
+function percentileSql(q: number, dialect: SqlDialect, filtered: boolean): string {
+  const agg = dialect === 'duckdb' ? `quantile_disc(duration_ms, ${q})` : `percentile_disc(${q}) WITHIN GROUP (ORDER BY duration_ms)`;
+  return filtered ? `${agg} FILTER (WHERE ${INVOCATION})` : agg;
+}
+
+/** A part over raw rows, as a double so that every branch of a UNION has the same type. */
+function partSql(p: Part, dialect: SqlDialect): string {
+  const sql = ((): string => {
+    switch (p) {
+      case 'spans': return 'COUNT(*)';
+      case 'inv': return `COUNT(*) FILTER (WHERE ${INVOCATION})`;
+      case 'err': return `COUNT(*) FILTER (WHERE ${INVOCATION} AND is_error)`;
+      case 'tool': return "COUNT(*) FILTER (WHERE category = 'tool_call')";
+      case 'tokens': return 'COALESCE(SUM(tokens), 0)';
+      case 'cost': return 'COALESCE(SUM(cost), 0)';
+      case 'traces': return 'COUNT(DISTINCT trace_key)';
+      case 'sessions': return 'COUNT(DISTINCT session_id)';
+      case 'users': return 'COUNT(DISTINCT user_id)';
+      default: return percentileSql(QUANTILE[p] as number, dialect, true);
+    }
+  })();
+  return `(${sql})::${dbl(dialect)}`;
+}
+
+/** A measure from its parts (columns p_<part>). */
+function finalSql(m: Measure): string {
+  const errorRate = 'p_err / NULLIF(p_inv, 0)';
   switch (m) {
-    case 'sessions': return 'COUNT(DISTINCT session_id)';
-    case 'traces': return 'COUNT(DISTINCT trace_id)';
-    case 'spans': return 'COUNT(*)';
-    case 'skill_invocations': return `COUNT(*) FILTER (WHERE ${INVOCATION})`;
-    case 'tool_calls': return "COUNT(*) FILTER (WHERE category = 'tool_call')";
-    case 'tokens': return 'COALESCE(SUM(tokens), 0)';
-    case 'active_users': return 'COUNT(DISTINCT user_id)';
+    case 'sessions': return 'p_sessions';
+    case 'traces': return 'p_traces';
+    case 'spans': return 'p_spans';
+    case 'skill_invocations': return 'p_inv';
+    case 'tool_calls': return 'p_tool';
+    case 'tokens': return 'p_tokens';
+    case 'active_users': return 'p_users';
     case 'error_rate': return errorRate;
     case 'success_rate': return `1 - ${errorRate}`;
-    case 'tokens_per_trace': return `COALESCE(SUM(tokens), 0)::${dbl} / NULLIF(COUNT(DISTINCT trace_id), 0)`;
-    case 'cost': return `COALESCE(SUM(cost), 0)::${dbl}`;
-    case 'latency_p50': return percentile(0.5);
-    case 'latency_p90': return percentile(0.9);
-    case 'latency_p99': return percentile(0.99);
+    case 'tokens_per_trace': return 'p_tokens / NULLIF(p_traces, 0)';
+    case 'cost': return 'p_cost';
+    case 'latency_p50': return 'p_p50';
+    case 'latency_p90': return 'p_p90';
+    case 'latency_p99': return 'p_p99';
   }
 }
 
@@ -52,12 +117,7 @@ export function bucketSql(bucket: 'day' | 'week', dialect: SqlDialect): string {
   return bucket === 'day' ? `${day} * 86400` : `(${day} - ((${day} + 3) % 7)) * 86400`;
 }
 
-export interface CompiledAggregate {
-  sql: string;
-  params: (string | number)[];
-}
-
-function filterSql(f: SpanFilter, param: (v: string | number) => string): string {
+function filterSql(f: SpanFilter, param: Param): string {
   const col = COLUMN[f.key];
   switch (f.op) {
     case 'exists':
@@ -73,43 +133,63 @@ function filterSql(f: SpanFilter, param: (v: string | number) => string): string
   }
 }
 
-export function compileAggregate(q: AggregateQuery, dialect: SqlDialect = 'duckdb'): CompiledAggregate {
-  const params: (string | number)[] = [];
-  const param = (v: string | number) => {
-    params.push(v);
-    return `$${params.length}`;
-  };
-  const skillWhere = [`org_id = ${param(q.orgId)}`, `skill = ${param(q.skill)}`];
-  if (q.skillVersion !== undefined) skillWhere.push(`skill_version = ${param(q.skillVersion)}`);
-  const where = [
-    `org_id = ${param(q.orgId)}`,
+/** The predicate every source applies to its span columns: time range, workspaces, filters. */
+function commonWhere(q: AggregateQuery, param: Param): string {
+  return [
     `start_s >= ${param(q.startS)}`,
     `start_s < ${param(q.endS)}`,
     q.workspaceIds.length === 0 ? 'FALSE' : `workspace_id IN (${q.workspaceIds.map(param).join(', ')})`,
     ...q.filters.map((f) => filterSql(f, param)),
+  ].join(' AND ');
+}
+
+/**
+ * Per-group totals of a grouped time series (bucket null): additive parts summed from the bucket
+ * rows, distinct counts and percentiles from one more GROUP BY each, combined per group.
+ */
+function totalsSql(parts: Part[], groups: string[], dimCols: string[], dialect: SqlDialect): string {
+  const typedNull = `NULL::${dbl(dialect)}`;
+  const branch = (from: string, have: (p: Part) => string | null, groupBy: string, select: string[]) =>
+    `SELECT ${[...select, ...parts.map((p) => `${have(p) ?? typedNull} AS p_${p}`)].join(', ')} FROM ${from} ${groupBy}`;
+  const additive = parts.filter((p) => ADDITIVE.has(p));
+  const distinct = parts.filter((p) => DISTINCT.has(p));
+  const quantiles = parts.filter((p) => QUANTILE[p] !== undefined);
+  const dimSelect = dimCols.map((c, i) => `${c} AS ${groups[i]}`);
+  const branches = [
+    branch('gb', (p) => (additive.includes(p) ? `SUM(p_${p})` : null), `GROUP BY ${groups.join(', ')}`, groups),
+    ...(distinct.length > 0 ? [branch('base', (p) => (distinct.includes(p) ? partSql(p, dialect) : null), `GROUP BY ${dimCols.join(', ')}`, dimSelect)] : []),
+    ...(quantiles.length > 0
+      ? [branch(`base WHERE ${INVOCATION}`, (p) => (quantiles.includes(p) ? `(${percentileSql(QUANTILE[p] as number, dialect, false)})::${dbl(dialect)}` : null),
+        `GROUP BY ${dimCols.join(', ')}`, dimSelect)]
+      : []),
   ];
-  const dims = q.groupBy.map((d) => `${COLUMN[d]} AS "g_${d}"`);
+  return `SELECT ${[...groups, ...parts.map((p) => `MAX(p_${p}) AS p_${p}`)].join(', ')} FROM (${branches.join('\nUNION ALL ')}) branches GROUP BY ${groups.join(', ')}`;
+}
+
+export function compileAggregate(q: AggregateQuery, source: RowSource, dialect: SqlDialect = 'duckdb'): CompiledAggregate {
+  const params: (string | number)[] = [];
+  const param: Param = (v) => {
+    params.push(v);
+    return `$${params.length}`;
+  };
+  const base = source.sql(q, commonWhere(q, param), param);
+  const measures = [...new Set(q.measures)];
+  const parts = [...new Set(measures.flatMap((m) => PARTS[m]))];
   const dimCols = q.groupBy.map((d) => COLUMN[d]);
-  const measures = [...new Set(q.measures)].map((m) => `${measureSql(m, dialect)} AS "m_${m}"`);
-  const select = [...dims];
-  let groupBy = dimCols.length > 0 ? `GROUP BY ${dimCols.join(', ')}` : '';
-  if (q.bucket !== undefined) {
-    select.push(`${bucketSql(q.bucket, dialect)} AS "bucket"`);
-    const withBucket = [...dimCols, bucketSql(q.bucket, dialect)].join(', ');
-    groupBy = `GROUP BY GROUPING SETS ((${withBucket}), (${dimCols.join(', ')}))`;
-  }
-  select.push(...measures);
-  const skillTraces = `SELECT DISTINCT trace_id FROM trace_skills WHERE ${skillWhere.join(' AND ')}`;
-  const sql = dialect === 'duckdb'
-    ? `WITH skill_traces AS (${skillTraces})
-SELECT ${select.join(', ')}
-FROM spans SEMI JOIN skill_traces USING (trace_id)
-WHERE ${where.join(' AND ')}
-${groupBy}`
-    : `SELECT ${select.join(', ')}
-FROM spans
-WHERE trace_id IN (${skillTraces}) AND ${where.join(' AND ')}
-${groupBy}`;
+  const groups = q.groupBy.map((d) => `"g_${d}"`);
+  const finals = measures.map((m) => `${finalSql(m)} AS "m_${m}"`);
+  const keys = [...dimCols.map((c, i) => `${c} AS ${groups[i]}`), ...(q.bucket !== undefined ? [`${bucketSql(q.bucket, dialect)} AS bucket`] : [])];
+  const keyCols = [...dimCols, ...(q.bucket !== undefined ? [bucketSql(q.bucket, dialect)] : [])];
+  const fine = `SELECT ${[...keys, ...parts.map((p) => `${partSql(p, dialect)} AS p_${p}`)].join(', ')} FROM base${keyCols.length > 0 ? ` GROUP BY ${keyCols.join(', ')}` : ''}`;
+  const outKeys = [...groups, ...(q.bucket !== undefined ? ['bucket'] : [])];
+  const rows = `SELECT ${[...outKeys, ...finals].join(', ')} FROM gb`;
+  const totals = q.bucket !== undefined && groups.length > 0
+    ? `\nUNION ALL SELECT ${[...groups, 'NULL AS bucket', ...finals].join(', ')} FROM (${totalsSql(parts, groups, dimCols, dialect)}) totals`
+    : '';
+  const reuse = totals === '' || source.rescan ? 'NOT MATERIALIZED' : 'MATERIALIZED';
+  const sql = `WITH base AS ${reuse} (${base}),
+gb AS MATERIALIZED (${fine})
+${rows}${totals}`;
   return { sql, params };
 }
 

@@ -61,7 +61,10 @@ export interface AggregateQuery {
   filters: SpanFilter[];
   groupBy: Dimension[];
   measures: Measure[];
-  /** With a bucket, rows come per group and bucket, plus one total row per group (bucket null). */
+  /**
+   * With a bucket, rows come per group and bucket; a grouped query also gets one total row per
+   * group (bucket null) over the whole range, which ranks the groups of a time series.
+   */
   bucket?: 'day' | 'week';
 }
 

@@ -60,11 +60,10 @@ export function reference(all: SpanRow[], q: AggregateQuery): AggregateRow[] {
   const add = (key: string, s: SpanRow) => groups.set(key, [...(groups.get(key) ?? []), s]);
   for (const s of selected) {
     const g = q.groupBy.map((d) => dimValue(s, d));
-    add(JSON.stringify([g, null]), s);
+    if (q.bucket === undefined || q.groupBy.length > 0) add(JSON.stringify([g, null]), s);
     if (q.bucket !== undefined) add(JSON.stringify([g, bucketStart(s.start_s, q.bucket)]), s);
   }
   if (q.groupBy.length === 0 && q.bucket === undefined && groups.size === 0) groups.set(JSON.stringify([[], null]), []);
-  if (q.groupBy.length === 0 && q.bucket !== undefined && !groups.has(JSON.stringify([[], null]))) groups.set(JSON.stringify([[], null]), []);
   return [...groups].map(([key, spans]) => {
     const [g, bucket] = JSON.parse(key) as [(string | number | null)[], number | null];
     return {

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { BIGINT, BOOLEAN, DOUBLE, DuckDBDataChunk, DuckDBInstance, INTEGER, VARCHAR, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import { QueryCancelledError, TraceStoreUnavailableError, type AggregateQuery, type AggregateRow, type SpanRow, type TraceStore } from '../trace-port.ts';
-import { compileAggregate, toAggregateRows } from '../stats-sql.ts';
+import { SOURCE_COLUMNS, compileAggregate, toAggregateRows, type CompiledAggregate, type RowSource } from '../stats-sql.ts';
 
 const MIGRATIONS: [string, string][] = [
   ['001_spans', `
@@ -31,6 +31,19 @@ const SPAN_COLUMNS: ((r: SpanRow) => DuckDBValue)[] = [
   (r) => r.command, (r) => r.mcp, (r) => r.tool, (r) => r.model, (r) => r.user, (r) => r.session,
   (r) => BigInt(Math.round(r.tokens)), (r) => r.cost, (r) => r.is_error,
 ];
+
+/** The spans of the skill's traces: a semi-join with the trace -> skill mapping. */
+const skillRows: RowSource = {
+  rescan: false,
+  sql(q, where, param) {
+    const org = param(q.orgId);
+    const version = q.skillVersion === undefined ? '' : ` AND skill_version = ${param(q.skillVersion)}`;
+    const columns = SOURCE_COLUMNS.map((c) => (c === 'trace_key' ? 'trace_id AS trace_key' : c)).join(', ');
+    return `SELECT ${columns} FROM spans
+  SEMI JOIN (SELECT trace_id FROM trace_skills WHERE org_id = ${org} AND skill = ${param(q.skill)}${version}) st USING (trace_id)
+  WHERE org_id = ${org} AND ${where}`;
+  },
+};
 
 export class DuckDbTraceStore implements TraceStore {
   readonly engine = 'duckdb' as const;
@@ -152,10 +165,15 @@ export class DuckDbTraceStore implements TraceStore {
     }
   }
 
+  /** The SQL `aggregate` runs for `query` (benchmarks compare it with the endpoint). */
+  compile(query: AggregateQuery): CompiledAggregate {
+    return compileAggregate(query, skillRows, 'duckdb');
+  }
+
   async aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]> {
     this.live();
     if (signal?.aborted) throw new QueryCancelledError();
-    const { sql, params } = compileAggregate(query);
+    const { sql, params } = this.compile(query);
     const conn = await this.instance.connect();
     const onAbort = () => conn.interrupt();
     signal?.addEventListener('abort', onAbort, { once: true });

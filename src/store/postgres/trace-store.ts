@@ -4,7 +4,7 @@
  * cancelled on the server (pg_cancel_backend of its connection).
  */
 import type pg from 'pg';
-import { compileAggregate, toAggregateRows } from '../stats-sql.ts';
+import { SOURCE_COLUMNS, compileAggregate, toAggregateRows, type RowSource } from '../stats-sql.ts';
 import { QueryCancelledError, TraceStoreUnavailableError, type AggregateQuery, type AggregateRow, type SpanRow, type TraceStore } from '../trace-port.ts';
 import { isConnectionFailure } from './pool.ts';
 
@@ -21,12 +21,44 @@ function insertSql(table: string, columns: string[], rows: number): string {
 }
 
 
+/** The spans of the skill's traces: a semi-join with the trace -> skill mapping, probed by trace. */
+const skillRows: RowSource = {
+  rescan: false,
+  sql(q, where, param) {
+    const org = param(q.orgId);
+    const columns = SOURCE_COLUMNS.map((c) => (c === 'trace_key' ? 'trace_id AS trace_key' : c)).join(', ');
+    const version = q.skillVersion === undefined ? '' : ` AND m.skill_version = ${param(q.skillVersion)}`;
+    return `SELECT ${columns} FROM spans
+WHERE org_id = ${org} AND ${where}
+AND EXISTS (SELECT 1 FROM trace_skills m WHERE m.org_id = ${org} AND m.trace_id = spans.trace_id AND m.skill = ${param(q.skill)}${version})`;
+  },
+};
+
 export class PostgresTraceStore implements TraceStore {
   readonly engine = 'postgres' as const;
   private readonly pool: pg.Pool;
+  /** Rows inserted since the last ANALYZE, and the table size it saw. */
+  private unanalyzed = 0;
+  private analyzedRows = 0;
+  private analyzing: Promise<void> | null = null;
 
   constructor(pool: pg.Pool) {
     this.pool = pool;
+  }
+
+  /**
+   * Refreshes the planner's statistics once the tables have grown by a tenth (at least 1,000
+   * rows) since the last time, in the background: autovacuum does the same only after its next
+   * wake-up, and a statistics query planned on an empty table's estimates runs a nested loop.
+   */
+  private analyzeAfterGrowth(inserted: number): void {
+    this.unanalyzed += inserted;
+    if (this.analyzing !== null || this.unanalyzed < Math.max(1000, this.analyzedRows / 10)) return;
+    const rows = this.analyzedRows + this.unanalyzed;
+    this.unanalyzed = 0;
+    this.analyzing = this.pool.query('ANALYZE spans, trace_skills')
+      .then(() => { this.analyzedRows = rows; }, () => undefined)
+      .finally(() => { this.analyzing = null; });
   }
 
   private unavailable(err: unknown): never {
@@ -39,6 +71,7 @@ export class PostgresTraceStore implements TraceStore {
   }
 
   async close(): Promise<void> {
+    await this.analyzing;
     await this.pool.end();
   }
 
@@ -65,6 +98,7 @@ export class PostgresTraceStore implements TraceStore {
           slice.flatMap((r) => [r.org_id, r.skill, r.skill_version, r.trace_id, r.start_s]));
       }
       await client.query('COMMIT');
+      this.analyzeAfterGrowth(rows.length);
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
       this.unavailable(err);
@@ -75,7 +109,7 @@ export class PostgresTraceStore implements TraceStore {
 
   async aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]> {
     if (signal?.aborted) throw new QueryCancelledError();
-    const { sql, params } = compileAggregate(query, 'postgres');
+    const { sql, params } = compileAggregate(query, skillRows, 'postgres');
     let rows: Record<string, unknown>[];
     const client = await this.pool.connect().catch((err: unknown) => this.unavailable(err));
     const pid = (client as unknown as { processID?: number }).processID;
