@@ -40,6 +40,8 @@ if ((await store.countSpans()) !== N) {
   }
   process.stderr.write('\n');
 }
+// Everything measured is sealed, as it is in a running service seconds after ingestion.
+await store.seal();
 await demo.close();
 
 // A fresh app over the generated store: same registry data (demo), real authenticator.

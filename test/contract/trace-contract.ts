@@ -34,13 +34,21 @@ function edges(): SpanRow[] {
   ];
 }
 
-export function traceContract(engine: string, open: () => Promise<TraceStore>): void {
+export interface ContractOptions {
+  /** Runs after each stored chunk of 1,000 spans (an engine's maintenance, e.g. DuckDB sealing). */
+  afterChunk?: (store: TraceStore, chunk: number) => Promise<void>;
+}
+
+export function traceContract(engine: string, open: () => Promise<TraceStore>, options: ContractOptions = {}): void {
   describe(`trace store contract: ${engine}`, () => {
     let store: TraceStore;
     const spans = [...generated(), ...edges()];
     beforeAll(async () => {
       store = await open();
-      for (let i = 0; i < spans.length; i += 1000) await store.insertSpans(spans.slice(i, i + 1000));
+      for (let i = 0; i < spans.length; i += 1000) {
+        await store.insertSpans(spans.slice(i, i + 1000));
+        await options.afterChunk?.(store, i / 1000);
+      }
     });
     afterAll(async () => { await store.close(); });
 

@@ -1,4 +1,15 @@
+/**
+ * The trace contract on DuckDB, once per way its statistics query finds rows: nothing sealed (every
+ * row from the unsealed tails), everything sealed (every row from skill_spans), and sealed part of
+ * the way through loading (both at once).
+ */
 import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
+import type { TraceStore } from '../../src/store/trace-port.ts';
 import { traceContract } from './trace-contract.ts';
 
-traceContract('duckdb', () => DuckDbTraceStore.open(':memory:'));
+const open = () => DuckDbTraceStore.open(':memory:', { sealEveryMs: 0 });
+const seal = (store: TraceStore) => (store as DuckDbTraceStore).seal();
+
+traceContract('duckdb, unsealed', open);
+traceContract('duckdb, sealed', open, { afterChunk: seal });
+traceContract('duckdb, sealed part of the way', open, { afterChunk: async (store, chunk) => { if (chunk === 1) await seal(store); } });

@@ -12,7 +12,7 @@ const START = 1_767_225_600; // 2026-01-01T00:00:00Z
 
 function span(i: number, overrides: Partial<SpanRow> = {}): SpanRow {
   return {
-    org_id: 'org-a', workspace_id: 'ws-a-team', trace_id: `t${i % 7}`, span_id: `s${i}`, parent_span_id: null,
+    org_id: 'org-a', workspace_id: 'ws-a-team', trace_id: String(i % 7).padStart(32, 'a'), span_id: `s${i}`, parent_span_id: null,
     name: 'invoke_skill', start_s: START + (i % 5) * DAY + i, duration_ms: 100 + i, category: 'skill_invocation',
     harness: i % 2 === 0 ? 'claude-code' : 'cursor', skill: 'sk-1', skill_version: 1, command: null, mcp: null, tool: null,
     model: 'model-a', user: `user-${i % 3}`, session: `sess-${i % 4}`, tokens: 10 * i, cost: 0.01 * i, is_error: i % 5 === 0,

@@ -1,77 +1,106 @@
 /**
- * The embedded trace engine: one DuckDB file. Spans are appended in start-time order (ingestion
- * is naturally time-ordered), so zone maps on `start_s` prune row groups of a time range; the
- * `trace_skills` table maps each trace to the skills it invokes, so a skill's traces are found
- * without scanning spans. Writes are serialised on one connection; every query gets its own
- * connection so a deadline can interrupt it alone.
+ * The embedded trace engine: one DuckDB file.
+ *
+ * Writes go through one connection: appends of concurrent requests are committed together (group
+ * commit), every span gets the next sequence number, and each skill invocation adds a trace ->
+ * skill mapping. Sealing (sealing.ts) runs on the same connection, for spans committed at least
+ * `sealAgeMs` ago, every `sealEveryMs`, and once at open: it copies the spans of each skill's
+ * traces into `skill_spans`, clustered by skill and time, so a statistics query scans one skill's
+ * rows instead of joining every span of the range with the mapping (skill-rows.ts).
+ * Every query gets its own connection, so a deadline interrupts it alone.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { BIGINT, BOOLEAN, DOUBLE, DuckDBDataChunk, DuckDBInstance, INTEGER, VARCHAR, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
-import { QueryCancelledError, TraceStoreUnavailableError, type AggregateQuery, type AggregateRow, type SpanRow, type TraceStore } from '../trace-port.ts';
-import { SOURCE_COLUMNS, compileAggregate, toAggregateRows, type CompiledAggregate, type RowSource } from '../stats-sql.ts';
-
-const MIGRATIONS: [string, string][] = [
-  ['001_spans', `
-CREATE TABLE spans (
-  org_id VARCHAR NOT NULL, workspace_id VARCHAR NOT NULL, trace_id VARCHAR NOT NULL, span_id VARCHAR NOT NULL,
-  parent_span_id VARCHAR, name VARCHAR, start_s BIGINT NOT NULL, duration_ms DOUBLE NOT NULL, category VARCHAR NOT NULL,
-  harness VARCHAR, skill VARCHAR, skill_version INTEGER, command VARCHAR, mcp VARCHAR, tool VARCHAR, model VARCHAR,
-  user_id VARCHAR, session_id VARCHAR, tokens BIGINT NOT NULL, cost DOUBLE NOT NULL, is_error BOOLEAN NOT NULL);
-CREATE TABLE trace_skills (org_id VARCHAR NOT NULL, skill VARCHAR NOT NULL, skill_version INTEGER, trace_id VARCHAR NOT NULL, start_s BIGINT NOT NULL);`],
-];
+import {
+  BIGINT, BOOLEAN, DOUBLE, DuckDBDataChunk, DuckDBInstance, INTEGER, UHUGEINT, VARCHAR, type DuckDBConnection, type DuckDBType,
+  type DuckDBValue,
+} from '@duckdb/node-api';
+import { compileAggregate, toAggregateRows, type CompiledAggregate } from '../stats-sql.ts';
+import {
+  QueryCancelledError, TraceStoreUnavailableError, type AggregateQuery, type AggregateRow, type SpanRow, type TraceStore,
+} from '../trace-port.ts';
+import { migrate } from './schema.ts';
+import { seal } from './sealing.ts';
+import { skillRows } from './skill-rows.ts';
 
 const CHUNK_ROWS = 2048;
-/** Column types and extractors in the column order of `spans`. */
-const SPAN_TYPES = [VARCHAR, VARCHAR, VARCHAR, VARCHAR, VARCHAR, VARCHAR, BIGINT, DOUBLE, VARCHAR, VARCHAR, VARCHAR, INTEGER,
-  VARCHAR, VARCHAR, VARCHAR, VARCHAR, VARCHAR, VARCHAR, BIGINT, DOUBLE, BOOLEAN];
-const SPAN_COLUMNS: ((r: SpanRow) => DuckDBValue)[] = [
-  (r) => r.org_id, (r) => r.workspace_id, (r) => r.trace_id, (r) => r.span_id, (r) => r.parent_span_id, (r) => r.name,
-  (r) => BigInt(r.start_s), (r) => r.duration_ms, (r) => r.category, (r) => r.harness, (r) => r.skill, (r) => r.skill_version,
-  (r) => r.command, (r) => r.mcp, (r) => r.tool, (r) => r.model, (r) => r.user, (r) => r.session,
-  (r) => BigInt(Math.round(r.tokens)), (r) => r.cost, (r) => r.is_error,
+const SEAL_STEP = 1_000_000;
+const TRACE_ID = /^[0-9a-f]{32}$/i;
+
+interface Stored { row: SpanRow; seq: number; key: bigint }
+
+/** Types and extractors in the column order of `spans` (schema.ts). */
+const SPAN_LAYOUT: [DuckDBType, (s: Stored) => DuckDBValue][] = [
+  [BIGINT, (s) => BigInt(s.seq)], [VARCHAR, (s) => s.row.org_id], [VARCHAR, (s) => s.row.workspace_id], [UHUGEINT, (s) => s.key],
+  [VARCHAR, (s) => s.row.span_id], [VARCHAR, (s) => s.row.parent_span_id], [VARCHAR, (s) => s.row.name],
+  [BIGINT, (s) => BigInt(s.row.start_s)], [VARCHAR, (s) => s.row.harness], [VARCHAR, (s) => s.row.skill],
+  [INTEGER, (s) => s.row.skill_version], [VARCHAR, (s) => s.row.command], [VARCHAR, (s) => s.row.mcp], [VARCHAR, (s) => s.row.tool],
+  [VARCHAR, (s) => s.row.model], [VARCHAR, (s) => s.row.user], [VARCHAR, (s) => s.row.session], [VARCHAR, (s) => s.row.category],
+  [BOOLEAN, (s) => s.row.is_error], [BIGINT, (s) => BigInt(Math.round(s.row.tokens))], [DOUBLE, (s) => s.row.cost],
+  [DOUBLE, (s) => s.row.duration_ms],
+];
+/** Types and extractors in the column order of `trace_skills` (schema.ts). */
+const MAPPING_LAYOUT: [DuckDBType, (s: Stored) => DuckDBValue][] = [
+  [BIGINT, (s) => BigInt(s.seq)], [VARCHAR, (s) => s.row.org_id], [UHUGEINT, (s) => s.key], [VARCHAR, (s) => s.row.skill],
+  [INTEGER, (s) => s.row.skill_version], [BIGINT, (s) => BigInt(s.row.start_s)],
 ];
 
-/** The spans of the skill's traces: a semi-join with the trace -> skill mapping. */
-const skillRows: RowSource = {
-  rescan: false,
-  sql(q, where, param) {
-    const org = param(q.orgId);
-    const version = q.skillVersion === undefined ? '' : ` AND skill_version = ${param(q.skillVersion)}`;
-    const columns = SOURCE_COLUMNS.map((c) => (c === 'trace_key' ? 'trace_id AS trace_key' : c)).join(', ');
-    return `SELECT ${columns} FROM spans
-  SEMI JOIN (SELECT trace_id FROM trace_skills WHERE org_id = ${org} AND skill = ${param(q.skill)}${version}) st USING (trace_id)
-  WHERE org_id = ${org} AND ${where}`;
-  },
-};
+function traceKey(traceId: string): bigint {
+  if (!TRACE_ID.test(traceId)) throw new Error(`trace_id must be 32 hex digits, got ${JSON.stringify(traceId.slice(0, 40))}`);
+  return BigInt(`0x${traceId}`);
+}
+
+export interface DuckDbTraceOptions {
+  /** Spans are sealed once committed this long ago (default 10 s); 0 seals at every sealing. */
+  sealAgeMs?: number;
+  /** How often sealing runs (default 5 s); 0 turns the timer off (tests seal by hand). */
+  sealEveryMs?: number;
+}
+
+interface PendingAppend { rows: readonly SpanRow[]; resolve: () => void; reject: (err: unknown) => void }
+interface PendingSeal { upTo: number; resolve: () => void; reject: (err: unknown) => void }
 
 export class DuckDbTraceStore implements TraceStore {
   readonly engine = 'duckdb' as const;
   private readonly instance: DuckDBInstance;
   private readonly writer: DuckDBConnection;
-  private pending: { rows: readonly SpanRow[]; resolve: () => void; reject: (err: unknown) => void }[] = [];
-  private flushing: Promise<void> | null = null;
+  private readonly sealAgeMs: number;
+  private readonly timer: NodeJS.Timeout | null;
+  private appends: PendingAppend[] = [];
+  private seals: PendingSeal[] = [];
+  private writing: Promise<void> | null = null;
+  /** Highest committed sequence number, and the highest one sealed. */
+  private committedSeq: number;
+  private sealedSeq: number;
+  /** When each append committed, for the seal age: ascending seq. */
+  private commits: { seq: number; at: number }[] = [];
+  /** skill_keys as far as this process has read it: `${org}\u0000${skill}` -> key. */
+  private readonly skillKeys = new Map<string, number>();
   private closed = false;
 
-  private constructor(instance: DuckDBInstance, writer: DuckDBConnection) {
+  private constructor(instance: DuckDBInstance, writer: DuckDBConnection, seqs: { committed: number; sealed: number }, options: DuckDbTraceOptions) {
     this.instance = instance;
     this.writer = writer;
+    this.committedSeq = seqs.committed;
+    this.sealedSeq = seqs.sealed;
+    this.sealAgeMs = options.sealAgeMs ?? 10_000;
+    const every = options.sealEveryMs ?? 5_000;
+    this.timer = every > 0 ? setInterval(() => { void this.sealAged().catch(() => undefined); }, every) : null;
+    this.timer?.unref();
   }
 
-  static async open(file: string): Promise<DuckDbTraceStore> {
+  static async open(file: string, options: DuckDbTraceOptions = {}): Promise<DuckDbTraceStore> {
     if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
     const instance = await DuckDBInstance.create(file);
     const writer = await instance.connect();
-    await writer.run('CREATE TABLE IF NOT EXISTS schema_migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)');
-    const done = new Set((await writer.runAndReadAll('SELECT name FROM schema_migrations')).getRowObjectsJS().map((r) => String(r.name)));
-    for (const [name, sql] of MIGRATIONS) {
-      if (done.has(name)) continue;
-      await writer.run('BEGIN TRANSACTION');
-      await writer.run(sql);
-      await writer.run('INSERT INTO schema_migrations VALUES ($1, now())', [name]);
-      await writer.run('COMMIT');
-    }
-    return new DuckDbTraceStore(instance, writer);
+    await migrate(writer);
+    const [row] = (await writer.runAndReadAll('SELECT (SELECT COALESCE(max(seq), 0) FROM spans) AS committed, (SELECT seq FROM sealed) AS sealed'))
+      .getRowObjectsJS();
+    const store = new DuckDbTraceStore(instance, writer, { committed: Number(row?.committed ?? 0), sealed: Number(row?.sealed ?? 0) }, options);
+    await store.readSkillKeys();
+    // Whatever an earlier process stored (or a migration converted) is sealed before the first query.
+    await store.seal();
+    return store;
   }
 
   private live(): void {
@@ -86,7 +115,8 @@ export class DuckDbTraceStore implements TraceStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.flushing;
+    if (this.timer !== null) clearInterval(this.timer);
+    await this.writing;
     this.writer.closeSync();
     this.instance.closeSync();
   }
@@ -103,71 +133,99 @@ export class DuckDbTraceStore implements TraceStore {
     return Number(rows[0]?.n ?? 0);
   }
 
-  /**
-   * Group commit: batches that arrive while a write is in progress are appended together in the
-   * next transaction, and each caller resolves only once its rows are committed.
-   */
+  /** Resolves once the rows are committed; concurrent calls share one transaction. */
   insertSpans(rows: readonly SpanRow[]): Promise<void> {
     this.live();
     return new Promise((resolve, reject) => {
-      this.pending.push({ rows, resolve, reject });
-      this.flushing ??= this.drain();
+      this.appends.push({ rows, resolve, reject });
+      this.writing ??= this.drain();
     });
   }
 
+  /** Seals every span committed so far (tools and tests; the timer seals aged spans by itself). */
+  seal(): Promise<void> {
+    this.live();
+    return this.sealUpTo(this.committedSeq);
+  }
+
+  private sealAged(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    const cutoff = Date.now() - this.sealAgeMs;
+    let upTo = this.sealedSeq;
+    for (const c of this.commits) if (c.at <= cutoff) upTo = c.seq;
+    return this.sealUpTo(upTo);
+  }
+
+  private sealUpTo(upTo: number): Promise<void> {
+    if (upTo <= this.sealedSeq) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      this.seals.push({ upTo, resolve, reject });
+      this.writing ??= this.drain();
+    });
+  }
+
+  /** The writer: appends first (they carry request latency), then sealing. */
   private async drain(): Promise<void> {
-    while (this.pending.length > 0) {
-      const group = this.pending.splice(0);
-      try {
-        await this.append(group.flatMap((g) => g.rows));
-        for (const g of group) g.resolve();
-      } catch (err) {
-        for (const g of group) g.reject(err);
+    for (;;) {
+      if (this.appends.length > 0) {
+        const group = this.appends.splice(0);
+        await this.append(group.flatMap((g) => g.rows)).then(() => group.forEach((g) => g.resolve()), (err: unknown) => group.forEach((g) => g.reject(err)));
+      } else if (this.seals.length > 0) {
+        const group = this.seals.splice(0);
+        const upTo = Math.max(...group.map((s) => s.upTo));
+        await this.sealRange(upTo).then(() => group.forEach((s) => s.resolve()), (err: unknown) => group.forEach((s) => s.reject(err)));
+      } else {
+        // Cleared in the same synchronous step as the emptiness checks: work queued after them
+        // starts a new drain instead of waiting for one that has ended.
+        this.writing = null;
+        return;
       }
     }
-    // Cleared in the same synchronous step as the final emptiness check: a batch queued after
-    // it starts a new drain instead of waiting for one that has ended.
-    this.flushing = null;
+  }
+
+  /** In steps of at most SEAL_STEP spans: memory stays bounded and each step is one sorted run. */
+  private async sealRange(upTo: number): Promise<void> {
+    while (this.sealedSeq < upTo) {
+      const to = Math.min(upTo, this.sealedSeq + SEAL_STEP);
+      await seal(this.writer, this.sealedSeq, to);
+      this.sealedSeq = to;
+      await this.readSkillKeys();
+    }
+    this.commits = this.commits.filter((c) => c.seq > upTo);
+  }
+
+  private async readSkillKeys(): Promise<void> {
+    const known = Math.max(0, ...this.skillKeys.values());
+    const rows = (await this.writer.runAndReadAll('SELECT org_id, skill, key FROM skill_keys WHERE key > $1', [known])).getRowObjectsJS();
+    for (const r of rows) this.skillKeys.set(`${String(r.org_id)}\u0000${String(r.skill)}`, Number(r.key));
   }
 
   private async append(rows: readonly SpanRow[]): Promise<void> {
     if (rows.length === 0) return;
+    const first = this.committedSeq + 1;
+    const stored: Stored[] = rows.map((row, i) => ({ row, seq: first + i, key: traceKey(row.trace_id) }));
+    const mappings = new Map<string, Stored>();
+    for (const s of stored) {
+      if (s.row.category === 'skill_invocation' && s.row.skill !== null) mappings.set(`${s.row.org_id}\u0000${s.row.trace_id}\u0000${s.row.skill}\u0000${s.row.skill_version}`, s);
+    }
     const w = this.writer;
     await w.run('BEGIN TRANSACTION');
     try {
-      // Column-wise: one DataChunk per 2,048 rows instead of one native call per value.
-      const spans = await w.createAppender('spans');
-      for (let i = 0; i < rows.length; i += CHUNK_ROWS) {
-        const slice = rows.slice(i, i + CHUNK_ROWS);
-        const chunk = DuckDBDataChunk.create(SPAN_TYPES, slice.length);
-        chunk.setColumns(SPAN_COLUMNS.map((column) => slice.map(column)));
-        spans.appendDataChunk(chunk);
-      }
-      spans.flushSync();
-      spans.closeSync();
-      const skills = new Map<string, SpanRow>();
-      for (const r of rows) {
-        if (r.category === 'skill_invocation' && r.skill !== null) skills.set(`${r.trace_id}\u0000${r.skill}\u0000${r.skill_version}`, r);
-      }
-      const map = await w.createAppender('trace_skills');
-      for (const r of skills.values()) {
-        map.appendVarchar(r.org_id); map.appendVarchar(r.skill as string);
-        if (r.skill_version === null) map.appendNull(); else map.appendInteger(r.skill_version);
-        map.appendVarchar(r.trace_id); map.appendBigInt(BigInt(r.start_s));
-        map.endRow();
-      }
-      map.flushSync();
-      map.closeSync();
+      await appendChunks(w, 'spans', SPAN_LAYOUT, stored);
+      await appendChunks(w, 'trace_skills', MAPPING_LAYOUT, [...mappings.values()]);
       await w.run('COMMIT');
     } catch (err) {
       await w.run('ROLLBACK').catch(() => undefined);
       throw err;
     }
+    this.committedSeq = first + rows.length - 1;
+    this.commits.push({ seq: this.committedSeq, at: Date.now() });
   }
 
-  /** The SQL `aggregate` runs for `query` (benchmarks compare it with the endpoint). */
+  /** The SQL `aggregate` runs for `query` now (benchmarks compare it with the endpoint). */
   compile(query: AggregateQuery): CompiledAggregate {
-    return compileAggregate(query, skillRows, 'duckdb');
+    const key = this.skillKeys.get(`${query.orgId}\u0000${query.skill}`);
+    return compileAggregate(query, skillRows(key, this.committedSeq > this.sealedSeq), 'duckdb');
   }
 
   async aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]> {
@@ -189,4 +247,19 @@ export class DuckDbTraceStore implements TraceStore {
       conn.closeSync();
     }
   }
+}
+
+/** Column-wise appends: one DataChunk per 2,048 rows instead of one native call per value. */
+async function appendChunks(w: DuckDBConnection, table: string, layout: [DuckDBType, (s: Stored) => DuckDBValue][], rows: Stored[]): Promise<void> {
+  if (rows.length === 0) return;
+  const appender = await w.createAppender(table);
+  const types = layout.map(([type]) => type);
+  for (let i = 0; i < rows.length; i += CHUNK_ROWS) {
+    const slice = rows.slice(i, i + CHUNK_ROWS);
+    const chunk = DuckDBDataChunk.create(types, slice.length);
+    chunk.setColumns(layout.map(([, get]) => slice.map(get)));
+    appender.appendDataChunk(chunk);
+  }
+  appender.flushSync();
+  appender.closeSync();
 }

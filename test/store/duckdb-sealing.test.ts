@@ -1,0 +1,206 @@
+/**
+ * DuckDB sealing keeps statistics exact whatever order spans arrive in: children before their
+ * skill invocation (as OTLP exporters send them), a second skill or a new version named after a
+ * trace's spans were sealed, seals at any point, a restart, and a file from the version 1 schema.
+ * Every answer is compared with the TypeScript reference over the spans stored so far.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { describe, expect, it } from 'vitest';
+import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
+import { MEASURES, type AggregateQuery, type SpanRow } from '../../src/store/trace-port.ts';
+import { prng } from '../../src/shared/prng.ts';
+import { demoSpans } from '../../src/traces/demo-traces.ts';
+import { expectSameRows, reference } from '../contract/trace-reference.ts';
+
+const END = Date.UTC(2026, 10, 1) / 1000;
+const ORG = 'org-1';
+const WORKSPACES = ['ws-1', 'ws-2'];
+
+/** Demo traces of two skills, plus traces that invoke both, or one skill in two versions. */
+function spans(seed: number): SpanRow[] {
+  const rows: SpanRow[] = [];
+  for (const b of demoSpans({ orgId: ORG, skills: [{ id: 'sk-a', workspaceId: 'ws-1' }, { id: 'sk-b', workspaceId: 'ws-2' }], users: ['u1', 'u2', 'u3'], spans: 1500, endS: END, days: 10, seed })) rows.push(...b);
+  const extra: SpanRow[] = [];
+  const invocations = rows.filter((r) => r.category === 'skill_invocation');
+  invocations.forEach((inv, i) => {
+    if (i % 9 === 0) extra.push({ ...inv, span_id: `${inv.span_id.slice(0, 12)}b000`, skill: inv.skill === 'sk-a' ? 'sk-b' : 'sk-a', duration_ms: inv.duration_ms + 7 });
+    if (i % 11 === 0) extra.push({ ...inv, span_id: `${inv.span_id.slice(0, 12)}c000`, skill_version: (inv.skill_version ?? 1) + 1, is_error: !inv.is_error });
+  });
+  return [...rows, ...extra];
+}
+
+function shuffle<T>(xs: T[], rnd: () => number): T[] {
+  const out = [...xs];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(rnd() * (i + 1));
+    [out[i], out[j]] = [out[j] as T, out[i] as T];
+  }
+  return out;
+}
+
+const base: AggregateQuery = { orgId: ORG, skill: 'sk-a', startS: END - 10 * 86400, endS: END, workspaceIds: WORKSPACES, filters: [], groupBy: [], measures: [...MEASURES] };
+const QUERIES: AggregateQuery[] = [
+  base,
+  { ...base, skill: 'sk-b', groupBy: ['model'] },
+  { ...base, skillVersion: 2, groupBy: ['harness'] },
+  { ...base, skill: 'sk-b', skillVersion: 1, groupBy: ['skill', 'skill_version'] },
+  { ...base, bucket: 'day', groupBy: ['tool'], measures: ['traces', 'tokens', 'error_rate', 'latency_p99', 'sessions'] },
+];
+
+async function expectExact(store: DuckDbTraceStore, stored: SpanRow[]): Promise<void> {
+  for (const q of QUERIES) expectSameRows(await store.aggregate(q), reference(stored, q));
+}
+
+describe('DuckDB sealing', () => {
+  it.each([1, 2, 3, 4])('answers exactly for spans in any order with seals anywhere (seed %i)', async (seed) => {
+    const rnd = prng(seed);
+    const all = shuffle(spans(seed), rnd);
+    const store = await DuckDbTraceStore.open(':memory:', { sealEveryMs: 0 });
+    try {
+      const stored: SpanRow[] = [];
+      let checks = 0;
+      for (let i = 0; i < all.length;) {
+        const batch = all.slice(i, i + 1 + Math.floor(rnd() * 400));
+        i += batch.length;
+        await store.insertSpans(batch);
+        stored.push(...batch);
+        if (rnd() < 0.4) await store.seal();
+        if (rnd() < 0.25) { await expectExact(store, stored); checks++; }
+      }
+      await expectExact(store, stored);
+      await store.seal();
+      await expectExact(store, stored);
+      expect(checks).toBeGreaterThan(0);
+      expect(await store.countSpans()).toBe(all.length);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('counts a trace for a skill named after its spans were sealed, exactly once', async () => {
+    const store = await DuckDbTraceStore.open(':memory:', { sealEveryMs: 0 });
+    try {
+      const invocation = spans(7).find((r) => r.category === 'skill_invocation' && r.skill === 'sk-a') as SpanRow;
+      const traceRows = spans(7).filter((r) => r.trace_id === invocation.trace_id);
+      const children = traceRows.filter((r) => r.category !== 'skill_invocation');
+      await store.insertSpans(children);
+      await store.seal();
+      const q: AggregateQuery = { ...base, startS: invocation.start_s - 86400, endS: invocation.start_s + 86400, measures: ['traces', 'spans'] };
+      expect((await store.aggregate(q))[0]?.values).toEqual({ traces: 0, spans: 0 });
+      await store.insertSpans([invocation]);
+      const stored = [...children, invocation];
+      expect((await store.aggregate(q))[0]?.values).toEqual({ traces: 1, spans: stored.length });
+      await store.seal();
+      expect((await store.aggregate(q))[0]?.values).toEqual({ traces: 1, spans: stored.length });
+      // A second version of the same skill in the same trace: still one trace, each span once.
+      const v9 = { ...invocation, span_id: 'f'.repeat(16), skill_version: 9 };
+      await store.insertSpans([v9]);
+      stored.push(v9);
+      for (const sealNow of [false, true]) {
+        if (sealNow) await store.seal();
+        expectSameRows(await store.aggregate(q), reference(stored, q));
+        expectSameRows(await store.aggregate({ ...q, skillVersion: 9 }), reference(stored, { ...q, skillVersion: 9 }));
+        expect((await store.aggregate(q))[0]?.values).toEqual({ traces: 1, spans: stored.length });
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('seals by age on its timer, and a restart seals whatever was left', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-seal-'));
+    const file = path.join(dir, 'traces.duckdb');
+    const all = spans(11);
+    const store = await DuckDbTraceStore.open(file, { sealAgeMs: 0, sealEveryMs: 20 });
+    await store.insertSpans(all.slice(0, 2000));
+    await expect.poll(() => sealedCount(store), { timeout: 5000 }).toBeGreaterThan(0);
+    await store.insertSpans(all.slice(2000));
+    await store.close();
+    const reopened = await DuckDbTraceStore.open(file, { sealEveryMs: 0 });
+    try {
+      expect(await unsealed(reopened)).toBe(0);
+      await expectExact(reopened, all);
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it('migrates a version 1 file: spans, mappings and answers are kept', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-migrate-'));
+    const file = path.join(dir, 'traces.duckdb');
+    const all = spans(5);
+    await writeVersion1(file, all);
+    const store = await DuckDbTraceStore.open(file, { sealEveryMs: 0 });
+    try {
+      expect(await store.countSpans()).toBe(all.length);
+      expect(await unsealed(store)).toBe(0);
+      await expectExact(store, all);
+      await store.insertSpans(spans(6).map((r) => ({ ...r, trace_id: `e${r.trace_id.slice(1)}` })));
+      expect(await store.countSpans()).toBe(all.length + spans(6).length);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+async function sealedCount(store: DuckDbTraceStore): Promise<number> {
+  const conn = await store.connect();
+  try {
+    return Number((await conn.runAndReadAll('SELECT seq FROM sealed')).getRows()[0]?.[0] ?? 0);
+  } finally {
+    conn.closeSync();
+  }
+}
+
+async function unsealed(store: DuckDbTraceStore): Promise<number> {
+  const conn = await store.connect();
+  try {
+    return Number((await conn.runAndReadAll('SELECT count(*) FROM spans WHERE seq > (SELECT seq FROM sealed)')).getRows()[0]?.[0] ?? 0);
+  } finally {
+    conn.closeSync();
+  }
+}
+
+/** A database as the version 1 engine left it: its two tables, filled with plain INSERTs. */
+async function writeVersion1(file: string, rows: SpanRow[]): Promise<void> {
+  const instance = await DuckDBInstance.create(file);
+  const conn = await instance.connect();
+  await conn.run(`CREATE TABLE schema_migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP);
+CREATE TABLE spans (
+  org_id VARCHAR NOT NULL, workspace_id VARCHAR NOT NULL, trace_id VARCHAR NOT NULL, span_id VARCHAR NOT NULL,
+  parent_span_id VARCHAR, name VARCHAR, start_s BIGINT NOT NULL, duration_ms DOUBLE NOT NULL, category VARCHAR NOT NULL,
+  harness VARCHAR, skill VARCHAR, skill_version INTEGER, command VARCHAR, mcp VARCHAR, tool VARCHAR, model VARCHAR,
+  user_id VARCHAR, session_id VARCHAR, tokens BIGINT NOT NULL, cost DOUBLE NOT NULL, is_error BOOLEAN NOT NULL);
+CREATE TABLE trace_skills (org_id VARCHAR NOT NULL, skill VARCHAR NOT NULL, skill_version INTEGER, trace_id VARCHAR NOT NULL, start_s BIGINT NOT NULL);
+INSERT INTO schema_migrations VALUES ('001_spans', now());`);
+  const appender = await conn.createAppender('spans');
+  for (const r of rows) {
+    for (const v of [r.org_id, r.workspace_id, r.trace_id, r.span_id, r.parent_span_id, r.name]) if (v === null) appender.appendNull(); else appender.appendVarchar(v);
+    appender.appendBigInt(BigInt(r.start_s));
+    appender.appendDouble(r.duration_ms);
+    appender.appendVarchar(r.category);
+    for (const v of [r.harness, r.skill]) if (v === null) appender.appendNull(); else appender.appendVarchar(v);
+    if (r.skill_version === null) appender.appendNull(); else appender.appendInteger(r.skill_version);
+    for (const v of [r.command, r.mcp, r.tool, r.model, r.user, r.session]) if (v === null) appender.appendNull(); else appender.appendVarchar(v);
+    appender.appendBigInt(BigInt(r.tokens));
+    appender.appendDouble(r.cost);
+    appender.appendBoolean(r.is_error);
+    appender.endRow();
+  }
+  appender.closeSync();
+  const mapper = await conn.createAppender('trace_skills');
+  for (const r of rows.filter((x) => x.category === 'skill_invocation' && x.skill !== null)) {
+    mapper.appendVarchar(r.org_id);
+    mapper.appendVarchar(r.skill as string);
+    if (r.skill_version === null) mapper.appendNull(); else mapper.appendInteger(r.skill_version);
+    mapper.appendVarchar(r.trace_id);
+    mapper.appendBigInt(BigInt(r.start_s));
+    mapper.endRow();
+  }
+  mapper.closeSync();
+  conn.closeSync();
+  instance.closeSync();
+}
