@@ -1,11 +1,16 @@
 /**
- * OTLP/HTTP trace payloads (protobuf and JSON, optionally gzip) decoded into plain spans. The
- * protobuf messages are the project's own definitions of the opentelemetry-proto trace messages
- * (field numbers from collector/trace/v1, trace/v1, common/v1, resource/v1); events and links are
- * not needed and are skipped.
+ * OTLP/HTTP trace payloads (protobuf and JSON, optionally gzip) decoded into plain spans. Protobuf
+ * bodies are read by the hand-written reader in otlp-proto-reader.ts (the ingestion hot path); the
+ * protobufjs definitions below (the project's own definitions of the opentelemetry-proto trace
+ * messages, field numbers from collector/trace/v1, trace/v1, common/v1, resource/v1) only encode:
+ * responses, statuses and requests for clients and benchmarks. Events and links are not needed.
  */
 import zlib from 'node:zlib';
 import protobuf from 'protobufjs';
+import { decodeExportRequestProto } from './otlp-proto-reader.ts';
+import { OtlpDecodeError, type AttrValue, type Attributes, type DecodedSpan } from './otlp-types.ts';
+
+export { OtlpDecodeError, type AttrValue, type Attributes, type DecodedSpan } from './otlp-types.ts';
 
 const root = protobuf.Root.fromJSON({
   nested: {
@@ -56,31 +61,12 @@ const Request = root.lookupType('otlp.ExportTraceServiceRequest');
 const Response = root.lookupType('otlp.ExportTraceServiceResponse');
 const StatusMessage = root.lookupType('otlp.Status');
 
-export type AttrValue = string | number | boolean | null;
-export type Attributes = Map<string, AttrValue>;
-
-/** A span as received, before mapping (ids lowercase hex, times in nanoseconds as bigint). */
-export interface DecodedSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId: string | null;
-  name: string;
-  startNs: bigint;
-  endNs: bigint;
-  statusCode: number;
-  attributes: Attributes;
-  resource: Attributes;
-}
-
-/** The payload is not an OTLP trace request (400 with an OTLP Status body). */
-export class OtlpDecodeError extends Error {}
-
 type Obj = Record<string, unknown>;
 
 function anyValue(v: unknown): AttrValue {
   if (v === null || typeof v !== 'object') return null;
   const o = v as Obj;
-  // Decoded protobuf messages name their set oneof member in `value`; plain JSON objects do not.
+  // An object naming its set oneof member in `value` (as protobufjs messages do) is read through it.
   if (typeof o.value === 'string' && o.value in o) {
     const set = o[o.value];
     if (o.value === 'stringValue') return String(set);
@@ -115,17 +101,13 @@ function attributes(list: unknown): Attributes {
   return out;
 }
 
-function hexId(v: unknown, json: boolean): string {
-  if (v === undefined || v === null) return '';
-  if (json) return typeof v === 'string' ? v.toLowerCase() : '';
-  // Unset bytes fields decode to the default (an empty array), set ones to views of the body.
-  if (!(v instanceof Uint8Array)) return Array.isArray(v) ? Buffer.from(v as number[]).toString('hex') : '';
-  return Buffer.from(v.buffer, v.byteOffset, v.length).toString('hex');
+function hexId(v: unknown): string {
+  return typeof v === 'string' ? v.toLowerCase() : '';
 }
 
 function nanos(v: unknown): bigint {
   if (v === undefined || v === null) return 0n;
-  // Decoded fixed64 values are Long-like {low, high}; joining the halves avoids a decimal round trip.
+  // Long-like {low, high} values (protobufjs's fixed64) are joined from their halves.
   if (typeof v === 'object' && typeof (v as { low?: unknown }).low === 'number') {
     const { low, high } = v as { low: number; high: number };
     return (BigInt(high >>> 0) << 32n) | BigInt(low >>> 0);
@@ -137,7 +119,7 @@ function nanos(v: unknown): bigint {
   }
 }
 
-function collect(message: Obj, json: boolean): DecodedSpan[] {
+function collect(message: Obj): DecodedSpan[] {
   const out: DecodedSpan[] = [];
   const resourceSpans = message.resourceSpans;
   if (resourceSpans !== undefined && !Array.isArray(resourceSpans)) throw new OtlpDecodeError('resourceSpans must be an array');
@@ -149,9 +131,9 @@ function collect(message: Obj, json: boolean): DecodedSpan[] {
         if (s === null || typeof s !== 'object') throw new OtlpDecodeError('spans entries must be objects');
         const status = (s.status ?? {}) as Obj;
         out.push({
-          traceId: hexId(s.traceId, json),
-          spanId: hexId(s.spanId, json),
-          parentSpanId: hexId(s.parentSpanId, json) || null,
+          traceId: hexId(s.traceId),
+          spanId: hexId(s.spanId),
+          parentSpanId: hexId(s.parentSpanId) || null,
           name: typeof s.name === 'string' ? s.name : '',
           startNs: nanos(s.startTimeUnixNano),
           endNs: nanos(s.endTimeUnixNano),
@@ -176,14 +158,7 @@ export function gunzipIfNeeded(body: Buffer, encoding: string | undefined): Buff
 }
 
 export function decodeProtobuf(body: Buffer): DecodedSpan[] {
-  let message: Obj;
-  try {
-    // The decoded message is read as is (no toObject copy): the hot path of ingestion.
-    message = Request.decode(body) as unknown as Obj;
-  } catch {
-    throw new OtlpDecodeError('the body is not a protobuf ExportTraceServiceRequest');
-  }
-  return collect(message, false);
+  return decodeExportRequestProto(body);
 }
 
 export function decodeJson(body: Buffer): DecodedSpan[] {
@@ -196,7 +171,7 @@ export function decodeJson(body: Buffer): DecodedSpan[] {
   if (message === null || typeof message !== 'object' || Array.isArray(message)) {
     throw new OtlpDecodeError('the body must be an ExportTraceServiceRequest object');
   }
-  return collect(message as Obj, true);
+  return collect(message as Obj);
 }
 
 export function encodeResponse(rejected: number, errorMessage: string, protobufOut: boolean): Buffer | string {

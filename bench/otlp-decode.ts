@@ -1,0 +1,73 @@
+/**
+ * Protobuf decoding of OTLP/HTTP requests of 512 spans (the span shape of bench/ingest.ts: nine
+ * attributes per span, one resource attribute): the hand-written reader that ingestion uses against
+ * the former protobufjs path (test/helpers/otlp-reference-decoder.ts), alternating, in one run.
+ * Prints the median µs per request of each and the speed-up. Target: the reader well under 1 ms.
+ * Usage: npm run bench:otlp-decode [-- --iterations 500]
+ */
+import crypto from 'node:crypto';
+import { encodeExportRequest, type DecodedSpan } from '../src/traces/otlp-decode.ts';
+import { decodeExportRequestProto } from '../src/traces/otlp-proto-reader.ts';
+import { decodeProtobufReference } from '../test/helpers/otlp-reference-decoder.ts';
+
+const BATCH = 512;
+const BODIES = 16;
+const WARMUP = 200;
+
+function argNumber(name: string, fallback: number): number {
+  const at = process.argv.indexOf(`--${name}`);
+  return at >= 0 ? Number(process.argv[at + 1]) : fallback;
+}
+
+/** The protobuf body of bench/ingest.ts's batch(i). */
+function body(i: number): Buffer {
+  const now = BigInt(Date.now()) * 1_000_000n;
+  const spans = Array.from({ length: BATCH }, (_, j) => {
+    const kind = j % 4;
+    const attrs = [
+      { key: 'gen_ai.operation.name', value: { stringValue: kind === 0 ? 'invoke_skill' : kind === 1 ? 'chat' : 'execute_tool' } },
+      { key: 'skill.id', value: { stringValue: 'skill-0001' } }, { key: 'skill.version', value: { intValue: 1 + (j % 3) } },
+      { key: 'gen_ai.request.model', value: { stringValue: 'gpt-4o' } }, { key: 'gen_ai.usage.input_tokens', value: { intValue: 100 + j } },
+      { key: 'gen_ai.usage.output_tokens', value: { intValue: 20 } }, { key: 'user.id', value: { stringValue: `user-${i % 7}` } },
+      { key: 'session.id', value: { stringValue: `s-${i}` } }, { key: 'gen_ai.tool.name', value: { stringValue: 'create_issue' } },
+    ];
+    const start = now + BigInt(j) * 1000n;
+    return {
+      traceId: crypto.randomBytes(16), spanId: crypto.randomBytes(8), name: `span-${j}`,
+      startTimeUnixNano: String(start), endTimeUnixNano: String(start + 5_000_000n), attributes: attrs,
+    };
+  });
+  return encodeExportRequest({ resourceSpans: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'bench' } }] }, scopeSpans: [{ spans }] }] });
+}
+
+function fingerprint(spans: DecodedSpan[]): string {
+  return JSON.stringify(spans, (_key, v: unknown) => (typeof v === 'bigint' ? String(v) : v instanceof Map ? [...v] : v));
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[sorted.length >> 1];
+}
+
+const iterations = argNumber('iterations', 500);
+const bodies = Array.from({ length: BODIES }, (_, i) => body(i));
+const decoders = { reader: decodeExportRequestProto, protobufjs: decodeProtobufReference };
+const same = bodies.every((b) => fingerprint(decoders.reader(b)) === fingerprint(decoders.protobufjs(b)));
+
+const micros = { reader: [] as number[], protobufjs: [] as number[] };
+for (let i = 0; i < WARMUP + iterations; i++) {
+  const b = bodies[i % BODIES];
+  for (const name of ['reader', 'protobufjs'] as const) {
+    const started = performance.now();
+    decoders[name](b);
+    if (i >= WARMUP) micros[name].push((performance.now() - started) * 1000);
+  }
+}
+
+const reader = median(micros.reader);
+const protobufjs = median(micros.protobufjs);
+const fastest = (values: number[]) => Math.min(...values).toFixed(0);
+console.log(`OTLP protobuf decoding: ${BATCH} spans per request (${bodies[0].length.toLocaleString()} bytes), ${iterations} requests each, alternating`);
+console.log(`  hand-written reader  ${reader.toFixed(0).padStart(6)} µs per request (median; fastest ${fastest(micros.reader)}; target well under 1,000)`);
+console.log(`  protobufjs           ${protobufjs.toFixed(0).padStart(6)} µs per request (median; fastest ${fastest(micros.protobufjs)})`);
+console.log(`  speed-up             ${(protobufjs / reader).toFixed(1)}x (medians); same spans from both: ${same ? 'yes' : 'NO'}`);

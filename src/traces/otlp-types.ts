@@ -1,0 +1,24 @@
+/**
+ * The decoded shape of OTLP trace payloads and the decoding error, shared by the JSON/protobufjs
+ * module (otlp-decode.ts, which re-exports them) and the protobuf reader (otlp-proto-reader.ts).
+ * A module of their own so that those two do not import each other at run time.
+ */
+
+export type AttrValue = string | number | boolean | null;
+export type Attributes = Map<string, AttrValue>;
+
+/** A span as received, before mapping (ids lowercase hex, times in nanoseconds as bigint). */
+export interface DecodedSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId: string | null;
+  name: string;
+  startNs: bigint;
+  endNs: bigint;
+  statusCode: number;
+  attributes: Attributes;
+  resource: Attributes;
+}
+
+/** The payload is not an OTLP trace request (400 with an OTLP Status body). */
+export class OtlpDecodeError extends Error {}
