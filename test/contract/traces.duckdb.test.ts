@@ -1,8 +1,9 @@
 /**
  * The trace contract on DuckDB, once per way its statistics query finds rows: nothing sealed (every
  * row from the unsealed tails), everything sealed (every row from skill_spans), and sealed part of
- * the way through loading (both at once).
+ * the way through loading (both at once); and the engine in its worker thread, as the service runs it.
  */
+import { ThreadedTraceStore } from '../../src/store/duckdb/threaded-store.ts';
 import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
 import type { TraceStore } from '../../src/store/trace-port.ts';
 import { traceContract } from './trace-contract.ts';
@@ -13,3 +14,6 @@ const seal = (store: TraceStore) => (store as DuckDbTraceStore).seal();
 traceContract('duckdb, unsealed', open);
 traceContract('duckdb, sealed', open, { afterChunk: seal });
 traceContract('duckdb, sealed part of the way', open, { afterChunk: async (store, chunk) => { if (chunk === 1) await seal(store); } });
+traceContract('duckdb in a worker thread, half sealed', () => ThreadedTraceStore.open(':memory:', { sealEveryMs: 0 }), {
+  afterChunk: async (store, chunk) => { if (chunk === 2) await (store as ThreadedTraceStore).seal(); },
+});

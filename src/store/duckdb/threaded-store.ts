@@ -1,0 +1,120 @@
+/**
+ * The embedded trace store as the service uses it: the DuckDB engine (trace-store.ts) in its own
+ * worker thread (trace-worker.ts), behind the TraceStore port. Handing a span over costs ~2 µs
+ * of structured cloning on the event loop instead of ~12 µs of appending on it. A deadline that
+ * aborts a query cancels it in the worker; once closed, or if the worker dies, every call fails
+ * with TraceStoreUnavailableError and the rest of the service keeps answering.
+ */
+import { Worker } from 'node:worker_threads';
+import type { CompiledAggregate } from '../stats-sql.ts';
+import {
+  QueryCancelledError, TraceStoreUnavailableError, type AggregateQuery, type AggregateRow, type SpanRow, type TraceStore,
+} from '../trace-port.ts';
+import type { DuckDbTraceOptions } from './trace-store.ts';
+import type { WorkerInit, WorkerReply, WorkerRequest } from './trace-worker.ts';
+
+type Request = WorkerRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
+
+function toError(reply: { name: string; message: string }): Error {
+  if (reply.name === 'QueryCancelledError') return new QueryCancelledError();
+  if (reply.name === 'TraceStoreUnavailableError') return new TraceStoreUnavailableError(reply.message);
+  const err = new Error(reply.message);
+  err.name = reply.name;
+  return err;
+}
+
+export class ThreadedTraceStore implements TraceStore {
+  readonly engine = 'duckdb' as const;
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private nextId = 1;
+  private down: TraceStoreUnavailableError | null = null;
+
+  private constructor(worker: Worker) {
+    this.worker = worker;
+    worker.on('message', (m: WorkerReply) => {
+      const waiter = this.pending.get(m.id);
+      if (waiter === undefined) return;
+      this.pending.delete(m.id);
+      if (this.pending.size === 0) worker.unref();
+      if (m.ok) waiter.resolve(m.value); else waiter.reject(toError(m));
+    });
+    const fail = (why: string) => {
+      this.down ??= new TraceStoreUnavailableError(why);
+      for (const w of this.pending.values()) w.reject(this.down);
+      this.pending.clear();
+    };
+    worker.on('error', (err) => fail(`the trace engine failed: ${err.message}`));
+    worker.on('exit', () => fail('the trace engine has stopped'));
+    // The engine's thread keeps the process alive only while a call waits for its answer.
+    worker.unref();
+  }
+
+  static async open(file: string, options: DuckDbTraceOptions = {}): Promise<ThreadedTraceStore> {
+    const worker = new Worker(new URL('./trace-worker.ts', import.meta.url), { workerData: { file, options } satisfies WorkerInit });
+    await new Promise<void>((resolve, reject) => {
+      worker.once('message', (m: WorkerReply) => (m.ok ? resolve() : reject(toError(m))));
+      worker.once('error', reject);
+    }).catch(async (err: unknown) => {
+      await worker.terminate();
+      throw err;
+    });
+    return new ThreadedTraceStore(worker);
+  }
+
+  private call<T>(request: Request): Promise<T> {
+    if (this.down !== null) return Promise.reject(this.down);
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.worker.ref();
+      this.worker.postMessage({ ...request, id });
+    });
+  }
+
+  ping(): Promise<void> {
+    return this.call({ op: 'ping' });
+  }
+
+  async close(): Promise<void> {
+    if (this.down !== null) return;
+    await this.call({ op: 'close' }).catch(() => undefined);
+    this.down = new TraceStoreUnavailableError();
+    await this.worker.terminate();
+  }
+
+  insertSpans(rows: readonly SpanRow[]): Promise<void> {
+    return this.call({ op: 'insert', rows: rows as SpanRow[] });
+  }
+
+  countSpans(): Promise<number> {
+    return this.call({ op: 'count' });
+  }
+
+  async aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]> {
+    if (signal?.aborted) throw new QueryCancelledError();
+    const id = this.nextId;
+    const onAbort = () => { void this.call({ op: 'cancel', target: id }).catch(() => undefined); };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await this.call<AggregateRow[]>({ op: 'aggregate', query });
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** Seals every span stored so far (tools and tests; the engine seals aged spans by itself). */
+  seal(): Promise<void> {
+    return this.call({ op: 'seal' });
+  }
+
+  /** The SQL `aggregate` would run for `query` now. */
+  compile(query: AggregateQuery): Promise<CompiledAggregate> {
+    return this.call({ op: 'compile', query });
+  }
+
+  /** Runs read-only SQL in the engine and returns its row count (benchmarks, operators' checks). */
+  sql(sql: string, params: (string | number)[] = []): Promise<number> {
+    return this.call({ op: 'sql', sql, params });
+  }
+}
