@@ -14,7 +14,10 @@ function generated(): SpanRow[] {
   const rows: SpanRow[] = [];
   for (const b of demoSpans({ orgId: 'org-1', skills: SKILLS, users: ['u1', 'u2', 'u3', 'u4'], spans: 4000, endS: END, days: 40, seed: 99 })) rows.push(...b);
   for (const b of demoSpans({ orgId: 'org-2', skills: [{ id: 'sk-a', workspaceId: 'ws-9' }], users: ['x'], spans: 500, endS: END, days: 40, seed: 5 })) rows.push(...b);
-  return rows;
+  // Every fifth trace has children a day or a week after its invocation: traces across buckets.
+  const traces = [...new Set(rows.filter((r) => r.start_s < END - 8 * 86400).map((r) => r.trace_id))];
+  const shift = new Map(traces.filter((_, i) => i % 5 === 0).map((t, i) => [t, i % 2 === 0 ? 86400 : 7 * 86400]));
+  return rows.map((r) => (r.category !== 'skill_invocation' && shift.has(r.trace_id) ? { ...r, start_s: r.start_s + (shift.get(r.trace_id) as number) } : r));
 }
 
 /** Hand-made spans at the edges of a range and across a year boundary. */
