@@ -42,6 +42,12 @@ export type Param = (value: string | number) => string;
 export interface RowSource {
   sql(q: AggregateQuery, where: string, param: Param): string;
   rescan: boolean;
+  /**
+   * A SELECT of trace_key holding at least every trace whose rows fall into more than one bucket
+   * (any superset is exact, only slower), when the engine keeps such a list; else the compiler
+   * groups the rows by trace.
+   */
+  crossingTraces?(q: AggregateQuery, param: Param): string | null;
 }
 
 export interface CompiledAggregate {
@@ -152,40 +158,77 @@ function commonWhere(q: AggregateQuery, param: Param, dialect: SqlDialect): stri
   ].join(' AND ');
 }
 
-/**
- * Per-group totals of a grouped time series (bucket null), as branches whose parts are summed per
- * group (a branch sets only its own parts):
- * - additive parts: the sums of the bucket rows;
- * - traces: the sum of the per-bucket counts, corrected for the traces that have spans in more
- *   than one bucket (few: a trace rarely crosses midnight) by subtracting their per-bucket counts
- *   and adding their distinct count; one GROUP BY trace instead of a second exact distinct count;
- * - sessions and users (a user is active on many days): a distinct count per group;
- * - percentiles: over the same rows (FILTER, so the engine can share one scan with the others).
- */
-function totalsSql(parts: Part[], groups: string[], dimCols: string[], bucket: string, dialect: SqlDialect): string {
+/** One row per key of the parts that the branches set, each branch setting only its own parts. */
+function combineSql(keys: string[], parts: Part[], branches: { from: string; keys: string[]; groupBy: string; set: (p: Part) => string | null }[], dialect: SqlDialect): string {
   const typedNull = `NULL::${dbl(dialect)}`;
-  const branch = (from: string, have: (p: Part) => string | null, groupBy: string, select: string[]) =>
-    `SELECT ${[...select, ...parts.map((p) => `${have(p) ?? typedNull} AS p_${p}`)].join(', ')} FROM ${from} ${groupBy}`;
+  const selects = branches.map((b) =>
+    `SELECT ${[...b.keys, ...parts.map((p) => `${b.set(p) ?? typedNull} AS p_${p}`)].join(', ')} FROM ${b.from} ${b.groupBy}`);
+  const groupBy = keys.length > 0 ? ` GROUP BY ${keys.join(', ')}` : '';
+  return `SELECT ${[...keys, ...parts.map((p) => `SUM(p_${p}) AS p_${p}`)].join(', ')} FROM (${selects.join('\nUNION ALL ')}) branches${groupBy}`;
+}
+
+interface Shape {
+  parts: Part[];
+  groups: string[];
+  dimCols: string[];
+  bucket: string;
+  dialect: SqlDialect;
+}
+
+/**
+ * Per-group totals of a grouped time series (bucket null), from branches summed per group:
+ * - additive parts: the sums of the bucket rows;
+ * - traces: the sum of the per-bucket counts, corrected for the traces that have rows in more
+ *   than one bucket (few: a trace rarely crosses midnight) by subtracting their per-bucket counts
+ *   and adding their distinct count, instead of a second exact distinct count over every row;
+ * - sessions and users (a user is active on many days): a distinct count per group;
+ * - percentiles: the group rows of `pct`.
+ */
+function totalsSql(s: Shape, crossing: string): string {
   const only = (part: Part, sql: string) => (p: Part) => (p === part ? sql : null);
-  const additive = parts.filter((p) => ADDITIVE.has(p) || p === 'traces');
-  const distinct = parts.filter((p) => DISTINCT.has(p) && p !== 'traces');
-  const quantiles = parts.filter((p) => QUANTILE[p] !== undefined);
-  const byGroup = `GROUP BY ${dimCols.join(', ')}`;
-  const dimSelect = dimCols.map((c, i) => `${c} AS ${groups[i]}`);
-  const multi = `base WHERE trace_key IN (SELECT trace_key FROM base GROUP BY trace_key HAVING MIN(${bucket}) <> MAX(${bucket}))`;
-  const branches = [
-    branch('gb', (p) => (additive.includes(p) ? `SUM(p_${p})` : null), `GROUP BY ${groups.join(', ')}`, groups),
-    ...(parts.includes('traces')
+  const additive = s.parts.filter((p) => ADDITIVE.has(p) || p === 'traces');
+  const distinct = s.parts.filter((p) => DISTINCT.has(p) && p !== 'traces');
+  const byGroup = `GROUP BY ${s.dimCols.join(', ')}`;
+  const dimSelect = s.dimCols.map((c, i) => `${c} AS ${s.groups[i]}`);
+  const crossingRows = `base WHERE trace_key IN (${crossing})`;
+  const groupsBy = `GROUP BY ${s.groups.join(', ')}`;
+  return combineSql(s.groups, s.parts, [
+    { from: 'gb', keys: s.groups, groupBy: groupsBy, set: (p) => (additive.includes(p) ? `SUM(p_${p})` : null) },
+    ...(s.parts.includes('traces')
       ? [
-        branch(`(SELECT ${dimSelect.join(', ')}, COUNT(DISTINCT trace_key) AS n FROM ${multi} GROUP BY ${dimCols.join(', ')}, ${bucket}) per_bucket`,
-          only('traces', `-SUM(n)::${dbl(dialect)}`), `GROUP BY ${groups.join(', ')}`, groups),
-        branch(multi, only('traces', partSql('traces', dialect)), byGroup, dimSelect),
+        { from: `(SELECT ${dimSelect.join(', ')}, COUNT(DISTINCT trace_key) AS n FROM ${crossingRows} GROUP BY ${s.dimCols.join(', ')}, ${s.bucket}) per_bucket`,
+          keys: s.groups, groupBy: groupsBy, set: only('traces', `-SUM(n)::${dbl(s.dialect)}`) },
+        { from: crossingRows, keys: dimSelect, groupBy: byGroup, set: only('traces', partSql('traces', s.dialect)) },
       ]
       : []),
-    ...(distinct.length > 0 ? [branch('base', (p) => (distinct.includes(p) ? partSql(p, dialect) : null), byGroup, dimSelect)] : []),
-    ...(quantiles.length > 0 ? [branch('base', (p) => (quantiles.includes(p) ? partSql(p, dialect) : null), byGroup, dimSelect)] : []),
-  ];
-  return `SELECT ${[...groups, ...parts.map((p) => `SUM(p_${p}) AS p_${p}`)].join(', ')} FROM (${branches.join('\nUNION ALL ')}) branches GROUP BY ${groups.join(', ')}`;
+    ...(distinct.length > 0 ? [{ from: 'base', keys: dimSelect, groupBy: byGroup, set: (p: Part) => (distinct.includes(p) ? partSql(p, s.dialect) : null) }] : []),
+    ...(s.parts.some((p) => QUANTILE[p] !== undefined)
+      ? [{ from: 'pct WHERE bucket IS NULL', keys: s.groups, groupBy: '', set: (p: Part) => (QUANTILE[p] !== undefined ? `p_${p}` : null) }]
+      : []),
+  ], s.dialect);
+}
+
+/**
+ * A grouped time series: bucket rows and per-group totals. Percentiles come from one pass over
+ * the invocation rows with GROUPING SETS (bucket and total at once); everything else per bucket
+ * from `gb`, and the totals from totalsSql.
+ */
+function groupedSeriesSql(s: Shape, base: string, reuse: string, crossing: string): string {
+  const quantiles = s.parts.filter((p) => QUANTILE[p] !== undefined);
+  const others = s.parts.filter((p) => QUANTILE[p] === undefined);
+  const keys = [...s.dimCols.map((c, i) => `${c} AS ${s.groups[i]}`), `${s.bucket} AS bucket`];
+  const gb = `SELECT ${[...keys, ...others.map((p) => `${partSql(p, s.dialect)} AS p_${p}`)].join(', ')} FROM base GROUP BY ${[...s.dimCols, s.bucket].join(', ')}`;
+  const pct = `SELECT ${[...keys, ...quantiles.map((p) => `(${percentileSql(QUANTILE[p] as number, s.dialect, false)})::${dbl(s.dialect)} AS p_${p}`)].join(', ')}
+FROM base WHERE ${INVOCATION} GROUP BY GROUPING SETS ((${[...s.dimCols, s.bucket].join(', ')}), (${s.dimCols.join(', ')}))`;
+  const bucketKeys = [...s.groups, 'bucket'];
+  const bucketRows = combineSql(bucketKeys, s.parts, [
+    { from: 'gb', keys: bucketKeys, groupBy: '', set: (p) => (others.includes(p) ? `p_${p}` : null) },
+    ...(quantiles.length > 0 ? [{ from: 'pct WHERE bucket IS NOT NULL', keys: bucketKeys, groupBy: '', set: (p: Part) => (quantiles.includes(p) ? `p_${p}` : null) }] : []),
+  ], s.dialect);
+  return `WITH base AS ${reuse} (${base}),
+gb AS MATERIALIZED (${gb})${quantiles.length > 0 ? `,\npct AS MATERIALIZED (${pct})` : ''}
+SELECT ${[...bucketKeys, ...s.parts.map((p) => `p_${p}`)].join(', ')} FROM (${bucketRows}) bucket_rows
+UNION ALL SELECT ${[...s.groups, 'NULL AS bucket', ...s.parts.map((p) => `p_${p}`)].join(', ')} FROM (${totalsSql(s, crossing)}) totals`;
 }
 
 export function compileAggregate(q: AggregateQuery, source: RowSource, dialect: SqlDialect = 'duckdb'): CompiledAggregate {
@@ -200,19 +243,19 @@ export function compileAggregate(q: AggregateQuery, source: RowSource, dialect: 
   const dimCols = q.groupBy.map((d) => COLUMN[d]);
   const groups = q.groupBy.map((d) => `"g_${d}"`);
   const finals = measures.map((m) => `${finalSql(m)} AS "m_${m}"`);
-  const keys = [...dimCols.map((c, i) => `${c} AS ${groups[i]}`), ...(q.bucket !== undefined ? [`${bucketSql(q.bucket, dialect)} AS bucket`] : [])];
-  const keyCols = [...dimCols, ...(q.bucket !== undefined ? [bucketSql(q.bucket, dialect)] : [])];
-  const fine = `SELECT ${[...keys, ...parts.map((p) => `${partSql(p, dialect)} AS p_${p}`)].join(', ')} FROM base${keyCols.length > 0 ? ` GROUP BY ${keyCols.join(', ')}` : ''}`;
   const outKeys = [...groups, ...(q.bucket !== undefined ? ['bucket'] : [])];
-  const rows = `SELECT ${[...outKeys, ...finals].join(', ')} FROM gb`;
-  const totals = q.bucket !== undefined && groups.length > 0
-    ? `\nUNION ALL SELECT ${[...groups, 'NULL AS bucket', ...finals].join(', ')} FROM (${totalsSql(parts, groups, dimCols, bucketSql(q.bucket, dialect), dialect)}) totals`
-    : '';
-  const reuse = totals === '' || source.rescan ? 'NOT MATERIALIZED' : 'MATERIALIZED';
-  const sql = `WITH base AS ${reuse} (${base}),
-gb AS MATERIALIZED (${fine})
-${rows}${totals}`;
-  return { sql, params };
+  if (q.bucket !== undefined && groups.length > 0) {
+    const bucket = bucketSql(q.bucket, dialect);
+    const crossing = source.crossingTraces?.(q, param) ?? `SELECT trace_key FROM base GROUP BY trace_key HAVING MIN(${bucket}) <> MAX(${bucket})`;
+    const reuse = source.rescan ? 'NOT MATERIALIZED' : 'MATERIALIZED';
+    const series = groupedSeriesSql({ parts, groups, dimCols, bucket, dialect }, base, reuse, crossing);
+    return { sql: `SELECT ${[...outKeys, ...finals].join(', ')} FROM (${series}) series`, params };
+  }
+  // No totals to rank groups by: one GROUP BY (or none, for one row even over no rows).
+  const keyCols = [...dimCols, ...(q.bucket !== undefined ? [bucketSql(q.bucket, dialect)] : [])];
+  const keys = [...dimCols.map((c, i) => `${c} AS ${groups[i]}`), ...(q.bucket !== undefined ? [`${bucketSql(q.bucket, dialect)} AS bucket`] : [])];
+  const gb = `SELECT ${[...keys, ...parts.map((p) => `${partSql(p, dialect)} AS p_${p}`)].join(', ')} FROM base${keyCols.length > 0 ? ` GROUP BY ${keyCols.join(', ')}` : ''}`;
+  return { sql: `WITH base AS NOT MATERIALIZED (${base})\nSELECT ${[...outKeys, ...finals].join(', ')} FROM (${gb}) gb`, params };
 }
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));

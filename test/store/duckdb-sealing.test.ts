@@ -1,7 +1,8 @@
 /**
  * DuckDB sealing keeps statistics exact whatever order spans arrive in: children before their
  * skill invocation (as OTLP exporters send them), a second skill or a new version named after a
- * trace's spans were sealed, seals at any point, a restart, and a file from the version 1 schema.
+ * trace's spans were sealed, traces across days sealed in several steps, seals at any point, a
+ * restart, and a file from the version 1 schema.
  * Every answer is compared with the TypeScript reference over the spans stored so far.
  */
 import fs from 'node:fs';
@@ -29,7 +30,11 @@ function spans(seed: number): SpanRow[] {
     if (i % 9 === 0) extra.push({ ...inv, span_id: `${inv.span_id.slice(0, 12)}b000`, skill: inv.skill === 'sk-a' ? 'sk-b' : 'sk-a', duration_ms: inv.duration_ms + 7 });
     if (i % 11 === 0) extra.push({ ...inv, span_id: `${inv.span_id.slice(0, 12)}c000`, skill_version: (inv.skill_version ?? 1) + 1, is_error: !inv.is_error });
   });
-  return [...rows, ...extra];
+  // Every fourth trace has children on the next day: traces that day buckets split.
+  const traces = [...new Set(rows.map((r) => r.trace_id))];
+  const later = new Set(traces.filter((_, i) => i % 4 === 0));
+  const shifted = rows.map((r) => (r.category !== 'skill_invocation' && later.has(r.trace_id) && r.start_s < END - 2 * 86400 ? { ...r, start_s: r.start_s + 86400 } : r));
+  return [...shifted, ...extra];
 }
 
 function shuffle<T>(xs: T[], rnd: () => number): T[] {
@@ -88,7 +93,7 @@ describe('DuckDB sealing', () => {
       const children = traceRows.filter((r) => r.category !== 'skill_invocation');
       await store.insertSpans(children);
       await store.seal();
-      const q: AggregateQuery = { ...base, startS: invocation.start_s - 86400, endS: invocation.start_s + 86400, measures: ['traces', 'spans'] };
+      const q: AggregateQuery = { ...base, startS: invocation.start_s - 86400, endS: invocation.start_s + 3 * 86400, measures: ['traces', 'spans'] };
       expect((await store.aggregate(q))[0]?.values).toEqual({ traces: 0, spans: 0 });
       await store.insertSpans([invocation]);
       const stored = [...children, invocation];

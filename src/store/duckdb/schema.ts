@@ -49,6 +49,10 @@ ALTER TABLE trace_skills_v2 RENAME TO trace_skills;
 CREATE TABLE skill_keys (org_id VARCHAR NOT NULL, skill VARCHAR NOT NULL, key INTEGER NOT NULL);
 CREATE TABLE skill_spans (of_key INTEGER NOT NULL, of_versions INTEGER[] NOT NULL, workspace_id VARCHAR NOT NULL,
   trace_key UHUGEINT NOT NULL, ${SPAN_DATA});
+-- The days each sealed step put a (skill, trace) pair's rows on, and the pairs whose rows span more
+-- than one UTC day: the only traces a day or week bucket can split (see stats-sql.ts totals).
+CREATE TABLE skill_trace_days (of_key INTEGER NOT NULL, trace_key UHUGEINT NOT NULL, min_day INTEGER NOT NULL, max_day INTEGER NOT NULL);
+CREATE TABLE skill_crossing (of_key INTEGER NOT NULL, trace_key UHUGEINT NOT NULL);
 CREATE TABLE sealed (seq BIGINT NOT NULL);
 INSERT INTO sealed VALUES (0);`],
 ];

@@ -5,7 +5,8 @@
  *     versions = the non-null versions of those mappings }
  *
  * with S stored as its integer key (skill_keys, assigned here, never changed) and rows inserted
- * sorted by key and time, so a skill's rows are contiguous within each sealed step.
+ * sorted by key and time, so a skill's rows are contiguous within each sealed step. It also keeps
+ * `skill_crossing`: the (skill, trace) pairs whose sealed rows lie on more than one UTC day.
  *
  * A span's trace may name its skill after the span was sealed (OTLP exporters send a parent after
  * its children), so sealing also re-materializes the already sealed spans of every (trace, skill)
@@ -37,8 +38,8 @@ export async function seal(conn: DuckDBConnection, from: number, to: number): Pr
       SELECT org_id, skill, (SELECT COALESCE(max(key), 0) FROM skill_keys) + row_number() OVER (ORDER BY org_id, skill)
       FROM (SELECT DISTINCT org_id, skill FROM seal_versions) n
       WHERE NOT EXISTS (SELECT 1 FROM skill_keys k WHERE k.org_id = n.org_id AND k.skill = n.skill)`);
-    await conn.run(`INSERT INTO skill_spans
-      SELECT k.key, r.versions, r.workspace_id, r.trace_key, ${prefixed('r')} FROM (
+    await conn.run(`CREATE OR REPLACE TEMP TABLE seal_rows AS
+      SELECT k.key AS of_key, r.versions AS of_versions, r.workspace_id, r.trace_key, ${prefixed('r')} FROM (
         SELECT v.org_id, v.skill AS of_skill, v.versions, s.workspace_id, s.trace_key, ${prefixed('s')}
         FROM spans s JOIN seal_versions v ON v.org_id = s.org_id AND v.trace_key = s.trace_key
         WHERE s.seq > $1 AND s.seq <= $2
@@ -47,16 +48,31 @@ export async function seal(conn: DuckDBConnection, from: number, to: number): Pr
         FROM spans s JOIN seal_changed c ON c.org_id = s.org_id AND c.trace_key = s.trace_key
         JOIN seal_versions v ON v.org_id = c.org_id AND v.trace_key = c.trace_key AND v.skill = c.skill
         WHERE s.seq <= $1
-      ) r JOIN skill_keys k ON k.org_id = r.org_id AND k.skill = r.of_skill
-      ORDER BY k.key, r.start_s`, range);
+      ) r JOIN skill_keys k ON k.org_id = r.org_id AND k.skill = r.of_skill`, range);
+    await conn.run('INSERT INTO skill_spans SELECT * FROM seal_rows ORDER BY of_key, start_s');
+    await markCrossing(conn);
     await conn.run('UPDATE sealed SET seq = $1', [to]);
-    await conn.run('DROP TABLE seal_changed');
-    await conn.run('DROP TABLE seal_versions');
+    for (const t of ['seal_changed', 'seal_versions', 'seal_rows', 'seal_days']) await conn.run(`DROP TABLE ${t}`);
     await conn.run('COMMIT');
   } catch (err) {
     await conn.run('ROLLBACK').catch(() => undefined);
     throw err;
   }
+}
+
+/** Records this step's day bounds per (skill, trace) and the pairs that now span several days. */
+async function markCrossing(conn: DuckDBConnection): Promise<void> {
+  await conn.run(`CREATE OR REPLACE TEMP TABLE seal_days AS
+    SELECT of_key, trace_key, min(start_s // 86400)::INTEGER AS min_day, max(start_s // 86400)::INTEGER AS max_day
+    FROM seal_rows GROUP BY of_key, trace_key`);
+  await conn.run(`INSERT INTO skill_crossing
+    SELECT d.of_key, d.trace_key FROM seal_days d
+    LEFT JOIN (SELECT of_key, trace_key, min(min_day) AS lo, max(max_day) AS hi FROM skill_trace_days
+      WHERE trace_key IN (SELECT trace_key FROM seal_days) GROUP BY of_key, trace_key) o
+      ON o.of_key = d.of_key AND o.trace_key = d.trace_key
+    WHERE least(d.min_day, COALESCE(o.lo, d.min_day)) <> greatest(d.max_day, COALESCE(o.hi, d.max_day))
+      AND NOT EXISTS (SELECT 1 FROM skill_crossing c WHERE c.of_key = d.of_key AND c.trace_key = d.trace_key)`);
+  await conn.run('INSERT INTO skill_trace_days SELECT * FROM seal_days');
 }
 
 function prefixed(alias: string): string {

@@ -22,6 +22,8 @@ export function skillRows(key: number | undefined, pending: boolean): RowSource 
   return {
     // skill_spans is clustered by skill; the tails are joins, cheaper to keep than to redo.
     rescan: !pending,
+    // Sealed rows only: the tails' traces are not in skill_crossing yet.
+    crossingTraces: (_q, param) => (pending || key === undefined ? null : `SELECT trace_key FROM skill_crossing WHERE of_key = ${param(key)}`),
     sql(q, where, param) {
       // Placeholders are made on first use: DuckDB rejects a statement with unused parameters.
       const once = (v: string | number) => { let p: string | undefined; return () => (p ??= param(v)); };
