@@ -25,10 +25,21 @@ export const COLUMN: Record<Dimension, string> = {
 
 /**
  * The columns every source yields, under these names: `trace_key` identifies the trace (any type
- * with equality), the others are the span columns of store/trace-port.ts SpanRow.
+ * with equality), `is_invocation` and `is_tool_call` are the span's category as booleans (cheaper
+ * to test than strings), the others are the span columns of store/trace-port.ts SpanRow.
  */
 export const SOURCE_COLUMNS = ['trace_key', 'start_s', 'workspace_id', 'harness', 'skill', 'skill_version', 'command', 'mcp', 'tool',
-  'model', 'user_id', 'session_id', 'category', 'is_error', 'tokens', 'cost', 'duration_ms'] as const;
+  'model', 'user_id', 'session_id', 'is_invocation', 'is_tool_call', 'is_error', 'tokens', 'cost', 'duration_ms'] as const;
+
+/** SOURCE_COLUMNS as a select list over a table of span rows (with `category` and its trace column). */
+export function spanSourceColumns(traceColumn: string): string {
+  const expr: Partial<Record<(typeof SOURCE_COLUMNS)[number], string>> = {
+    trace_key: `${traceColumn} AS trace_key`,
+    is_invocation: "category = 'skill_invocation' AS is_invocation",
+    is_tool_call: "category = 'tool_call' AS is_tool_call",
+  };
+  return SOURCE_COLUMNS.map((c) => expr[c] ?? c).join(', ');
+}
 
 /** Adds a value to the statement's parameters and returns its placeholder. */
 export type Param = (value: string | number) => string;
@@ -55,7 +66,7 @@ export interface CompiledAggregate {
   params: (string | number)[];
 }
 
-const INVOCATION = "category = 'skill_invocation'";
+const INVOCATION = 'is_invocation';
 
 type Part = 'spans' | 'inv' | 'err' | 'tool' | 'tokens' | 'cost' | 'traces' | 'sessions' | 'users' | 'p50' | 'p90' | 'p99';
 
@@ -83,7 +94,7 @@ function partSql(p: Part, dialect: SqlDialect): string {
       case 'spans': return 'COUNT(*)';
       case 'inv': return `COUNT(*) FILTER (WHERE ${INVOCATION})`;
       case 'err': return `COUNT(*) FILTER (WHERE ${INVOCATION} AND is_error)`;
-      case 'tool': return "COUNT(*) FILTER (WHERE category = 'tool_call')";
+      case 'tool': return 'COUNT(*) FILTER (WHERE is_tool_call)';
       case 'tokens': return 'COALESCE(SUM(tokens), 0)';
       case 'cost': return 'COALESCE(SUM(cost), 0)';
       case 'traces': return 'COUNT(DISTINCT trace_key)';

@@ -11,10 +11,10 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 const hexToKey = (col: string) =>
   `((('0x' || substr(${col}, 1, 16))::UBIGINT::UHUGEINT << 64) | ('0x' || substr(${col}, 17, 16))::UBIGINT::UHUGEINT)`;
 
-/** Span columns shared by `spans` and `skill_spans`, after their leading columns. */
-const SPAN_DATA = `start_s BIGINT NOT NULL, harness VARCHAR, skill VARCHAR, skill_version INTEGER, command VARCHAR, mcp VARCHAR,
-  tool VARCHAR, model VARCHAR, user_id VARCHAR, session_id VARCHAR, category VARCHAR NOT NULL, is_error BOOLEAN NOT NULL,
-  tokens BIGINT NOT NULL, cost DOUBLE NOT NULL, duration_ms DOUBLE NOT NULL`;
+/** Span columns shared by `spans` and `skill_spans`, after their leading columns; then the category. */
+const SPAN_DIMS = `start_s BIGINT NOT NULL, harness VARCHAR, skill VARCHAR, skill_version INTEGER, command VARCHAR, mcp VARCHAR,
+  tool VARCHAR, model VARCHAR, user_id VARCHAR, session_id VARCHAR`;
+const SPAN_MEASURES = 'is_error BOOLEAN NOT NULL, tokens BIGINT NOT NULL, cost DOUBLE NOT NULL, duration_ms DOUBLE NOT NULL';
 
 /** The column order of `spans` (trace-store.ts appends in this order). */
 const SPAN_COLUMNS = ['seq', 'org_id', 'workspace_id', 'trace_key', 'span_id', 'parent_span_id', 'name', 'start_s', 'harness',
@@ -33,7 +33,7 @@ CREATE TABLE spans (
 CREATE TABLE trace_skills (org_id VARCHAR NOT NULL, skill VARCHAR NOT NULL, skill_version INTEGER, trace_id VARCHAR NOT NULL, start_s BIGINT NOT NULL);`],
   ['002_sealed_skill_spans', `
 CREATE TABLE spans_v2 (seq BIGINT NOT NULL, org_id VARCHAR NOT NULL, workspace_id VARCHAR NOT NULL, trace_key UHUGEINT NOT NULL,
-  span_id VARCHAR NOT NULL, parent_span_id VARCHAR, name VARCHAR, ${SPAN_DATA});
+  span_id VARCHAR NOT NULL, parent_span_id VARCHAR, name VARCHAR, ${SPAN_DIMS}, category VARCHAR NOT NULL, ${SPAN_MEASURES});
 -- Version 1 only ever appended, so rowid is unique and in ingestion order: a streaming copy.
 INSERT INTO spans_v2 SELECT rowid + 1, org_id, workspace_id, ${hexToKey('trace_id')}, span_id, parent_span_id,
   name, ${SPAN_DATA_NAMES} FROM spans;
@@ -48,7 +48,7 @@ ALTER TABLE trace_skills_v2 RENAME TO trace_skills;
 -- short to tell ids like skill-0001 and skill-0013 apart, but prune exactly on integers.
 CREATE TABLE skill_keys (org_id VARCHAR NOT NULL, skill VARCHAR NOT NULL, key INTEGER NOT NULL);
 CREATE TABLE skill_spans (of_key INTEGER NOT NULL, of_versions INTEGER[] NOT NULL, workspace_id VARCHAR NOT NULL,
-  trace_key UHUGEINT NOT NULL, ${SPAN_DATA});
+  trace_key UHUGEINT NOT NULL, ${SPAN_DIMS}, is_invocation BOOLEAN NOT NULL, is_tool_call BOOLEAN NOT NULL, ${SPAN_MEASURES});
 -- The days each sealed step put a (skill, trace) pair's rows on, and the pairs whose rows span more
 -- than one UTC day: the only traces a day or week bucket can split (see stats-sql.ts totals).
 CREATE TABLE skill_trace_days (of_key INTEGER NOT NULL, trace_key UHUGEINT NOT NULL, min_day INTEGER NOT NULL, max_day INTEGER NOT NULL);

@@ -15,8 +15,13 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 
-const DATA = `start_s, harness, skill, skill_version, command, mcp, tool, model, user_id, session_id, category, is_error, tokens, cost,
-  duration_ms`;
+const DIMS = ['start_s', 'harness', 'skill', 'skill_version', 'command', 'mcp', 'tool', 'model', 'user_id', 'session_id'];
+const MEASURES = ['is_error', 'tokens', 'cost', 'duration_ms'];
+/** The span columns of `spans`, from `alias`. */
+const spanData = (alias: string) => [...DIMS, 'category', ...MEASURES].map((c) => `${alias}.${c}`).join(', ');
+/** The same as `skill_spans` stores them: the category as two booleans. */
+const sealedData = (alias: string) => [...DIMS.map((c) => `${alias}.${c}`), `${alias}.category = 'skill_invocation'`,
+  `${alias}.category = 'tool_call'`, ...MEASURES.map((c) => `${alias}.${c}`)].join(', ');
 
 /** Seals the spans and mappings with `from < seq <= to`; the caller holds the writer. */
 export async function seal(conn: DuckDBConnection, from: number, to: number): Promise<void> {
@@ -39,12 +44,12 @@ export async function seal(conn: DuckDBConnection, from: number, to: number): Pr
       FROM (SELECT DISTINCT org_id, skill FROM seal_versions) n
       WHERE NOT EXISTS (SELECT 1 FROM skill_keys k WHERE k.org_id = n.org_id AND k.skill = n.skill)`);
     await conn.run(`CREATE OR REPLACE TEMP TABLE seal_rows AS
-      SELECT k.key AS of_key, r.versions AS of_versions, r.workspace_id, r.trace_key, ${prefixed('r')} FROM (
-        SELECT v.org_id, v.skill AS of_skill, v.versions, s.workspace_id, s.trace_key, ${prefixed('s')}
+      SELECT k.key AS of_key, r.versions AS of_versions, r.workspace_id, r.trace_key, ${sealedData('r')} FROM (
+        SELECT v.org_id, v.skill AS of_skill, v.versions, s.workspace_id, s.trace_key, ${spanData('s')}
         FROM spans s JOIN seal_versions v ON v.org_id = s.org_id AND v.trace_key = s.trace_key
         WHERE s.seq > $1 AND s.seq <= $2
         UNION ALL
-        SELECT v.org_id, v.skill AS of_skill, v.versions, s.workspace_id, s.trace_key, ${prefixed('s')}
+        SELECT v.org_id, v.skill AS of_skill, v.versions, s.workspace_id, s.trace_key, ${spanData('s')}
         FROM spans s JOIN seal_changed c ON c.org_id = s.org_id AND c.trace_key = s.trace_key
         JOIN seal_versions v ON v.org_id = c.org_id AND v.trace_key = c.trace_key AND v.skill = c.skill
         WHERE s.seq <= $1
@@ -73,8 +78,4 @@ async function markCrossing(conn: DuckDBConnection): Promise<void> {
     WHERE least(d.min_day, COALESCE(o.lo, d.min_day)) <> greatest(d.max_day, COALESCE(o.hi, d.max_day))
       AND NOT EXISTS (SELECT 1 FROM skill_crossing c WHERE c.of_key = d.of_key AND c.trace_key = d.trace_key)`);
   await conn.run('INSERT INTO skill_trace_days SELECT * FROM seal_days');
-}
-
-function prefixed(alias: string): string {
-  return DATA.split(',').map((c) => `${alias}.${c.trim()}`).join(', ');
 }

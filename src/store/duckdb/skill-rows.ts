@@ -8,9 +8,10 @@
  * With sealing.ts's invariant the three sets are disjoint and together hold every span of S's
  * traces. W is read inside the statement, so the query sees sealing atomically.
  */
-import { SOURCE_COLUMNS, type RowSource } from '../stats-sql.ts';
+import { SOURCE_COLUMNS, spanSourceColumns, type RowSource } from '../stats-sql.ts';
 
-const COLUMNS = SOURCE_COLUMNS.join(', ');
+const SEALED_COLUMNS = SOURCE_COLUMNS.join(', ');
+const SPAN_COLUMNS = spanSourceColumns('trace_key');
 const W = '(SELECT seq FROM sealed)';
 
 /**
@@ -31,16 +32,16 @@ export function skillRows(key: number | undefined, pending: boolean): RowSource 
       const skillParam = once(q.skill);
       const version = q.skillVersion === undefined ? null : param(q.skillVersion);
       const ofKey = key ?? `(SELECT key FROM skill_keys WHERE org_id = ${orgParam()} AND skill = ${skillParam()})`;
-      const sealed = `SELECT ${COLUMNS} FROM skill_spans
+      const sealed = `SELECT ${SEALED_COLUMNS} FROM skill_spans
 WHERE of_key = ${ofKey}${version === null ? '' : ` AND list_contains(of_versions, ${version})`} AND ${where}`;
       if (!pending) return sealed;
       const org = orgParam();
       const skill = skillParam();
       const maps = (alias: string) => `${alias}.org_id = ${org} AND ${alias}.skill = ${skill}${version === null ? '' : ` AND ${alias}.skill_version = ${version}`}`;
-      const unsealedSpans = `SELECT ${COLUMNS} FROM spans
+      const unsealedSpans = `SELECT ${SPAN_COLUMNS} FROM spans
 WHERE org_id = ${org} AND seq > ${W} AND ${where}
 AND trace_key IN (SELECT m.trace_key FROM trace_skills m WHERE ${maps('m')} AND m.trace_key IN (SELECT trace_key FROM spans WHERE seq > ${W}))`;
-      const lateMapped = `SELECT ${COLUMNS} FROM spans
+      const lateMapped = `SELECT ${SPAN_COLUMNS} FROM spans
 WHERE org_id = ${org} AND seq <= ${W} AND ${where}
 AND trace_key IN (SELECT m.trace_key FROM trace_skills m WHERE ${maps('m')} AND m.seq > ${W}
   AND NOT EXISTS (SELECT 1 FROM trace_skills o WHERE ${maps('o')} AND o.trace_key = m.trace_key AND o.seq <= ${W}))`;

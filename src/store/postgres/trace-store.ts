@@ -4,7 +4,7 @@
  * cancelled on the server (pg_cancel_backend of its connection).
  */
 import type pg from 'pg';
-import { SOURCE_COLUMNS, compileAggregate, toAggregateRows, type RowSource } from '../stats-sql.ts';
+import { compileAggregate, spanSourceColumns, toAggregateRows, type RowSource } from '../stats-sql.ts';
 import { QueryCancelledError, TraceStoreUnavailableError, type AggregateQuery, type AggregateRow, type SpanRow, type TraceStore } from '../trace-port.ts';
 import { isConnectionFailure } from './pool.ts';
 
@@ -26,7 +26,7 @@ const skillRows: RowSource = {
   rescan: false,
   sql(q, where, param) {
     const org = param(q.orgId);
-    const columns = SOURCE_COLUMNS.map((c) => (c === 'trace_key' ? 'trace_id AS trace_key' : c)).join(', ');
+    const columns = spanSourceColumns('trace_id');
     const version = q.skillVersion === undefined ? '' : ` AND m.skill_version = ${param(q.skillVersion)}`;
     return `SELECT ${columns} FROM spans
 WHERE org_id = ${org} AND ${where}
