@@ -59,6 +59,8 @@ export interface RowSource {
    * groups the rows by trace.
    */
   crossingTraces?(q: AggregateQuery, param: Param): string | null;
+  /** The value stored for a dimension value, when the engine encodes that dimension (filters bind it). */
+  encode?(dim: Dimension, value: string | number): string | number;
 }
 
 export interface CompiledAggregate {
@@ -143,7 +145,7 @@ function inListSql(col: string, values: readonly (string | number)[], param: Par
   return dialect === 'duckdb' ? `list_contains([${placeholders}], ${col})` : `${col} IN (${placeholders})`;
 }
 
-function filterSql(f: SpanFilter, param: Param, dialect: SqlDialect): string {
+function filterSql(f: SpanFilter, param: Param, dialect: SqlDialect, encode: (v: string | number) => string | number): string {
   const col = COLUMN[f.key];
   switch (f.op) {
     case 'exists':
@@ -151,21 +153,21 @@ function filterSql(f: SpanFilter, param: Param, dialect: SqlDialect): string {
     case 'not_exists':
       return `${col} IS NULL`;
     case 'eq':
-      return `${col} = ${param(f.values[0] as string | number)}`;
+      return `${col} = ${param(encode(f.values[0] as string | number))}`;
     case 'neq':
-      return `(${col} IS NULL OR ${col} <> ${param(f.values[0] as string | number)})`;
+      return `(${col} IS NULL OR ${col} <> ${param(encode(f.values[0] as string | number))})`;
     case 'in':
-      return inListSql(col, f.values, param, dialect);
+      return inListSql(col, f.values.map(encode), param, dialect);
   }
 }
 
 /** The predicate every source applies to its span columns: time range, workspaces, filters. */
-function commonWhere(q: AggregateQuery, param: Param, dialect: SqlDialect): string {
+function commonWhere(q: AggregateQuery, source: RowSource, param: Param, dialect: SqlDialect): string {
   return [
     `start_s >= ${param(q.startS)}`,
     `start_s < ${param(q.endS)}`,
     inListSql('workspace_id', q.workspaceIds, param, dialect),
-    ...q.filters.map((f) => filterSql(f, param, dialect)),
+    ...q.filters.map((f) => filterSql(f, param, dialect, (v) => source.encode?.(f.key, v) ?? v)),
   ].join(' AND ');
 }
 
@@ -248,7 +250,7 @@ export function compileAggregate(q: AggregateQuery, source: RowSource, dialect: 
     params.push(v);
     return `$${params.length}`;
   };
-  const base = source.sql(q, commonWhere(q, param, dialect), param);
+  const base = source.sql(q, commonWhere(q, source, param, dialect), param);
   const measures = [...new Set(q.measures)];
   const parts = [...new Set(measures.flatMap((m) => PARTS[m]))];
   const dimCols = q.groupBy.map((d) => COLUMN[d]);
@@ -271,13 +273,16 @@ export function compileAggregate(q: AggregateQuery, source: RowSource, dialect: 
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
-/** Result rows of a compiled aggregate (any dialect; numbers may arrive as bigint or text). */
-export function toAggregateRows(rows: Record<string, unknown>[], query: AggregateQuery): AggregateRow[] {
+/**
+ * Result rows of a compiled aggregate (any dialect; numbers may arrive as bigint or text); `decode`
+ * turns an encoded group value back into the dimension's value.
+ */
+export function toAggregateRows(rows: Record<string, unknown>[], query: AggregateQuery, decode?: (dim: Dimension, stored: unknown) => string): AggregateRow[] {
   return rows.map((r) => {
     const groups: AggregateRow['groups'] = {};
     for (const d of query.groupBy) {
       const v = r[`g_${d}`];
-      groups[d] = v === null || v === undefined ? null : d === 'skill_version' ? Number(v) : String(v);
+      groups[d] = v === null || v === undefined ? null : d === 'skill_version' ? Number(v) : decode !== undefined ? decode(d, v) : String(v);
     }
     const values: AggregateRow['values'] = {};
     for (const m of query.measures) values[m] = num(r[`m_${m}`]);

@@ -85,6 +85,10 @@ export function traceContract(engine: string, open: () => Promise<TraceStore>, o
       await same({ ...base, filters: [{ key: 'tool', op: 'exists', values: [] }] });
       await same({ ...base, filters: [{ key: 'tool', op: 'not_exists', values: [] }, { key: 'skill_version', op: 'in', values: [1, 2] }] });
       await same({ ...base, filters: [{ key: 'mcp', op: 'in', values: [] }] });
+      // Values no stored span has: none match eq, all match neq, in keeps the known ones.
+      await same({ ...base, filters: [{ key: 'model', op: 'neq', values: ['no-such-model'] }], groupBy: ['model'] });
+      await same({ ...base, filters: [{ key: 'tool', op: 'in', values: ['no-such-tool', 'create_issue'] }], groupBy: ['tool'] });
+      await same({ ...base, filters: [{ key: 'harness', op: 'eq', values: ['no-such-harness'] }] });
     });
 
     it('narrows to a skill version and to workspaces, and never crosses organizations', async () => {

@@ -133,6 +133,25 @@ describe('DuckDB sealing', () => {
     }
   });
 
+  it('takes back the dimension codes of a failed append, so a later one stores them, across a restart', async () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gw-dict-')), 'traces.duckdb');
+    const store = await DuckDbTraceStore.open(file, { sealEveryMs: 0 });
+    const [invocation] = spans(3).filter((r) => r.category === 'skill_invocation' && r.skill === 'sk-a');
+    const good = { ...(invocation as SpanRow), model: 'model-new' };
+    await expect(store.insertSpans([good, { ...good, span_id: 'b'.repeat(16), trace_id: 'not hex' }])).rejects.toThrow(/trace_id/);
+    expect(await store.countSpans()).toBe(0);
+    await store.insertSpans([good]);
+    await store.close();
+    const reopened = await DuckDbTraceStore.open(file, { sealEveryMs: 0 });
+    try {
+      const q: AggregateQuery = { ...base, startS: good.start_s, endS: good.start_s + 1, groupBy: ['model'], measures: ['spans'] };
+      expect(await reopened.aggregate(q)).toEqual([{ groups: { model: 'model-new' }, bucket: null, values: { spans: 1 } }]);
+      expect(await reopened.aggregate({ ...q, filters: [{ key: 'model', op: 'eq', values: ['model-new'] }] })).toHaveLength(1);
+    } finally {
+      await reopened.close();
+    }
+  });
+
   it('migrates a version 1 file: spans, mappings and answers are kept', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-migrate-'));
     const file = path.join(dir, 'traces.duckdb');

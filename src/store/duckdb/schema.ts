@@ -1,7 +1,8 @@
 /**
  * The DuckDB trace schema, as ordered migrations applied once each at open (never edited once
  * released: add a new one). Version 2 numbers spans in ingestion order (`seq`), keys traces by
- * their 128-bit id (`trace_key`) and adds `skill_spans`, the spans of each skill's traces,
+ * their 128-bit id (`trace_key`), stores low-cardinality dimensions as codes of `dim_values`
+ * (dictionary.ts) and adds `skill_spans`, the spans of each skill's traces,
  * materialized by sealing (sealing.ts) and sorted by skill key and time, so that a statistics query
  * reads one skill's rows only.
  */
@@ -11,9 +12,15 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 const hexToKey = (col: string) =>
   `((('0x' || substr(${col}, 1, 16))::UBIGINT::UHUGEINT << 64) | ('0x' || substr(${col}, 17, 16))::UBIGINT::UHUGEINT)`;
 
-/** Span columns shared by `spans` and `skill_spans`, after their leading columns; then the category. */
-const SPAN_DIMS = `start_s BIGINT NOT NULL, harness VARCHAR, skill VARCHAR, skill_version INTEGER, command VARCHAR, mcp VARCHAR,
-  tool VARCHAR, model VARCHAR, user_id VARCHAR, session_id VARCHAR`;
+/**
+ * Span columns shared by `spans` and `skill_spans`, after their leading columns; then the category.
+ * harness, skill, command, mcp, tool and model hold codes of `dim_values` (dictionary.ts).
+ */
+const SPAN_DIMS = `start_s BIGINT NOT NULL, harness INTEGER, skill INTEGER, skill_version INTEGER, command INTEGER, mcp INTEGER,
+  tool INTEGER, model INTEGER, user_id VARCHAR, session_id VARCHAR`;
+const ENCODED = ['harness', 'skill', 'command', 'mcp', 'tool', 'model'];
+/** The version 1 column `col` as its code. */
+const code = (col: string) => `(SELECT id FROM dim_values WHERE value = v1.${col})`;
 const SPAN_MEASURES = 'is_error BOOLEAN NOT NULL, tokens BIGINT NOT NULL, cost DOUBLE NOT NULL, duration_ms DOUBLE NOT NULL';
 
 /** The column order of `spans` (trace-store.ts appends in this order). */
@@ -34,9 +41,12 @@ CREATE TABLE trace_skills (org_id VARCHAR NOT NULL, skill VARCHAR NOT NULL, skil
   ['002_sealed_skill_spans', `
 CREATE TABLE spans_v2 (seq BIGINT NOT NULL, org_id VARCHAR NOT NULL, workspace_id VARCHAR NOT NULL, trace_key UHUGEINT NOT NULL,
   span_id VARCHAR NOT NULL, parent_span_id VARCHAR, name VARCHAR, ${SPAN_DIMS}, category VARCHAR NOT NULL, ${SPAN_MEASURES});
+CREATE TABLE dim_values (id INTEGER NOT NULL, value VARCHAR NOT NULL);
+INSERT INTO dim_values SELECT row_number() OVER (ORDER BY value)::INTEGER, value
+  FROM (${ENCODED.map((c) => `SELECT ${c} AS value FROM spans`).join(' UNION ')}) WHERE value IS NOT NULL;
 -- Version 1 only ever appended, so rowid is unique and in ingestion order: a streaming copy.
-INSERT INTO spans_v2 SELECT rowid + 1, org_id, workspace_id, ${hexToKey('trace_id')}, span_id, parent_span_id,
-  name, ${SPAN_DATA_NAMES} FROM spans;
+INSERT INTO spans_v2 SELECT rowid + 1, org_id, workspace_id, ${hexToKey('trace_id')}, span_id, parent_span_id, name,
+  ${SPAN_DATA_NAMES.split(', ').map((c) => (ENCODED.includes(c) ? code(c) : c)).join(', ')} FROM spans v1;
 DROP TABLE spans;
 ALTER TABLE spans_v2 RENAME TO spans;
 CREATE TABLE trace_skills_v2 (seq BIGINT NOT NULL, org_id VARCHAR NOT NULL, trace_key UHUGEINT NOT NULL, skill VARCHAR NOT NULL,

@@ -17,8 +17,9 @@ import {
 } from '@duckdb/node-api';
 import { compileAggregate, toAggregateRows, type CompiledAggregate } from '../stats-sql.ts';
 import {
-  QueryCancelledError, TraceStoreUnavailableError, type AggregateQuery, type AggregateRow, type SpanRow, type TraceStore,
+  QueryCancelledError, TraceStoreUnavailableError, type AggregateQuery, type AggregateRow, type Dimension, type SpanRow, type TraceStore,
 } from '../trace-port.ts';
+import { Dictionary, ENCODED, isEncoded, type EncodedDimension } from './dictionary.ts';
 import { migrate } from './schema.ts';
 import { seal } from './sealing.ts';
 import { skillRows } from './skill-rows.ts';
@@ -27,23 +28,28 @@ const CHUNK_ROWS = 2048;
 const SEAL_STEP = 1_000_000;
 const TRACE_ID = /^[0-9a-f]{32}$/i;
 
-interface Stored { row: SpanRow; seq: number; key: bigint }
+/** A span as appended: its sequence number, trace key and dimension codes (ENCODED order). */
+interface Stored { row: SpanRow; seq: number; key: bigint; codes: (number | null)[] }
+
+type Layout<T> = [DuckDBType, (t: T) => DuckDBValue][];
+const code = (d: EncodedDimension) => { const i = ENCODED.indexOf(d); return (s: Stored) => s.codes[i] ?? null; };
 
 /** Types and extractors in the column order of `spans` (schema.ts). */
-const SPAN_LAYOUT: [DuckDBType, (s: Stored) => DuckDBValue][] = [
+const SPAN_LAYOUT: Layout<Stored> = [
   [BIGINT, (s) => BigInt(s.seq)], [VARCHAR, (s) => s.row.org_id], [VARCHAR, (s) => s.row.workspace_id], [UHUGEINT, (s) => s.key],
   [VARCHAR, (s) => s.row.span_id], [VARCHAR, (s) => s.row.parent_span_id], [VARCHAR, (s) => s.row.name],
-  [BIGINT, (s) => BigInt(s.row.start_s)], [VARCHAR, (s) => s.row.harness], [VARCHAR, (s) => s.row.skill],
-  [INTEGER, (s) => s.row.skill_version], [VARCHAR, (s) => s.row.command], [VARCHAR, (s) => s.row.mcp], [VARCHAR, (s) => s.row.tool],
-  [VARCHAR, (s) => s.row.model], [VARCHAR, (s) => s.row.user], [VARCHAR, (s) => s.row.session], [VARCHAR, (s) => s.row.category],
+  [BIGINT, (s) => BigInt(s.row.start_s)], [INTEGER, code('harness')], [INTEGER, code('skill')],
+  [INTEGER, (s) => s.row.skill_version], [INTEGER, code('command')], [INTEGER, code('mcp')], [INTEGER, code('tool')],
+  [INTEGER, code('model')], [VARCHAR, (s) => s.row.user], [VARCHAR, (s) => s.row.session], [VARCHAR, (s) => s.row.category],
   [BOOLEAN, (s) => s.row.is_error], [BIGINT, (s) => BigInt(Math.round(s.row.tokens))], [DOUBLE, (s) => s.row.cost],
   [DOUBLE, (s) => s.row.duration_ms],
 ];
 /** Types and extractors in the column order of `trace_skills` (schema.ts). */
-const MAPPING_LAYOUT: [DuckDBType, (s: Stored) => DuckDBValue][] = [
+const MAPPING_LAYOUT: Layout<Stored> = [
   [BIGINT, (s) => BigInt(s.seq)], [VARCHAR, (s) => s.row.org_id], [UHUGEINT, (s) => s.key], [VARCHAR, (s) => s.row.skill],
   [INTEGER, (s) => s.row.skill_version], [BIGINT, (s) => BigInt(s.row.start_s)],
 ];
+const DICTIONARY_LAYOUT: Layout<[number, string]> = [[INTEGER, ([id]) => id], [VARCHAR, ([, value]) => value]];
 
 function traceKey(traceId: string): bigint {
   if (!TRACE_ID.test(traceId)) throw new Error(`trace_id must be 32 hex digits, got ${JSON.stringify(traceId.slice(0, 40))}`);
@@ -65,6 +71,7 @@ export class DuckDbTraceStore implements TraceStore {
   private readonly instance: DuckDBInstance;
   private readonly writer: DuckDBConnection;
   private readonly sealAgeMs: number;
+  private readonly dictionary: Dictionary;
   private readonly timer: NodeJS.Timeout | null;
   private appends: PendingAppend[] = [];
   private seals: PendingSeal[] = [];
@@ -78,9 +85,10 @@ export class DuckDbTraceStore implements TraceStore {
   private readonly skillKeys = new Map<string, number>();
   private closed = false;
 
-  private constructor(instance: DuckDBInstance, writer: DuckDBConnection, seqs: { committed: number; sealed: number }, options: DuckDbTraceOptions) {
+  private constructor(instance: DuckDBInstance, writer: DuckDBConnection, dictionary: Dictionary, seqs: { committed: number; sealed: number }, options: DuckDbTraceOptions) {
     this.instance = instance;
     this.writer = writer;
+    this.dictionary = dictionary;
     this.committedSeq = seqs.committed;
     this.sealedSeq = seqs.sealed;
     this.sealAgeMs = options.sealAgeMs ?? 10_000;
@@ -96,7 +104,8 @@ export class DuckDbTraceStore implements TraceStore {
     await migrate(writer);
     const [row] = (await writer.runAndReadAll('SELECT (SELECT COALESCE(max(seq), 0) FROM spans) AS committed, (SELECT seq FROM sealed) AS sealed'))
       .getRowObjectsJS();
-    const store = new DuckDbTraceStore(instance, writer, { committed: Number(row?.committed ?? 0), sealed: Number(row?.sealed ?? 0) }, options);
+    const seqs = { committed: Number(row?.committed ?? 0), sealed: Number(row?.sealed ?? 0) };
+    const store = new DuckDbTraceStore(instance, writer, await Dictionary.load(writer), seqs, options);
     await store.readSkillKeys();
     // Whatever an earlier process stored (or a migration converted) is sealed before the first query.
     await store.seal();
@@ -203,7 +212,22 @@ export class DuckDbTraceStore implements TraceStore {
   private async append(rows: readonly SpanRow[]): Promise<void> {
     if (rows.length === 0) return;
     const first = this.committedSeq + 1;
-    const stored: Stored[] = rows.map((row, i) => ({ row, seq: first + i, key: traceKey(row.trace_id) }));
+    const added: [number, string][] = [];
+    try {
+      // Codes assigned here are taken back unless the transaction commits.
+      const stored: Stored[] = rows.map((row, i) => ({
+        row, seq: first + i, key: traceKey(row.trace_id), codes: ENCODED.map((d) => this.dictionary.encode(row[d], added)),
+      }));
+      await this.commitAppend(stored, added);
+    } catch (err) {
+      this.dictionary.forget(added);
+      throw err;
+    }
+    this.committedSeq = first + rows.length - 1;
+    this.commits.push({ seq: this.committedSeq, at: Date.now() });
+  }
+
+  private async commitAppend(stored: Stored[], added: [number, string][]): Promise<void> {
     const mappings = new Map<string, Stored>();
     for (const s of stored) {
       if (s.row.category === 'skill_invocation' && s.row.skill !== null) mappings.set(`${s.row.org_id}\u0000${s.row.trace_id}\u0000${s.row.skill}\u0000${s.row.skill_version}`, s);
@@ -213,19 +237,19 @@ export class DuckDbTraceStore implements TraceStore {
     try {
       await appendChunks(w, 'spans', SPAN_LAYOUT, stored);
       await appendChunks(w, 'trace_skills', MAPPING_LAYOUT, [...mappings.values()]);
+      await appendChunks(w, 'dim_values', DICTIONARY_LAYOUT, added);
       await w.run('COMMIT');
     } catch (err) {
       await w.run('ROLLBACK').catch(() => undefined);
       throw err;
     }
-    this.committedSeq = first + rows.length - 1;
-    this.commits.push({ seq: this.committedSeq, at: Date.now() });
   }
 
   /** The SQL `aggregate` runs for `query` now (benchmarks compare it with the endpoint). */
   compile(query: AggregateQuery): CompiledAggregate {
     const key = this.skillKeys.get(`${query.orgId}\u0000${query.skill}`);
-    return compileAggregate(query, skillRows(key, this.committedSeq > this.sealedSeq), 'duckdb');
+    const encode = (dim: Dimension, value: string | number) => (isEncoded(dim) ? this.dictionary.lookup(value) : value);
+    return compileAggregate(query, { ...skillRows(key, this.committedSeq > this.sealedSeq), encode }, 'duckdb');
   }
 
   async aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]> {
@@ -237,7 +261,7 @@ export class DuckDbTraceStore implements TraceStore {
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
       const rows = (await conn.runAndReadAll(sql, params)).getRowObjectsJS();
-      return toAggregateRows(rows, query);
+      return toAggregateRows(rows, query, (dim, stored) => (isEncoded(dim) ? this.dictionary.decode(Number(stored)) : String(stored)));
     } catch (err) {
       if (signal?.aborted) throw new QueryCancelledError();
       if (this.closed) throw new TraceStoreUnavailableError();
@@ -250,7 +274,7 @@ export class DuckDbTraceStore implements TraceStore {
 }
 
 /** Column-wise appends: one DataChunk per 2,048 rows instead of one native call per value. */
-async function appendChunks(w: DuckDBConnection, table: string, layout: [DuckDBType, (s: Stored) => DuckDBValue][], rows: Stored[]): Promise<void> {
+async function appendChunks<T>(w: DuckDBConnection, table: string, layout: Layout<T>, rows: T[]): Promise<void> {
   if (rows.length === 0) return;
   const appender = await w.createAppender(table);
   const types = layout.map(([type]) => type);
