@@ -27,6 +27,8 @@ for (const batch of demoSpans({ orgId: 'org', skills, users: ['u1', 'u2', 'u3'],
   process.stderr.write(`\rloading ${done.toLocaleString()} / ${N.toLocaleString()} spans into both engines   `);
 }
 process.stderr.write('\n');
+// As the service would have them seconds after ingestion: DuckDB sealed, PostgreSQL analyzed.
+await duck.seal();
 const admin = new pg.Client({ connectionString: URL });
 await admin.connect();
 await admin.query(`ANALYZE ${schema}.spans; ANALYZE ${schema}.trace_skills`);

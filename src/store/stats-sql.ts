@@ -197,13 +197,13 @@ interface Shape {
  * - sessions and users (a user is active on many days): a distinct count per group;
  * - percentiles: the group rows of `pct`.
  */
-function totalsSql(s: Shape, crossing: string): string {
+function totalsSql(s: Shape): string {
   const only = (part: Part, sql: string) => (p: Part) => (p === part ? sql : null);
   const additive = s.parts.filter((p) => ADDITIVE.has(p) || p === 'traces');
   const distinct = s.parts.filter((p) => DISTINCT.has(p) && p !== 'traces');
   const byGroup = `GROUP BY ${s.dimCols.join(', ')}`;
   const dimSelect = s.dimCols.map((c, i) => `${c} AS ${s.groups[i]}`);
-  const crossingRows = `base WHERE trace_key IN (${crossing})`;
+  const crossingRows = 'base WHERE trace_key IN (SELECT trace_key FROM crossing)';
   const groupsBy = `GROUP BY ${s.groups.join(', ')}`;
   return combineSql(s.groups, s.parts, [
     { from: 'gb', keys: s.groups, groupBy: groupsBy, set: (p) => (additive.includes(p) ? `SUM(p_${p})` : null) },
@@ -239,9 +239,9 @@ FROM base WHERE ${INVOCATION} GROUP BY GROUPING SETS ((${[...s.dimCols, s.bucket
     ...(quantiles.length > 0 ? [{ from: 'pct WHERE bucket IS NOT NULL', keys: bucketKeys, groupBy: '', set: (p: Part) => (quantiles.includes(p) ? `p_${p}` : null) }] : []),
   ], s.dialect);
   return `WITH base AS ${reuse} (${base}),
-gb AS MATERIALIZED (${gb})${quantiles.length > 0 ? `,\npct AS MATERIALIZED (${pct})` : ''}
+gb AS MATERIALIZED (${gb})${quantiles.length > 0 ? `,\npct AS MATERIALIZED (${pct})` : ''}${s.parts.includes('traces') ? `,\ncrossing AS MATERIALIZED (${crossing})` : ''}
 SELECT ${[...bucketKeys, ...s.parts.map((p) => `p_${p}`)].join(', ')} FROM (${bucketRows}) bucket_rows
-UNION ALL SELECT ${[...s.groups, 'NULL AS bucket', ...s.parts.map((p) => `p_${p}`)].join(', ')} FROM (${totalsSql(s, crossing)}) totals`;
+UNION ALL SELECT ${[...s.groups, 'NULL AS bucket', ...s.parts.map((p) => `p_${p}`)].join(', ')} FROM (${totalsSql(s)}) totals`;
 }
 
 export function compileAggregate(q: AggregateQuery, source: RowSource, dialect: SqlDialect = 'duckdb'): CompiledAggregate {
