@@ -152,12 +152,31 @@ describe('DuckDB sealing', () => {
     }
   });
 
+  it('says when background sealing fails, and keeps answering exactly from the unsealed spans', async () => {
+    const notices: string[] = [];
+    const store = await DuckDbTraceStore.open(':memory:', { sealAgeMs: 0, sealEveryMs: 20, onNotice: (n) => notices.push(n) });
+    try {
+      const conn = await store.connect();
+      await conn.run('DROP TABLE skill_crossing');
+      conn.closeSync();
+      const all = spans(13);
+      await store.insertSpans(all);
+      await expect.poll(() => notices.length, { timeout: 5000 }).toBeGreaterThan(0);
+      expect(notices[0]).toMatch(/^sealing failed \(statistics stay exact but slower until it succeeds\): .*skill_crossing/);
+      await expectExact(store, all);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('migrates a version 1 file: spans, mappings and answers are kept', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-migrate-'));
     const file = path.join(dir, 'traces.duckdb');
     const all = spans(5);
     await writeVersion1(file, all);
-    const store = await DuckDbTraceStore.open(file, { sealEveryMs: 0 });
+    const notices: string[] = [];
+    const store = await DuckDbTraceStore.open(file, { sealEveryMs: 0, onNotice: (n) => notices.push(n) });
+    expect(notices).toContain('migrating the trace store to 002_sealed_skill_spans (once; existing spans are rewritten)');
     try {
       expect(await store.countSpans()).toBe(all.length);
       expect(await unsealed(store)).toBe(0);

@@ -68,11 +68,13 @@ INSERT INTO sealed VALUES (0);`],
 ];
 
 /** Applies the migrations not yet recorded in `schema_migrations`, each in its own transaction. */
-export async function migrate(conn: DuckDBConnection): Promise<void> {
+export async function migrate(conn: DuckDBConnection, notice: (message: string) => void = () => undefined): Promise<void> {
   await conn.run('CREATE TABLE IF NOT EXISTS schema_migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)');
   const done = new Set((await conn.runAndReadAll('SELECT name FROM schema_migrations')).getRowObjectsJS().map((r) => String(r.name)));
   for (const [name, sql] of MIGRATIONS) {
     if (done.has(name)) continue;
+    // A fresh file migrates in milliseconds; an existing one rewrites its spans (~5 s per million).
+    if (done.size > 0) notice(`migrating the trace store to ${name} (once; existing spans are rewritten)`);
     await conn.run('BEGIN TRANSACTION');
     try {
       await conn.run(sql);

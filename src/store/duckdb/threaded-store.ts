@@ -30,9 +30,10 @@ export class ThreadedTraceStore implements TraceStore {
   private nextId = 1;
   private down: TraceStoreUnavailableError | null = null;
 
-  private constructor(worker: Worker) {
+  private constructor(worker: Worker, notice: (message: string) => void) {
     this.worker = worker;
     worker.on('message', (m: WorkerReply) => {
+      if ('notice' in m) return notice(m.notice);
       const waiter = this.pending.get(m.id);
       if (waiter === undefined) return;
       this.pending.delete(m.id);
@@ -50,16 +51,24 @@ export class ThreadedTraceStore implements TraceStore {
     worker.unref();
   }
 
+  /** `options.onNotice` (default: a line on stderr) hears of migrations, long seals and seal failures. */
   static async open(file: string, options: DuckDbTraceOptions = {}): Promise<ThreadedTraceStore> {
-    const worker = new Worker(new URL('./trace-worker.ts', import.meta.url), { workerData: { file, options } satisfies WorkerInit });
+    const { onNotice, ...engine } = options;
+    const notice = onNotice ?? ((message: string) => process.stderr.write(`trace store: ${message}\n`));
+    const worker = new Worker(new URL('./trace-worker.ts', import.meta.url), { workerData: { file, options: engine } satisfies WorkerInit });
     await new Promise<void>((resolve, reject) => {
-      worker.once('message', (m: WorkerReply) => (m.ok ? resolve() : reject(toError(m))));
+      const onMessage = (m: WorkerReply) => {
+        if ('notice' in m) return notice(m.notice);
+        worker.off('message', onMessage);
+        if (m.ok) resolve(); else reject(toError(m));
+      };
+      worker.on('message', onMessage);
       worker.once('error', reject);
     }).catch(async (err: unknown) => {
       await worker.terminate();
       throw err;
     });
-    return new ThreadedTraceStore(worker);
+    return new ThreadedTraceStore(worker, notice);
   }
 
   private call<T>(request: Request): Promise<T> {

@@ -61,7 +61,11 @@ export interface DuckDbTraceOptions {
   sealAgeMs?: number;
   /** How often sealing runs (default 5 s); 0 turns the timer off (tests seal by hand). */
   sealEveryMs?: number;
+  /** Progress of long work (migrations, sealing many spans) and failures of background sealing. */
+  onNotice?: (message: string) => void;
 }
+
+const SEAL_FAILURE_REPEAT_MS = 60_000;
 
 interface PendingAppend { rows: readonly SpanRow[]; resolve: () => void; reject: (err: unknown) => void }
 interface PendingSeal { upTo: number; resolve: () => void; reject: (err: unknown) => void }
@@ -72,6 +76,8 @@ export class DuckDbTraceStore implements TraceStore {
   private readonly writer: DuckDBConnection;
   private readonly sealAgeMs: number;
   private readonly dictionary: Dictionary;
+  private readonly notice: (message: string) => void;
+  private lastSealFailure = 0;
   private readonly timer: NodeJS.Timeout | null;
   private appends: PendingAppend[] = [];
   private seals: PendingSeal[] = [];
@@ -93,7 +99,8 @@ export class DuckDbTraceStore implements TraceStore {
     this.sealedSeq = seqs.sealed;
     this.sealAgeMs = options.sealAgeMs ?? 10_000;
     const every = options.sealEveryMs ?? 5_000;
-    this.timer = every > 0 ? setInterval(() => { void this.sealAged().catch(() => undefined); }, every) : null;
+    this.notice = options.onNotice ?? (() => undefined);
+    this.timer = every > 0 ? setInterval(() => { void this.sealAged().catch((err: unknown) => this.sealFailed(err)); }, every) : null;
     this.timer?.unref();
   }
 
@@ -101,7 +108,7 @@ export class DuckDbTraceStore implements TraceStore {
     if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
     const instance = await DuckDBInstance.create(file);
     const writer = await instance.connect();
-    await migrate(writer);
+    await migrate(writer, options.onNotice);
     const [row] = (await writer.runAndReadAll('SELECT (SELECT COALESCE(max(seq), 0) FROM spans) AS committed, (SELECT seq FROM sealed) AS sealed'))
       .getRowObjectsJS();
     const seqs = { committed: Number(row?.committed ?? 0), sealed: Number(row?.sealed ?? 0) };
@@ -157,6 +164,13 @@ export class DuckDbTraceStore implements TraceStore {
     return this.sealUpTo(this.committedSeq);
   }
 
+  /** Queries stay exact without sealing (they read the unsealed tails), only slower: say so, not more than once a minute. */
+  private sealFailed(err: unknown): void {
+    if (this.closed || Date.now() - this.lastSealFailure < SEAL_FAILURE_REPEAT_MS) return;
+    this.lastSealFailure = Date.now();
+    this.notice(`sealing failed (statistics stay exact but slower until it succeeds): ${err instanceof Error ? err.message : String(err)}`);
+  }
+
   private sealAged(): Promise<void> {
     if (this.closed) return Promise.resolve();
     const cutoff = Date.now() - this.sealAgeMs;
@@ -194,11 +208,13 @@ export class DuckDbTraceStore implements TraceStore {
 
   /** In steps of at most SEAL_STEP spans: memory stays bounded and each step is one sorted run. */
   private async sealRange(upTo: number): Promise<void> {
+    const from = this.sealedSeq;
     while (this.sealedSeq < upTo) {
       const to = Math.min(upTo, this.sealedSeq + SEAL_STEP);
       await seal(this.writer, this.sealedSeq, to);
       this.sealedSeq = to;
       await this.readSkillKeys();
+      if (upTo - from > SEAL_STEP) this.notice(`sealed ${(to - from).toLocaleString('en-US')} of ${(upTo - from).toLocaleString('en-US')} spans`);
     }
     this.commits = this.commits.filter((c) => c.seq > upTo);
   }

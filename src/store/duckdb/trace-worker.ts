@@ -16,11 +16,14 @@ export type WorkerRequest =
   | { id: number; op: 'sql'; sql: string; params: (string | number)[] }
   | { id: number; op: 'count' | 'ping' | 'seal' | 'close' };
 
-export type WorkerReply = { id: number; ok: true; value: unknown } | { id: number; ok: false; name: string; message: string };
+export type WorkerReply =
+  | { id: number; ok: true; value: unknown }
+  | { id: number; ok: false; name: string; message: string }
+  | { notice: string };
 
 export interface WorkerInit {
   file: string;
-  options: DuckDbTraceOptions;
+  options: Omit<DuckDbTraceOptions, 'onNotice'>;
 }
 
 const port = parentPort;
@@ -74,7 +77,7 @@ function handle(m: WorkerRequest): void {
 }
 
 try {
-  store = await DuckDbTraceStore.open(init.file, init.options);
+  store = await DuckDbTraceStore.open(init.file, { ...init.options, onNotice: (notice) => port.postMessage({ notice } satisfies WorkerReply) });
   port.on('message', handle);
   port.postMessage({ id: 0, ok: true, value: 'open' } satisfies WorkerReply);
 } catch (err) {
