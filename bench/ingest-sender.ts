@@ -5,10 +5,9 @@
  * connections (fetch copies each body twice and would spend the machine's CPU on the client),
  * and posts the counts back.
  */
-import crypto from 'node:crypto';
 import http from 'node:http';
 import { parentPort, workerData } from 'node:worker_threads';
-import { encodeExportRequest } from '../src/traces/otlp-decode.ts';
+import { benchBody } from './otlp-body.ts';
 
 export interface SenderJob {
   url: string;
@@ -26,28 +25,6 @@ export interface SenderResult {
   statuses: Record<string, number>;
 }
 
-function body(i: number, job: SenderJob): Buffer {
-  const now = BigInt(Date.now()) * 1_000_000n;
-  const spans = Array.from({ length: job.batch }, (_, j) => {
-    const traceId = crypto.randomBytes(16);
-    const spanId = crypto.randomBytes(8);
-    const kind = j % 4;
-    const attrs = [
-      { key: 'gen_ai.operation.name', value: { stringValue: kind === 0 ? 'invoke_skill' : kind === 1 ? 'chat' : 'execute_tool' } },
-      { key: 'skill.id', value: { stringValue: 'skill-0001' } }, { key: 'skill.version', value: { intValue: 1 + (j % 3) } },
-      { key: 'gen_ai.request.model', value: { stringValue: 'gpt-4o' } }, { key: 'gen_ai.usage.input_tokens', value: { intValue: 100 + j } },
-      { key: 'gen_ai.usage.output_tokens', value: { intValue: 20 } }, { key: 'user.id', value: { stringValue: `user-${i % 7}` } },
-      { key: 'session.id', value: { stringValue: `s-${i}` } }, { key: 'gen_ai.tool.name', value: { stringValue: 'create_issue' } },
-    ];
-    const start = now + BigInt(j) * 1000n;
-    return {
-      traceId: job.json ? traceId.toString('hex') : traceId, spanId: job.json ? spanId.toString('hex') : spanId, name: `span-${j}`,
-      startTimeUnixNano: String(start), endTimeUnixNano: String(start + 5_000_000n), attributes: attrs,
-    };
-  });
-  const message = { resourceSpans: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'bench' } }] }, scopeSpans: [{ spans }] }] };
-  return job.json ? Buffer.from(JSON.stringify(message)) : encodeExportRequest(message);
-}
 
 function post(agent: http.Agent, url: URL, headers: Record<string, string>, payload: Buffer): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -61,7 +38,7 @@ function post(agent: http.Agent, url: URL, headers: Record<string, string>, payl
 }
 
 async function send(job: SenderJob): Promise<SenderResult> {
-  const bodies = Array.from({ length: 64 }, (_, i) => body(i, job));
+  const bodies = Array.from({ length: 64 }, (_, i) => benchBody(i, job.batch, job.json));
   const headers = { authorization: `Bearer ${job.token}`, 'content-type': job.json ? 'application/json' : 'application/x-protobuf' };
   const agent = new http.Agent({ keepAlive: true, maxSockets: job.connections });
   const url = new URL(job.url);

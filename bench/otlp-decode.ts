@@ -1,14 +1,14 @@
 /**
- * Protobuf decoding of OTLP/HTTP requests of 512 spans (the span shape of bench/ingest.ts: nine
- * attributes per span, one resource attribute): the hand-written reader that ingestion uses against
- * the former protobufjs path (test/helpers/otlp-reference-decoder.ts), alternating, in one run.
+ * Protobuf decoding of OTLP/HTTP requests of 512 spans (bench/otlp-body.ts, as bench:ingest sends):
+ * the hand-written reader that ingestion uses against the former protobufjs path
+ * (test/helpers/otlp-reference-decoder.ts), alternating, in one run.
  * Prints the median µs per request of each and the speed-up. Target: the reader well under 1 ms.
  * Usage: npm run bench:otlp-decode [-- --iterations 500]
  */
-import crypto from 'node:crypto';
-import { encodeExportRequest, type DecodedSpan } from '../src/traces/otlp-decode.ts';
+import type { DecodedSpan } from '../src/traces/otlp-decode.ts';
 import { decodeExportRequestProto } from '../src/traces/otlp-proto-reader.ts';
 import { decodeProtobufReference } from '../test/helpers/otlp-reference-decoder.ts';
+import { benchBody } from './otlp-body.ts';
 
 const BATCH = 512;
 const BODIES = 16;
@@ -19,26 +19,6 @@ function argNumber(name: string, fallback: number): number {
   return at >= 0 ? Number(process.argv[at + 1]) : fallback;
 }
 
-/** The protobuf body of bench/ingest.ts's batch(i). */
-function body(i: number): Buffer {
-  const now = BigInt(Date.now()) * 1_000_000n;
-  const spans = Array.from({ length: BATCH }, (_, j) => {
-    const kind = j % 4;
-    const attrs = [
-      { key: 'gen_ai.operation.name', value: { stringValue: kind === 0 ? 'invoke_skill' : kind === 1 ? 'chat' : 'execute_tool' } },
-      { key: 'skill.id', value: { stringValue: 'skill-0001' } }, { key: 'skill.version', value: { intValue: 1 + (j % 3) } },
-      { key: 'gen_ai.request.model', value: { stringValue: 'gpt-4o' } }, { key: 'gen_ai.usage.input_tokens', value: { intValue: 100 + j } },
-      { key: 'gen_ai.usage.output_tokens', value: { intValue: 20 } }, { key: 'user.id', value: { stringValue: `user-${i % 7}` } },
-      { key: 'session.id', value: { stringValue: `s-${i}` } }, { key: 'gen_ai.tool.name', value: { stringValue: 'create_issue' } },
-    ];
-    const start = now + BigInt(j) * 1000n;
-    return {
-      traceId: crypto.randomBytes(16), spanId: crypto.randomBytes(8), name: `span-${j}`,
-      startTimeUnixNano: String(start), endTimeUnixNano: String(start + 5_000_000n), attributes: attrs,
-    };
-  });
-  return encodeExportRequest({ resourceSpans: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'bench' } }] }, scopeSpans: [{ spans }] }] });
-}
 
 function fingerprint(spans: DecodedSpan[]): string {
   return JSON.stringify(spans, (_key, v: unknown) => (typeof v === 'bigint' ? String(v) : v instanceof Map ? [...v] : v));
@@ -50,7 +30,7 @@ function median(values: number[]): number {
 }
 
 const iterations = argNumber('iterations', 500);
-const bodies = Array.from({ length: BODIES }, (_, i) => body(i));
+const bodies = Array.from({ length: BODIES }, (_, i) => benchBody(i, BATCH, false));
 const decoders = { reader: decodeExportRequestProto, protobufjs: decodeProtobufReference };
 const same = bodies.every((b) => fingerprint(decoders.reader(b)) === fingerprint(decoders.protobufjs(b)));
 

@@ -12,7 +12,8 @@ import { OtlpDecodeError, type AttrValue, type Attributes, type DecodedSpan } fr
 
 export { OtlpDecodeError, type AttrValue, type Attributes, type DecodedSpan } from './otlp-types.ts';
 
-const root = protobuf.Root.fromJSON({
+/** The message definitions (also used by the tests' protobufjs reference decoder). */
+export const otlpMessages = protobuf.Root.fromJSON({
   nested: {
     otlp: {
       nested: {
@@ -57,9 +58,9 @@ const root = protobuf.Root.fromJSON({
   },
 });
 
-const Request = root.lookupType('otlp.ExportTraceServiceRequest');
-const Response = root.lookupType('otlp.ExportTraceServiceResponse');
-const StatusMessage = root.lookupType('otlp.Status');
+const Request = otlpMessages.lookupType('otlp.ExportTraceServiceRequest');
+const Response = otlpMessages.lookupType('otlp.ExportTraceServiceResponse');
+const StatusMessage = otlpMessages.lookupType('otlp.Status');
 
 type Obj = Record<string, unknown>;
 
@@ -101,7 +102,8 @@ function attributes(list: unknown): Attributes {
   return out;
 }
 
-function hexId(v: unknown): string {
+/** An id as OTLP/JSON carries it: hex text, compared in lowercase. */
+function jsonHexId(v: unknown): string {
   return typeof v === 'string' ? v.toLowerCase() : '';
 }
 
@@ -119,7 +121,11 @@ function nanos(v: unknown): bigint {
   }
 }
 
-function collect(message: Obj): DecodedSpan[] {
+/**
+ * The spans of a decoded ExportTraceServiceRequest object: parsed OTLP/JSON, or a protobufjs
+ * message (`hexId` turns the message's id fields into lowercase hex).
+ */
+export function collectSpans(message: Obj, hexId: (v: unknown) => string): DecodedSpan[] {
   const out: DecodedSpan[] = [];
   const resourceSpans = message.resourceSpans;
   if (resourceSpans !== undefined && !Array.isArray(resourceSpans)) throw new OtlpDecodeError('resourceSpans must be an array');
@@ -171,7 +177,7 @@ export function decodeJson(body: Buffer): DecodedSpan[] {
   if (message === null || typeof message !== 'object' || Array.isArray(message)) {
     throw new OtlpDecodeError('the body must be an ExportTraceServiceRequest object');
   }
-  return collect(message as Obj);
+  return collectSpans(message as Obj, jsonHexId);
 }
 
 export function encodeResponse(rejected: number, errorMessage: string, protobufOut: boolean): Buffer | string {
