@@ -133,12 +133,30 @@ describe('DuckDB sealing', () => {
     }
   });
 
-  it('takes back the dimension codes of a failed append, so a later one stores them, across a restart', async () => {
+  it('refuses a batch with a malformed trace id alone, not the batches committed with it', async () => {
+    const store = await DuckDbTraceStore.open(':memory:', { sealEveryMs: 0 });
+    try {
+      const [invocation] = spans(3).filter((r) => r.category === 'skill_invocation');
+      const good = invocation as SpanRow;
+      const results = await Promise.allSettled([store.insertSpans([good]), store.insertSpans([{ ...good, trace_id: 'not hex' }])]);
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
+      expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/trace_id must be 32 hex digits/);
+      expect(await store.countSpans()).toBe(1);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('takes back the dimension codes of an append that fails, so a later one stores them, across a restart', async () => {
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gw-dict-')), 'traces.duckdb');
     const store = await DuckDbTraceStore.open(file, { sealEveryMs: 0 });
     const [invocation] = spans(3).filter((r) => r.category === 'skill_invocation' && r.skill === 'sk-a');
     const good = { ...(invocation as SpanRow), model: 'model-new' };
-    await expect(store.insertSpans([good, { ...good, span_id: 'b'.repeat(16), trace_id: 'not hex' }])).rejects.toThrow(/trace_id/);
+    const conn = await store.connect();
+    await conn.run('ALTER TABLE trace_skills RENAME TO trace_skills_away');
+    await expect(store.insertSpans([good])).rejects.toThrow(/trace_skills/);
+    await conn.run('ALTER TABLE trace_skills_away RENAME TO trace_skills');
+    conn.closeSync();
     expect(await store.countSpans()).toBe(0);
     await store.insertSpans([good]);
     await store.close();

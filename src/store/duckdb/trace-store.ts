@@ -51,10 +51,8 @@ const MAPPING_LAYOUT: Layout<Stored> = [
 ];
 const DICTIONARY_LAYOUT: Layout<[number, string]> = [[INTEGER, ([id]) => id], [VARCHAR, ([, value]) => value]];
 
-function traceKey(traceId: string): bigint {
-  if (!TRACE_ID.test(traceId)) throw new Error(`trace_id must be 32 hex digits, got ${JSON.stringify(traceId.slice(0, 40))}`);
-  return BigInt(`0x${traceId}`);
-}
+/** The 32 hex digits of a trace id (checked by insertSpans) as a 128-bit integer. */
+const traceKey = (traceId: string): bigint => BigInt(`0x${traceId}`);
 
 export interface DuckDbTraceOptions {
   /** Spans are sealed once committed this long ago (default 10 s); 0 seals at every sealing. */
@@ -149,9 +147,14 @@ export class DuckDbTraceStore implements TraceStore {
     return Number(rows[0]?.n ?? 0);
   }
 
-  /** Resolves once the rows are committed; concurrent calls share one transaction. */
+  /**
+   * Resolves once the rows are committed; concurrent calls share one transaction. A batch that
+   * cannot be stored is refused here, alone, rather than failing the batches it would be grouped with.
+   */
   insertSpans(rows: readonly SpanRow[]): Promise<void> {
     this.live();
+    const bad = rows.find((r) => !TRACE_ID.test(r.trace_id));
+    if (bad !== undefined) return Promise.reject(new Error(`trace_id must be 32 hex digits, got ${JSON.stringify(bad.trace_id.slice(0, 40))}`));
     return new Promise((resolve, reject) => {
       this.appends.push({ rows, resolve, reject });
       this.writing ??= this.drain();
