@@ -259,7 +259,9 @@ export function compileAggregate(q: AggregateQuery, source: RowSource, dialect: 
   const outKeys = [...groups, ...(q.bucket !== undefined ? ['bucket'] : [])];
   if (q.bucket !== undefined && groups.length > 0) {
     const bucket = bucketSql(q.bucket, dialect);
-    const crossing = source.crossingTraces?.(q, param) ?? `SELECT trace_key FROM base GROUP BY trace_key HAVING MIN(${bucket}) <> MAX(${bucket})`;
+    // Only `traces` needs the crossing traces; placeholders are made only for SQL that is written.
+    const crossing = !parts.includes('traces') ? ''
+      : source.crossingTraces?.(q, param) ?? `SELECT trace_key FROM base GROUP BY trace_key HAVING MIN(${bucket}) <> MAX(${bucket})`;
     const reuse = source.rescan ? 'NOT MATERIALIZED' : 'MATERIALIZED';
     const series = groupedSeriesSql({ parts, groups, dimCols, bucket, dialect }, base, reuse, crossing);
     return { sql: `SELECT ${[...outKeys, ...finals].join(', ')} FROM (${series}) series`, params };

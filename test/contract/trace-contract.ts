@@ -107,6 +107,10 @@ export function traceContract(engine: string, open: () => Promise<TraceStore>, o
       await same({ ...base, bucket: 'week', groupBy: ['model'], measures: ['traces', 'tokens', 'error_rate', 'latency_p99'] });
     });
 
+    it.each(MEASURES.map((m) => [m]))('gives a grouped time series of %s alone, buckets and totals', async (m) => {
+      await same({ ...base, bucket: 'day', groupBy: ['harness'], measures: [m] });
+    });
+
     it('keeps [start, end): a span at start counts, one at end does not', async () => {
       const q: AggregateQuery = { ...base, orgId: 'org-e', skill: 'sk-e', workspaceIds: ['ws-e'], startS: Date.parse('2026-12-31T23:59:59Z') / 1000, endS: Date.parse('2027-01-04T00:00:00Z') / 1000 };
       const [row] = await store.aggregate(q);

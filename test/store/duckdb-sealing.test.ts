@@ -10,8 +10,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
+import { ThreadedTraceStore } from '../../src/store/duckdb/threaded-store.ts';
 import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
-import { MEASURES, type AggregateQuery, type SpanRow } from '../../src/store/trace-port.ts';
+import { MEASURES, QueryCancelledError, type AggregateQuery, type SpanRow } from '../../src/store/trace-port.ts';
 import { prng } from '../../src/shared/prng.ts';
 import { demoSpans } from '../../src/traces/demo-traces.ts';
 import { expectSameRows, reference } from '../contract/trace-reference.ts';
@@ -167,6 +168,22 @@ describe('DuckDB sealing', () => {
       expect(await reopened.aggregate({ ...q, filters: [{ key: 'model', op: 'eq', values: ['model-new'] }] })).toHaveLength(1);
     } finally {
       await reopened.close();
+    }
+  });
+
+  it.each([['in this thread', false], ['in its worker thread', true]] as const)('cancels a query aborted right after it starts (%s)', async (_name, threaded) => {
+    const store = threaded ? await ThreadedTraceStore.open(':memory:', { sealEveryMs: 0 }) : await DuckDbTraceStore.open(':memory:', { sealEveryMs: 0 });
+    try {
+      await store.insertSpans(spans(2));
+      for (let i = 0; i < 10; i++) {
+        const controller = new AbortController();
+        const pending = store.aggregate(base, controller.signal);
+        controller.abort();
+        await expect(pending).rejects.toBeInstanceOf(QueryCancelledError);
+      }
+      expect((await store.aggregate(base))[0]?.values.spans).toBeGreaterThan(0);
+    } finally {
+      await store.close();
     }
   });
 

@@ -100,13 +100,20 @@ export class ThreadedTraceStore implements TraceStore {
     return this.call({ op: 'count' });
   }
 
+  /** On abort the query is cancelled in the engine and the call rejects at once, not when the engine answers. */
   async aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]> {
     if (signal?.aborted) throw new QueryCancelledError();
     const id = this.nextId;
-    const onAbort = () => { void this.call({ op: 'cancel', target: id }).catch(() => undefined); };
+    let onAbort = () => undefined as void;
+    const aborted = new Promise<never>((_resolve, reject) => {
+      onAbort = () => {
+        void this.call({ op: 'cancel', target: id }).catch(() => undefined);
+        reject(new QueryCancelledError());
+      };
+    });
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      return await this.call<AggregateRow[]>({ op: 'aggregate', query });
+      return await Promise.race([this.call<AggregateRow[]>({ op: 'aggregate', query }), aborted]);
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }

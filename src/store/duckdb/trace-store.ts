@@ -275,10 +275,12 @@ export class DuckDbTraceStore implements TraceStore {
     this.live();
     if (signal?.aborted) throw new QueryCancelledError();
     const { sql, params } = this.compile(query);
-    const conn = await this.instance.connect();
+    const conn = await this.instance.connect().catch(() => { throw new TraceStoreUnavailableError(); });
     const onAbort = () => conn.interrupt();
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
+      // An abort while the connection was being made found no listener yet.
+      if (signal?.aborted) throw new QueryCancelledError();
       const rows = (await conn.runAndReadAll(sql, params)).getRowObjectsJS();
       return toAggregateRows(rows, query, (dim, stored) => (isEncoded(dim) ? this.dictionary.decode(Number(stored)) : String(stored)));
     } catch (err) {
