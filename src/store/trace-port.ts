@@ -19,7 +19,7 @@ export type Measure = (typeof MEASURES)[number];
 export interface SpanRow {
   org_id: string;
   workspace_id: string;
-  /** 32 hex digits, as OTLP trace ids (ingestion rejects others). */
+  /** 32 lowercase hex digits, as OTLP trace ids (ingestion rejects others). */
   trace_id: string;
   span_id: string;
   parent_span_id: string | null;

@@ -9,7 +9,7 @@ import type { RequestContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import type { SpanRow, TraceStore } from '../store/trace-port.ts';
 import type { DecodedSpan } from './otlp-decode.ts';
-import { invalidSpan, skillRef, toSpanRow } from './span-mapping.ts';
+import { invalidRow, invalidSpan, skillRef, toSpanRow } from './span-mapping.ts';
 
 export interface IngestResult {
   accepted: number;
@@ -49,7 +49,10 @@ export async function ingestSpans(ctx: RequestContext, store: TraceStore, spans:
     if (!access.canCreateContent(workspaceId)) { reject(`no permission to write to workspace ${workspaceId.slice(0, 100)}`); continue; }
     const ref = skillRef(span);
     const skillId = ref === null ? null : 'id' in ref ? ref.id : await resolve(ref.name);
-    rows.push(toSpanRow(span, { orgId: ctx.caller.orgId, workspaceId, skillId }));
+    const row = toSpanRow(span, { orgId: ctx.caller.orgId, workspaceId, skillId });
+    const unstorable = invalidRow(row);
+    if (unstorable !== null) { reject(unstorable); continue; }
+    rows.push(row);
   }
   await store.insertSpans(rows);
   const rejected = spans.length - rows.length;

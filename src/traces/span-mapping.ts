@@ -47,6 +47,16 @@ export function invalidSpan(span: DecodedSpan): string | null {
   return null;
 }
 
+/** Versions are 32-bit integers in both stores; a larger one is treated as absent. */
+const MAX_VERSION = 2 ** 31 - 1;
+
+/** Why a mapped row cannot be stored (a value outside the stores' ranges), or null. */
+export function invalidRow(row: SpanRow): string | null {
+  if (!Number.isSafeInteger(row.tokens) || row.tokens < 0) return 'token counts out of range';
+  if (!Number.isFinite(row.cost)) return 'cost out of range';
+  return null;
+}
+
 export interface MappingContext {
   orgId: string;
   workspaceId: string;
@@ -74,14 +84,14 @@ export function toSpanRow(span: DecodedSpan, ctx: MappingContext): SpanRow {
     category: categoryOf(span, hasSkill),
     harness: text(span.resource.get('service.name') ?? null) ?? text(first(span, 'harness.name')),
     skill: ctx.skillId,
-    skill_version: Number.isSafeInteger(number(version)) && number(version) > 0 ? number(version) : null,
+    skill_version: Number.isSafeInteger(number(version)) && number(version) > 0 && number(version) <= MAX_VERSION ? number(version) : null,
     command: text(first(span, 'command.name')),
     mcp,
     tool: text(first(span, 'gen_ai.tool.name')),
     model,
     user: text(first(span, 'user.id', 'enduser.id')),
     session: text(first(span, 'session.id', 'gen_ai.conversation.id')),
-    tokens: inputTokens + outputTokens,
+    tokens: Math.round(inputTokens + outputTokens),
     cost: explicitCost !== null ? number(explicitCost) : priceOf(model, inputTokens, outputTokens),
     is_error: span.statusCode === 2 || first(span, 'error.type') !== null,
   };

@@ -12,7 +12,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
 import { ThreadedTraceStore } from '../../src/store/duckdb/threaded-store.ts';
 import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
-import { MEASURES, QueryCancelledError, type AggregateQuery, type SpanRow } from '../../src/store/trace-port.ts';
+import { MEASURES, QueryCancelledError, TraceStoreUnavailableError, type AggregateQuery, type SpanRow } from '../../src/store/trace-port.ts';
 import { prng } from '../../src/shared/prng.ts';
 import { demoSpans } from '../../src/traces/demo-traces.ts';
 import { expectSameRows, reference } from '../contract/trace-reference.ts';
@@ -134,14 +134,17 @@ describe('DuckDB sealing', () => {
     }
   });
 
-  it('refuses a batch with a malformed trace id alone, not the batches committed with it', async () => {
+  it('refuses a batch it cannot store (malformed trace id, values out of range) alone, not the batches committed with it', async () => {
     const store = await DuckDbTraceStore.open(':memory:', { sealEveryMs: 0 });
     try {
       const [invocation] = spans(3).filter((r) => r.category === 'skill_invocation');
       const good = invocation as SpanRow;
-      const results = await Promise.allSettled([store.insertSpans([good]), store.insertSpans([{ ...good, trace_id: 'not hex' }])]);
-      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
-      expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/trace_id must be 32 hex digits/);
+      const results = await Promise.allSettled([
+        store.insertSpans([good]), store.insertSpans([{ ...good, trace_id: 'not hex' }]),
+        store.insertSpans([{ ...good, skill_version: 2 ** 40 }]), store.insertSpans([{ ...good, tokens: 2 ** 64 }]),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'rejected']);
+      expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/trace_id must be 32 lowercase hex digits/);
       expect(await store.countSpans()).toBe(1);
     } finally {
       await store.close();
@@ -182,6 +185,35 @@ describe('DuckDB sealing', () => {
         await expect(pending).rejects.toBeInstanceOf(QueryCancelledError);
       }
       expect((await store.aggregate(base))[0]?.values.spans).toBeGreaterThan(0);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('in its worker thread: an open that fails rejects, and calls after close are refused as unavailable', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-threaded-'));
+    await expect(ThreadedTraceStore.open(dir, { sealEveryMs: 0 })).rejects.toThrow();
+    const store = await ThreadedTraceStore.open(path.join(dir, 'traces.duckdb'), { sealEveryMs: 0 });
+    await store.insertSpans(spans(19).slice(0, 10));
+    expect(await store.countSpans()).toBe(10);
+    await store.close();
+    await store.close();
+    await expect(store.insertSpans(spans(19).slice(10, 20))).rejects.toBeInstanceOf(TraceStoreUnavailableError);
+    await expect(store.aggregate(base)).rejects.toBeInstanceOf(TraceStoreUnavailableError);
+  });
+
+  it('keeps sealing while appends never stop', async () => {
+    const store = await DuckDbTraceStore.open(':memory:', { sealAgeMs: 0, sealEveryMs: 50 });
+    try {
+      const all = spans(17);
+      const stopAt = Date.now() + 2500;
+      let sealedDuringLoad = 0;
+      const writers = [0, 1, 2, 3].map(async (w) => {
+        for (let i = w; Date.now() < stopAt; i += 4) await store.insertSpans(all.slice((i * 50) % 1500, ((i * 50) % 1500) + 50).map((r) => ({ ...r, span_id: `${r.span_id.slice(0, 8)}${String(i).padStart(8, '0')}` })));
+      });
+      const watcher = (async () => { while (Date.now() < stopAt) { sealedDuringLoad = await sealedCount(store); await new Promise((r) => setTimeout(r, 100)); } })();
+      await Promise.all([...writers, watcher]);
+      expect(sealedDuringLoad).toBeGreaterThan(0);
     } finally {
       await store.close();
     }

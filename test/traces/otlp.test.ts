@@ -70,12 +70,21 @@ describe('POST /v1/traces', () => {
   });
 
   it('accepts gzip and answers partial success for invalid spans', async () => {
-    const payload = zlib.gzipSync(JSON.stringify(body([span('a'), span('b', { traceId: 'nothex' }), span('c', { endTimeUnixNano: '1' })])));
+    const before = await t.traces.countSpans();
+    const tokens = (n: string) => ({ attributes: [{ key: 'gen_ai.usage.input_tokens', value: { intValue: n } }] });
+    const hugeVersion = { attributes: [{ key: 'skill.id', value: { stringValue: 'sk-1' } }, { key: 'skill.version', value: { intValue: String(2 ** 40) } }] };
+    const payload = zlib.gzipSync(JSON.stringify(body([
+      span('a'), span('b', { traceId: 'nothex' }), span('c', { endTimeUnixNano: '1' }), span('d', tokens('-5')), span('e', tokens('18446744073709551615')),
+      span('f', hugeVersion),
+    ])));
     const res = await fetch(`${url}/v1/traces`, { method: 'POST', body: payload, headers: { ...(await t.auth('u-admin')), 'content-type': 'application/json', 'content-encoding': 'gzip' } });
     expect(res.status).toBe(200);
     const answer = await res.json() as { partialSuccess: { rejectedSpans: number; errorMessage: string } };
-    expect(answer.partialSuccess.rejectedSpans).toBe(2);
+    expect(answer.partialSuccess.rejectedSpans).toBe(4);
     expect(answer.partialSuccess.errorMessage).toContain('invalid trace_id');
+    expect(answer.partialSuccess.errorMessage).toContain('2 span(s): token counts out of range');
+    // The span with a version no store can hold is kept, without a version.
+    expect(await t.traces.countSpans()).toBe(before + 2);
   });
 
   it('answers 400 with an OTLP Status body for malformed payloads, storing nothing', async () => {

@@ -64,6 +64,7 @@ export class ThreadedTraceStore implements TraceStore {
       };
       worker.on('message', onMessage);
       worker.once('error', reject);
+      worker.once('exit', (code) => reject(new TraceStoreUnavailableError(`the trace engine exited (code ${code}) while opening`)));
     }).catch(async (err: unknown) => {
       await worker.terminate();
       throw err;

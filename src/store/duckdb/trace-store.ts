@@ -25,8 +25,19 @@ import { seal } from './sealing.ts';
 import { skillRows } from './skill-rows.ts';
 
 const CHUNK_ROWS = 2048;
-const SEAL_STEP = 1_000_000;
-const TRACE_ID = /^[0-9a-f]{32}$/i;
+const SEAL_STEP = 500_000;
+const SEAL_TURN_MS = 1_000;
+const TRACE_ID = /^[0-9a-f]{32}$/;
+const INT32_MAX = 2 ** 31 - 1;
+
+/** Why a row cannot be stored in the columns of schema.ts, or null (ingestion maps values into range). */
+function unstorable(r: SpanRow): string | null {
+  if (!TRACE_ID.test(r.trace_id)) return `trace_id must be 32 lowercase hex digits, got ${JSON.stringify(r.trace_id.slice(0, 40))}`;
+  if (r.skill_version !== null && !(Number.isInteger(r.skill_version) && Math.abs(r.skill_version) <= INT32_MAX)) return `skill_version out of range: ${r.skill_version}`;
+  if (!Number.isSafeInteger(Math.round(r.tokens)) || !Number.isSafeInteger(r.start_s)) return 'tokens or start_s out of range';
+  if (!Number.isFinite(r.cost) || !Number.isFinite(r.duration_ms)) return 'cost or duration_ms is not a finite number';
+  return null;
+}
 
 /** A span as appended: its sequence number, trace key and dimension codes (ENCODED order). */
 interface Stored { row: SpanRow; seq: number; key: bigint; codes: (number | null)[] }
@@ -87,6 +98,11 @@ export class DuckDbTraceStore implements TraceStore {
   private commits: { seq: number; at: number }[] = [];
   /** skill_keys as far as this process has read it: `${org}\u0000${skill}` -> key. */
   private readonly skillKeys = new Map<string, number>();
+  private maxSkillKey = 0;
+  /** When the oldest unanswered seal request was made, or the last seal step ended. */
+  private sealWaitingSince = 0;
+  /** Where the seal that is under way began (progress notices of long seals). */
+  private sealFrom = 0;
   private closed = false;
 
   private constructor(instance: DuckDBInstance, writer: DuckDBConnection, dictionary: Dictionary, seqs: { committed: number; sealed: number }, options: DuckDbTraceOptions) {
@@ -153,8 +169,10 @@ export class DuckDbTraceStore implements TraceStore {
    */
   insertSpans(rows: readonly SpanRow[]): Promise<void> {
     this.live();
-    const bad = rows.find((r) => !TRACE_ID.test(r.trace_id));
-    if (bad !== undefined) return Promise.reject(new Error(`trace_id must be 32 hex digits, got ${JSON.stringify(bad.trace_id.slice(0, 40))}`));
+    for (const r of rows) {
+      const why = unstorable(r);
+      if (why !== null) return Promise.reject(new Error(why));
+    }
     return new Promise((resolve, reject) => {
       this.appends.push({ rows, resolve, reject });
       this.writing ??= this.drain();
@@ -184,22 +202,28 @@ export class DuckDbTraceStore implements TraceStore {
 
   private sealUpTo(upTo: number): Promise<void> {
     if (upTo <= this.sealedSeq) return Promise.resolve();
+    if (this.seals.length === 0) {
+      this.sealWaitingSince = Date.now();
+      this.sealFrom = this.sealedSeq;
+    }
     return new Promise((resolve, reject) => {
       this.seals.push({ upTo, resolve, reject });
       this.writing ??= this.drain();
     });
   }
 
-  /** The writer: appends first (they carry request latency), then sealing. */
+  /**
+   * The writer. Appends carry request latency and go first, but a wanted seal gets a turn at least
+   * every SEAL_TURN_MS even under constant ingestion, one step at a time, so neither starves.
+   */
   private async drain(): Promise<void> {
     for (;;) {
-      if (this.appends.length > 0) {
+      const sealTurn = this.seals.length > 0 && (this.appends.length === 0 || Date.now() - this.sealWaitingSince >= SEAL_TURN_MS);
+      if (sealTurn) {
+        await this.sealStep();
+      } else if (this.appends.length > 0) {
         const group = this.appends.splice(0);
         await this.append(group.flatMap((g) => g.rows)).then(() => group.forEach((g) => g.resolve()), (err: unknown) => group.forEach((g) => g.reject(err)));
-      } else if (this.seals.length > 0) {
-        const group = this.seals.splice(0);
-        const upTo = Math.max(...group.map((s) => s.upTo));
-        await this.sealRange(upTo).then(() => group.forEach((s) => s.resolve()), (err: unknown) => group.forEach((s) => s.reject(err)));
       } else {
         // Cleared in the same synchronous step as the emptiness checks: work queued after them
         // starts a new drain instead of waiting for one that has ended.
@@ -209,23 +233,39 @@ export class DuckDbTraceStore implements TraceStore {
     }
   }
 
-  /** In steps of at most SEAL_STEP spans: memory stays bounded and each step is one sorted run. */
-  private async sealRange(upTo: number): Promise<void> {
-    const from = this.sealedSeq;
-    while (this.sealedSeq < upTo) {
-      const to = Math.min(upTo, this.sealedSeq + SEAL_STEP);
+  /**
+   * Seals at most SEAL_STEP spans towards the highest wanted target: memory stays bounded and each
+   * step is one sorted run. Answers the waiters whose target is reached; a failure answers them all
+   * (the timer asks again later).
+   */
+  private async sealStep(): Promise<void> {
+    const target = Math.max(...this.seals.map((s) => s.upTo));
+    const to = Math.min(target, this.sealedSeq + SEAL_STEP);
+    try {
       await seal(this.writer, this.sealedSeq, to);
-      this.sealedSeq = to;
-      await this.readSkillKeys();
-      if (upTo - from > SEAL_STEP) this.notice(`sealed ${(to - from).toLocaleString('en-US')} of ${(upTo - from).toLocaleString('en-US')} spans`);
+    } catch (err) {
+      this.seals.splice(0).forEach((s) => s.reject(err));
+      return;
     }
-    this.commits = this.commits.filter((c) => c.seq > upTo);
+    this.sealedSeq = to;
+    this.commits = this.commits.filter((c) => c.seq > to);
+    await this.readSkillKeys();
+    if (target - this.sealFrom > SEAL_STEP) {
+      this.notice(`sealed ${(to - this.sealFrom).toLocaleString('en-US')} of ${(target - this.sealFrom).toLocaleString('en-US')} spans`);
+    }
+    const done = this.seals.filter((s) => s.upTo <= to);
+    this.seals = this.seals.filter((s) => s.upTo > to);
+    done.forEach((s) => s.resolve());
+    this.sealWaitingSince = Date.now();
   }
 
   private async readSkillKeys(): Promise<void> {
-    const known = Math.max(0, ...this.skillKeys.values());
-    const rows = (await this.writer.runAndReadAll('SELECT org_id, skill, key FROM skill_keys WHERE key > $1', [known])).getRowObjectsJS();
-    for (const r of rows) this.skillKeys.set(`${String(r.org_id)}\u0000${String(r.skill)}`, Number(r.key));
+    const rows = (await this.writer.runAndReadAll('SELECT org_id, skill, key FROM skill_keys WHERE key > $1', [this.maxSkillKey])).getRowObjectsJS();
+    for (const r of rows) {
+      const key = Number(r.key);
+      this.skillKeys.set(`${String(r.org_id)}\u0000${String(r.skill)}`, key);
+      this.maxSkillKey = Math.max(this.maxSkillKey, key);
+    }
   }
 
   private async append(rows: readonly SpanRow[]): Promise<void> {

@@ -32,8 +32,9 @@ const init = workerData as WorkerInit;
 const running = new Map<number, AbortController>();
 let store: DuckDbTraceStore;
 
-function reply(id: number, work: Promise<unknown>): void {
-  work.then(
+/** Answers request `id` with the outcome of `work` (a synchronous throw included). */
+function reply(id: number, work: () => unknown): void {
+  Promise.resolve().then(work).then(
     (value) => port?.postMessage({ id, ok: true, value } satisfies WorkerReply),
     (err: unknown) => {
       const e = err instanceof Error ? err : new Error(String(err));
@@ -64,15 +65,15 @@ async function aggregate(id: number, query: AggregateQuery) {
 
 function handle(m: WorkerRequest): void {
   switch (m.op) {
-    case 'insert': return reply(m.id, store.insertSpans(m.rows));
-    case 'aggregate': return reply(m.id, aggregate(m.id, m.query));
-    case 'cancel': running.get(m.target)?.abort(); return reply(m.id, Promise.resolve());
-    case 'compile': return reply(m.id, Promise.resolve().then(() => store.compile(m.query)));
-    case 'sql': return reply(m.id, runSql(m.sql, m.params));
-    case 'count': return reply(m.id, store.countSpans());
-    case 'ping': return reply(m.id, store.ping());
-    case 'seal': return reply(m.id, store.seal());
-    case 'close': return reply(m.id, store.close());
+    case 'insert': return reply(m.id, () => store.insertSpans(m.rows));
+    case 'aggregate': return reply(m.id, () => aggregate(m.id, m.query));
+    case 'cancel': return reply(m.id, () => running.get(m.target)?.abort());
+    case 'compile': return reply(m.id, () => store.compile(m.query));
+    case 'sql': return reply(m.id, () => runSql(m.sql, m.params));
+    case 'count': return reply(m.id, () => store.countSpans());
+    case 'ping': return reply(m.id, () => store.ping());
+    case 'seal': return reply(m.id, () => store.seal());
+    case 'close': return reply(m.id, () => store.close());
   }
 }
 

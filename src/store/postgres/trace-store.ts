@@ -42,8 +42,10 @@ export class PostgresTraceStore implements TraceStore {
   private analyzedRows = 0;
   private analyzing: Promise<void> | null = null;
 
-  constructor(pool: pg.Pool) {
+  /** `rows`: the size of `spans` as the planner last estimated it. */
+  constructor(pool: pg.Pool, rows = 0) {
     this.pool = pool;
+    this.analyzedRows = rows;
   }
 
   /**
