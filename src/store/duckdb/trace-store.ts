@@ -3,7 +3,7 @@
  *
  * Writes go through one connection: appends of concurrent requests are committed together (group
  * commit), every span gets the next sequence number, and each skill invocation adds a trace ->
- * skill mapping. Sealing (sealing.ts) runs on the same connection, for spans committed at least
+ * skill mapping (append.ts). Sealing (sealing.ts) runs on the same connection, for spans committed at least
  * `sealAgeMs` ago, every `sealEveryMs`, and once at open: it copies the spans of each skill's
  * traces into `skill_spans`, clustered by skill and time, so a statistics query scans one skill's
  * rows instead of joining every span of the range with the mapping (skill-rows.ts).
@@ -11,60 +11,19 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  BIGINT, BOOLEAN, DOUBLE, DuckDBDataChunk, DuckDBInstance, INTEGER, UHUGEINT, VARCHAR, type DuckDBConnection, type DuckDBType,
-  type DuckDBValue,
-} from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { compileAggregate, toAggregateRows, type CompiledAggregate } from '../stats-sql.ts';
 import {
   QueryCancelledError, TraceStoreUnavailableError, type AggregateQuery, type AggregateRow, type Dimension, type SpanRow, type TraceStore,
 } from '../trace-port.ts';
-import { Dictionary, ENCODED, isEncoded, type EncodedDimension } from './dictionary.ts';
+import { appendSpans, unstorable } from './append.ts';
+import { Dictionary, isEncoded } from './dictionary.ts';
 import { migrate } from './schema.ts';
 import { seal } from './sealing.ts';
 import { skillRows } from './skill-rows.ts';
 
-const CHUNK_ROWS = 2048;
 const SEAL_STEP = 500_000;
 const SEAL_TURN_MS = 1_000;
-const TRACE_ID = /^[0-9a-f]{32}$/;
-const INT32_MAX = 2 ** 31 - 1;
-
-/** Why a row cannot be stored in the columns of schema.ts, or null (ingestion maps values into range). */
-function unstorable(r: SpanRow): string | null {
-  if (!TRACE_ID.test(r.trace_id)) return `trace_id must be 32 lowercase hex digits, got ${JSON.stringify(r.trace_id.slice(0, 40))}`;
-  if (r.skill_version !== null && !(Number.isInteger(r.skill_version) && Math.abs(r.skill_version) <= INT32_MAX)) return `skill_version out of range: ${r.skill_version}`;
-  if (!Number.isSafeInteger(Math.round(r.tokens)) || !Number.isSafeInteger(r.start_s)) return 'tokens or start_s out of range';
-  if (!Number.isFinite(r.cost) || !Number.isFinite(r.duration_ms)) return 'cost or duration_ms is not a finite number';
-  return null;
-}
-
-/** A span as appended: its sequence number, trace key and dimension codes (ENCODED order). */
-interface Stored { row: SpanRow; seq: number; key: bigint; codes: (number | null)[] }
-
-type Layout<T> = [DuckDBType, (t: T) => DuckDBValue][];
-const code = (d: EncodedDimension) => { const i = ENCODED.indexOf(d); return (s: Stored) => s.codes[i] ?? null; };
-
-/** Types and extractors in the column order of `spans` (schema.ts). */
-const SPAN_LAYOUT: Layout<Stored> = [
-  [BIGINT, (s) => BigInt(s.seq)], [VARCHAR, (s) => s.row.org_id], [VARCHAR, (s) => s.row.workspace_id], [UHUGEINT, (s) => s.key],
-  [VARCHAR, (s) => s.row.span_id], [VARCHAR, (s) => s.row.parent_span_id], [VARCHAR, (s) => s.row.name],
-  [BIGINT, (s) => BigInt(s.row.start_s)], [INTEGER, code('harness')], [INTEGER, code('skill')],
-  [INTEGER, (s) => s.row.skill_version], [INTEGER, code('command')], [INTEGER, code('mcp')], [INTEGER, code('tool')],
-  [INTEGER, code('model')], [VARCHAR, (s) => s.row.user], [VARCHAR, (s) => s.row.session], [VARCHAR, (s) => s.row.category],
-  [BOOLEAN, (s) => s.row.is_error], [BIGINT, (s) => BigInt(Math.round(s.row.tokens))], [DOUBLE, (s) => s.row.cost],
-  [DOUBLE, (s) => s.row.duration_ms],
-];
-/** Types and extractors in the column order of `trace_skills` (schema.ts). */
-const MAPPING_LAYOUT: Layout<Stored> = [
-  [BIGINT, (s) => BigInt(s.seq)], [VARCHAR, (s) => s.row.org_id], [UHUGEINT, (s) => s.key], [VARCHAR, (s) => s.row.skill],
-  [INTEGER, (s) => s.row.skill_version], [BIGINT, (s) => BigInt(s.row.start_s)],
-];
-const DICTIONARY_LAYOUT: Layout<[number, string]> = [[INTEGER, ([id]) => id], [VARCHAR, ([, value]) => value]];
-
-/** The 32 hex digits of a trace id (checked by insertSpans) as a 128-bit integer. */
-const traceKey = (traceId: string): bigint => BigInt(`0x${traceId}`);
-
 export interface DuckDbTraceOptions {
   /** Spans are sealed once committed this long ago (default 10 s); 0 seals at every sealing. */
   sealAgeMs?: number;
@@ -270,38 +229,9 @@ export class DuckDbTraceStore implements TraceStore {
 
   private async append(rows: readonly SpanRow[]): Promise<void> {
     if (rows.length === 0) return;
-    const first = this.committedSeq + 1;
-    const added: [number, string][] = [];
-    try {
-      // Codes assigned here are taken back unless the transaction commits.
-      const stored: Stored[] = rows.map((row, i) => ({
-        row, seq: first + i, key: traceKey(row.trace_id), codes: ENCODED.map((d) => this.dictionary.encode(row[d], added)),
-      }));
-      await this.commitAppend(stored, added);
-    } catch (err) {
-      this.dictionary.forget(added);
-      throw err;
-    }
-    this.committedSeq = first + rows.length - 1;
+    await appendSpans(this.writer, this.dictionary, rows, this.committedSeq + 1);
+    this.committedSeq += rows.length;
     this.commits.push({ seq: this.committedSeq, at: Date.now() });
-  }
-
-  private async commitAppend(stored: Stored[], added: [number, string][]): Promise<void> {
-    const mappings = new Map<string, Stored>();
-    for (const s of stored) {
-      if (s.row.category === 'skill_invocation' && s.row.skill !== null) mappings.set(`${s.row.org_id}\u0000${s.row.trace_id}\u0000${s.row.skill}\u0000${s.row.skill_version}`, s);
-    }
-    const w = this.writer;
-    await w.run('BEGIN TRANSACTION');
-    try {
-      await appendChunks(w, 'spans', SPAN_LAYOUT, stored);
-      await appendChunks(w, 'trace_skills', MAPPING_LAYOUT, [...mappings.values()]);
-      await appendChunks(w, 'dim_values', DICTIONARY_LAYOUT, added);
-      await w.run('COMMIT');
-    } catch (err) {
-      await w.run('ROLLBACK').catch(() => undefined);
-      throw err;
-    }
   }
 
   /** The SQL `aggregate` runs for `query` now (benchmarks compare it with the endpoint). */
@@ -332,19 +262,4 @@ export class DuckDbTraceStore implements TraceStore {
       conn.closeSync();
     }
   }
-}
-
-/** Column-wise appends: one DataChunk per 2,048 rows instead of one native call per value. */
-async function appendChunks<T>(w: DuckDBConnection, table: string, layout: Layout<T>, rows: T[]): Promise<void> {
-  if (rows.length === 0) return;
-  const appender = await w.createAppender(table);
-  const types = layout.map(([type]) => type);
-  for (let i = 0; i < rows.length; i += CHUNK_ROWS) {
-    const slice = rows.slice(i, i + CHUNK_ROWS);
-    const chunk = DuckDBDataChunk.create(types, slice.length);
-    chunk.setColumns(layout.map(([, get]) => slice.map(get)));
-    appender.appendDataChunk(chunk);
-  }
-  appender.flushSync();
-  appender.closeSync();
 }
