@@ -12,7 +12,7 @@ import type { AggregateQuery, AggregateRow, Dimension, Measure, SpanFilter } fro
 
 export type SqlDialect = 'duckdb' | 'postgres';
 
-export const COLUMN: Record<Dimension, string> = {
+const COLUMN: Record<Dimension, string> = {
   harness: 'harness',
   skill: 'skill',
   skill_version: 'skill_version',
@@ -130,7 +130,7 @@ function finalSql(m: Measure): string {
 }
 
 /** Bucket start in Unix seconds: UTC days, or ISO weeks (Monday; 1970-01-01 was a Thursday, hence +3). */
-export function bucketSql(bucket: 'day' | 'week', dialect: SqlDialect): string {
+function bucketSql(bucket: 'day' | 'week', dialect: SqlDialect): string {
   const day = dialect === 'duckdb' ? '(start_s // 86400)' : '(start_s / 86400)';
   return bucket === 'day' ? `${day} * 86400` : `(${day} - ((${day} + 3) % 7)) * 86400`;
 }

@@ -12,7 +12,7 @@ export const ENCODED = ['harness', 'skill', 'command', 'mcp', 'tool', 'model'] a
 export type EncodedDimension = (typeof ENCODED)[number];
 
 /** A code no value has: an unknown filter value matches no row. */
-export const NO_CODE = 0;
+const NO_CODE = 0;
 
 export const isEncoded = (d: Dimension): d is EncodedDimension => (ENCODED as readonly Dimension[]).includes(d);
 

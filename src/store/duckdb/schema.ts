@@ -30,7 +30,7 @@ const SPAN_COLUMNS = ['seq', 'org_id', 'workspace_id', 'trace_key', 'span_id', '
 
 const SPAN_DATA_NAMES = SPAN_COLUMNS.slice(SPAN_COLUMNS.indexOf('start_s')).join(', ');
 
-export const MIGRATIONS: [string, string][] = [
+const MIGRATIONS: [string, string][] = [
   ['001_spans', `
 CREATE TABLE spans (
   org_id VARCHAR NOT NULL, workspace_id VARCHAR NOT NULL, trace_id VARCHAR NOT NULL, span_id VARCHAR NOT NULL,
