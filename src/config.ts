@@ -22,7 +22,36 @@ export interface Config {
   rateLimit: { perMinute: number };
   /** Entries of the per-caller response cache of read routes; 0 turns it off. */
   responseCacheEntries: number;
+  /** DESIGN §12: every request's work is bounded by these before it starts. */
+  bounds: Bounds;
+  /** Memory of the embedded trace engine, bounded whatever the input. */
+  traceEngine: TraceEngineConfig;
   auth: AuthConfig;
+}
+
+/** The bounds of DESIGN §12 (README lists their variables). */
+export interface Bounds {
+  /** An OTLP body after decompression (also the largest body read from the wire). */
+  otlpMaxDecompressedBytes: number;
+  /** Spans per OTLP request. */
+  otlpMaxSpans: number;
+  /** Bytes of a stored dimension value (harness, skill, command, mcp, tool, model, user, session). */
+  maxValueBytes: number;
+  /** Per span: tokens, cost (USD) and duration (seconds), each from 0. */
+  spanMaxTokens: number;
+  spanMaxCostUsd: number;
+  spanMaxDurationS: number;
+  /** Points of a statistics answer: queries × groups × buckets, ×2 with compare. */
+  statsMaxPoints: number;
+  /** Estimated cost of a GraphQL operation. */
+  graphqlMaxCost: number;
+}
+
+export interface TraceEngineConfig {
+  /** Dimension values the DuckDB engine keeps in memory (a cache of its dictionary table). */
+  dictionaryValues: number;
+  /** DuckDB's memory_limit, in MiB. */
+  memoryLimitMb: number;
 }
 
 export interface AuthConfig {
@@ -34,6 +63,8 @@ export interface AuthConfig {
   clockToleranceS: number;
   orgClaim: string;
   jwksStaleS: number;
+  /** Least time between two fetches of a remote JWKS (an unknown kid refreshes at most this often). */
+  jwksCooldownS: number;
   /** Outside production a dev issuer whose keys live in DATA_DIR is trusted too. */
   devIssuer: boolean;
 }
@@ -75,12 +106,38 @@ function list(env: Env, name: string, fallback: string[]): string[] {
   return raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
 }
 
+/**
+ * Production fails closed (DESIGN §12): it needs an audience and a trusted issuer with keys, and
+ * says which variable is missing instead of starting with rules that accept or reject everything.
+ */
+function checkProduction(auth: AuthConfig): void {
+  if (auth.audience === undefined) throw new ConfigError('AUTH_AUDIENCE is required when NODE_ENV=production (tokens for any audience would be accepted)');
+  if (auth.issuers.length === 0) throw new ConfigError('AUTH_ISSUERS is required when NODE_ENV=production (no issuer would be trusted)');
+  if (auth.jwksUrl === undefined && auth.jwksFile === undefined) {
+    throw new ConfigError('AUTH_JWKS_URL or AUTH_JWKS_FILE is required when NODE_ENV=production (no signing key would be trusted)');
+  }
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = str(env, 'NODE_ENV', 'development');
   if (nodeEnv !== 'development' && nodeEnv !== 'production' && nodeEnv !== 'test') {
     throw new ConfigError(`NODE_ENV must be development, production or test, got "${nodeEnv}"`);
   }
+  const production = nodeEnv === 'production';
   const dataDir = path.resolve(str(env, 'DATA_DIR', './data'));
+  const auth: AuthConfig = {
+    jwksUrl: optional(env, 'AUTH_JWKS_URL'),
+    jwksFile: optional(env, 'AUTH_JWKS_FILE'),
+    issuers: list(env, 'AUTH_ISSUERS', []),
+    audience: optional(env, 'AUTH_AUDIENCE'),
+    algorithms: list(env, 'AUTH_ALGORITHMS', ['RS256', 'ES256', 'EdDSA']),
+    clockToleranceS: int(env, 'AUTH_CLOCK_TOLERANCE_S', 30, 0, 3600),
+    orgClaim: str(env, 'AUTH_ORG_CLAIM', 'org_id'),
+    jwksStaleS: int(env, 'AUTH_JWKS_STALE_S', 3600, 0),
+    jwksCooldownS: int(env, 'AUTH_JWKS_COOLDOWN_S', 30, 0, 3600),
+    devIssuer: !production,
+  };
+  if (production) checkProduction(auth);
   return {
     host: str(env, 'HOST', '127.0.0.1'),
     port: int(env, 'PORT', 8080, 0, 65535),
@@ -89,22 +146,27 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     databaseUrl: optional(env, 'DATABASE_URL'),
     redisUrl: optional(env, 'REDIS_URL'),
-    seedDemo: bool(env, 'SEED_DEMO', true),
+    // Never by default in production: the demo data set carries credentials anyone can read.
+    seedDemo: bool(env, 'SEED_DEMO', !production),
     demoTraceSpans: int(env, 'DEMO_TRACE_SPANS', 20000, 0),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 10000, 1),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1048576, 1024),
     rateLimit: { perMinute: int(env, 'RATE_LIMIT_PER_MIN', 600, 1) },
     responseCacheEntries: int(env, 'RESPONSE_CACHE_ENTRIES', 5000, 0),
-    auth: {
-      jwksUrl: optional(env, 'AUTH_JWKS_URL'),
-      jwksFile: optional(env, 'AUTH_JWKS_FILE'),
-      issuers: list(env, 'AUTH_ISSUERS', []),
-      audience: optional(env, 'AUTH_AUDIENCE'),
-      algorithms: list(env, 'AUTH_ALGORITHMS', ['RS256', 'ES256', 'EdDSA']),
-      clockToleranceS: int(env, 'AUTH_CLOCK_TOLERANCE_S', 30, 0, 3600),
-      orgClaim: str(env, 'AUTH_ORG_CLAIM', 'org_id'),
-      jwksStaleS: int(env, 'AUTH_JWKS_STALE_S', 3600, 0),
-      devIssuer: nodeEnv !== 'production',
+    bounds: {
+      otlpMaxDecompressedBytes: int(env, 'OTLP_MAX_DECOMPRESSED_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      otlpMaxSpans: int(env, 'OTLP_MAX_SPANS', 10_000, 1, 1_000_000),
+      maxValueBytes: int(env, 'OTLP_MAX_VALUE_BYTES', 256, 16, 65_536),
+      spanMaxTokens: int(env, 'SPAN_MAX_TOKENS', 100_000_000, 1, Number.MAX_SAFE_INTEGER),
+      spanMaxCostUsd: int(env, 'SPAN_MAX_COST_USD', 10_000, 1, 1_000_000_000),
+      spanMaxDurationS: int(env, 'SPAN_MAX_DURATION_S', 30 * 86400, 1, 366 * 86400),
+      statsMaxPoints: int(env, 'STATS_MAX_POINTS', 50_000, 100, 10_000_000),
+      graphqlMaxCost: int(env, 'GRAPHQL_MAX_COST', 25_000, 100, 10_000_000),
     },
+    traceEngine: {
+      dictionaryValues: int(env, 'TRACE_DICTIONARY_VALUES', 100_000, 1_000, 100_000_000),
+      memoryLimitMb: int(env, 'TRACE_MEMORY_LIMIT_MB', 1024, 64, 1_048_576),
+    },
+    auth,
   };
 }

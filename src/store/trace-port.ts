@@ -67,6 +67,50 @@ export interface AggregateQuery {
    * group (bucket null) over the whole range, which ranks the groups of a time series.
    */
   bucket?: 'day' | 'week';
+  /**
+   * Keep only the groups that rank within `limit` of at least one ranking (DESIGN §12: the rows an
+   * engine hands back stay bounded however many distinct values the spans hold). Only with groupBy.
+   */
+  top?: GroupRanking[];
+  /** Keep only these groups (null-safe equality on every groupBy dimension). Only with groupBy. */
+  onlyGroups?: GroupValues[];
+}
+
+/** The values of one group, by dimension (null: the spans without that value). */
+export type GroupValues = Partial<Record<Dimension, string | number | null>>;
+
+/**
+ * A ranking of groups: by a measure over the group's whole range (with a bucket, its total row),
+ * or by one of its dimension values. The order is total and the same in every engine: the ranked
+ * value in `direction`, nulls last either way, then {@link compareGroups}.
+ */
+export interface GroupRanking {
+  by: Measure | Dimension;
+  direction: 'asc' | 'desc';
+  limit: number;
+}
+
+/** Text by Unicode code point (PostgreSQL `COLLATE "C"`, DuckDB's binary order of UTF-8). */
+export function compareText(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+/** A value of a dimension or measure in ascending order, nulls last. */
+export function compareValues(a: string | number | null | undefined, b: string | number | null | undefined): number {
+  if (a === b) return 0;
+  if (a === null || a === undefined) return 1;
+  if (b === null || b === undefined) return -1;
+  if (typeof a === 'number' && typeof b === 'number') return a < b ? -1 : 1;
+  return compareText(String(a), String(b));
+}
+
+/** The tie-break of every ranking: group values in groupBy order, each ascending, nulls last. */
+export function compareGroups(a: GroupValues, b: GroupValues, dims: readonly Dimension[]): number {
+  for (const d of dims) {
+    const c = compareValues(a[d], b[d]);
+    if (c !== 0) return c;
+  }
+  return 0;
 }
 
 export interface AggregateRow {

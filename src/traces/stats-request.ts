@@ -4,7 +4,7 @@
  * 422 validation_failed listing every broken rule with its JSON pointer).
  */
 import { ApiError, type FieldError } from '../errors.ts';
-import { DIMENSIONS, MEASURES, type Dimension, type FilterOp, type Measure } from '../store/trace-port.ts';
+import { DIMENSIONS, MEASURES, bucketStart, type Dimension, type FilterOp, type Measure } from '../store/trace-port.ts';
 
 export const MAX_QUERIES = 20;
 export const MAX_GROUP_BY = 3;
@@ -127,4 +127,49 @@ export function checkRules(req: TraceStatsRequest): void {
     }
   });
   if (errors.length > 0) throw new ApiError('validation_failed', errors.map((e) => e.detail).join('; '), { errors });
+}
+
+/** The bucket of a time series: as asked, else days up to 92 days and weeks beyond (DESIGN §9). */
+export function bucketOf(req: TraceStatsRequest): 'day' | 'week' {
+  return req.bucket ?? (req.end_time_unix_seconds - req.start_time_unix_seconds <= 92 * 86400 ? 'day' : 'week');
+}
+
+/** The buckets of a time series over `[start, end)`: the start of each, in order. */
+export function bucketStarts(startS: number, endS: number, bucket: 'day' | 'week'): number[] {
+  const step = bucket === 'day' ? 86400 : 7 * 86400;
+  const stamps: number[] = [];
+  for (let t = bucketStart(startS, bucket); t < endS; t += step) stamps.push(t);
+  return stamps;
+}
+
+/** The groups a query may show: its limit (default 100, at most 1000) when grouped, else one. */
+export function groupLimitOf(q: PanelQuery): number {
+  if ((q.group_by ?? []).length === 0) return 1;
+  return Math.min(q.limit ?? DEFAULT_GROUP_LIMIT, MAX_GROUP_LIMIT);
+}
+
+/**
+ * The size of the answer before any work (DESIGN §12): values it may hold, as queries × groups ×
+ * buckets, doubled by `compare`. Groups count at their limit, so the bound holds whatever the data.
+ * The request must have passed the schema (ranges already checked).
+ */
+export function answerPoints(req: TraceStatsRequest): number {
+  const span = req.end_time_unix_seconds - req.start_time_unix_seconds;
+  const buckets = req.request_type !== 'time_series' || span <= 0
+    ? 1
+    : bucketStarts(req.start_time_unix_seconds, Math.min(req.end_time_unix_seconds, req.start_time_unix_seconds + MAX_RANGE_S), bucketOf(req)).length;
+  const lead = req.queries[0];
+  const points = req.request_type === 'table'
+    ? (lead === undefined ? 0 : groupLimitOf(lead) * req.queries.length)
+    : req.queries.reduce((sum, q) => sum + (req.request_type === 'scalar' ? 1 : groupLimitOf(q) * buckets), 0);
+  return points * (req.compare === 'previous_period' ? 2 : 1);
+}
+
+/** Refuses a request whose answer could exceed `maxPoints`, naming the fields that make it large. */
+export function checkAnswerSize(req: TraceStatsRequest, maxPoints: number): void {
+  const points = answerPoints(req);
+  if (points <= maxPoints) return;
+  const detail = `the answer could hold ${points.toLocaleString('en-US')} values (queries × groups × buckets${req.compare === 'previous_period' ? ' × 2 for compare' : ''}), over the limit of ${maxPoints.toLocaleString('en-US')}: ask for fewer queries, lower limits, a shorter range or week buckets`;
+  const fields = ['/queries', ...(req.request_type === 'time_series' ? ['/end_time_unix_seconds', '/bucket'] : []), ...(req.compare === 'previous_period' ? ['/compare'] : [])];
+  throw new ApiError('validation_failed', detail, { errors: fields.map((field) => ({ field, detail })) });
 }
