@@ -3,6 +3,7 @@
  * tests drive it with inject() or listen on an ephemeral port themselves. main.ts owns the process.
  */
 import crypto from 'node:crypto';
+import type { Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { Authenticator } from './auth/caller.ts';
@@ -14,12 +15,16 @@ import { problemSchema } from './rest/schemas/common.ts';
 import { createMetrics, type Metrics } from './observability/metrics.ts';
 import { registerHealthRoutes } from './rest/health.ts';
 import { installOperating, startDeadline } from './rest/operating.ts';
-import { installRateLimit, InProcessRateLimiter, type RateLimiter } from './rest/rate-limit.ts';
+import { installRateLimit } from './rest/rate-limit.ts';
+import { RateLimits } from './shared/rate-limits.ts';
+import { InProcessRateLimiter } from './store/memory/rate-limiter.ts';
+import type { RateLimiter } from './store/rate-limit-port.ts';
 import { installResponseCache } from './rest/response-cache.ts';
 import { registerAgentRoutes } from './rest/agent-routes.ts';
 import { registerRegistryRoutes } from './rest/registry-routes.ts';
 import { registerToolRoutes } from './rest/tool-routes.ts';
 import { registerTraceRoutes } from './rest/trace-routes.ts';
+import { registerOtlpReceiver } from './rest/otlp-routes.ts';
 import { registerGraphql, type GraphqlOptions } from './graphql/server.ts';
 
 declare module 'fastify' {
@@ -35,8 +40,6 @@ export interface AppOptions {
   logger?: boolean | object;
   /** One per process in production; a fresh registry otherwise. */
   metrics?: Metrics;
-  /** Event-loop delay (ms) above which requests are shed with 503; default 1000. */
-  maxEventLoopDelayMs?: number;
   /** Shared counters for several replicas; in-process counters otherwise. */
   rateLimiter?: RateLimiter;
   /** Shared store of GraphQL automatic persisted queries (Redis in server mode); in-memory otherwise. */
@@ -82,6 +85,32 @@ export function toApiError(err: FastifyError | Error): ApiError {
   return new ApiError('internal_error', 'an internal error occurred');
 }
 
+/**
+ * Rejections Fastify makes before routing (a path parameter over the router's length, a bad
+ * percent-encoding) answered as problems with a trace id, like every other error (DESIGN §7).
+ */
+function frameworkError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const apiErr = err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+    ? new ApiError('invalid_request', `a path parameter is longer than ${MAX_PARAM_LENGTH} characters`)
+    : err.code === 'FST_ERR_BAD_URL'
+      ? new ApiError('invalid_request', 'the URL path has an invalid percent-encoding')
+      : toApiError(err);
+  if (apiErr.status >= 500) request.log.error({ err }, 'request failed');
+  void sendProblem(reply, apiErr, request.id);
+}
+
+/**
+ * Requests Node's HTTP parser refuses (malformed request line or headers, headers too large) never
+ * reach Fastify: they get a problem body too, with a fresh trace id, and the connection is closed.
+ */
+function clientError(_err: Error, socket: Duplex): void {
+  if (!socket.writable) return;
+  const problem = JSON.stringify(toProblem(new ApiError('invalid_request', 'the HTTP request is malformed or its headers are too large'), traceIdOf(undefined)));
+  socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(problem)}\r\nConnection: close\r\n\r\n${problem}`);
+}
+
+const MAX_PARAM_LENGTH = 500;
+
 function parseJsonBody(_req: FastifyRequest, body: string, done: (err: Error | null, body?: unknown) => void): void {
   if (body.length === 0) return done(null, undefined);
   try {
@@ -103,7 +132,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     connectionTimeout: services.config.requestTimeoutMs + 20_000,
     requestTimeout: services.config.requestTimeoutMs + 10_000,
     keepAliveTimeout: 5_000,
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: frameworkError,
+    clientErrorHandler: clientError,
   });
 
   app.removeAllContentTypeParsers();
@@ -137,23 +168,25 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   const metrics = options.metrics ?? services.metrics ?? createMetrics({ defaultMetrics: false });
-  await installOperating(app, { metrics, maxEventLoopDelayMs: options.maxEventLoopDelayMs ?? 1000 });
+  await installOperating(app, { metrics, maxEventLoopDelayMs: services.config.maxEventLoopDelayMs });
   registerHealthRoutes(app, services);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
+  const rateLimits = new RateLimits(options.rateLimiter ?? new InProcessRateLimiter(), services.config.rateLimit.perMinute);
   // Everything registered in this scope needs a caller.
   await app.register(async (api) => {
     api.addHook('onRequest', async (request, reply) => {
-      const signal = startDeadline(request, reply, services.config.requestTimeoutMs);
+      const deadline = startDeadline(request, reply, services.config.requestTimeoutMs);
       const caller = await authenticator.authenticate(request.headers.authorization);
-      request.ctx = createContext(services, caller, request.id, signal);
+      request.ctx = createContext(services, caller, request.id, deadline, rateLimits);
     });
-    installRateLimit(api, options.rateLimiter ?? new InProcessRateLimiter(), services.config.rateLimit.perMinute);
+    installRateLimit(api);
     installResponseCache(api, services.registry, services.config.responseCacheEntries);
     registerAgentRoutes(api);
     registerToolRoutes(api);
     registerRegistryRoutes(api);
     registerTraceRoutes(api);
+    registerOtlpReceiver(api, services.config.bounds);
     await registerGraphql(api, services, { toApiError, ...(options.apqCache !== undefined ? { apqCache: options.apqCache } : {}) });
   });
 

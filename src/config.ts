@@ -18,6 +18,8 @@ export interface Config {
   /** Number of demo spans generated on first start. */
   demoTraceSpans: number;
   requestTimeoutMs: number;
+  /** Event-loop delay (ms) above which new requests are shed with 503; 0 turns shedding off. */
+  maxEventLoopDelayMs: number;
   bodyLimitBytes: number;
   rateLimit: { perMinute: number };
   /** Entries of the per-caller response cache of read routes; 0 turns it off. */
@@ -150,6 +152,7 @@ export function loadConfig(env: Env = process.env): Config {
     seedDemo: bool(env, 'SEED_DEMO', !production),
     demoTraceSpans: int(env, 'DEMO_TRACE_SPANS', 20000, 0),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 10000, 1),
+    maxEventLoopDelayMs: int(env, 'MAX_EVENT_LOOP_DELAY_MS', 1000, 0),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1048576, 1024),
     rateLimit: { perMinute: int(env, 'RATE_LIMIT_PER_MIN', 600, 1) },
     responseCacheEntries: int(env, 'RESPONSE_CACHE_ENTRIES', 5000, 0),

@@ -10,6 +10,8 @@ import { createLoaders, type Loaders } from './loaders.ts';
 import type { RegistryStore } from './store/registry-port.ts';
 import type { TraceStore } from './store/trace-port.ts';
 import type { Metrics } from './observability/metrics.ts';
+import { checkDeadline, type Deadline } from './shared/deadline.ts';
+import type { LimitedOperation, Quota, RateLimits } from './shared/rate-limits.ts';
 
 /** The long-lived parts of the service, built by main.ts (or a test) and handed to buildApp. */
 export interface Services {
@@ -28,12 +30,16 @@ export interface RequestContext {
   readonly traceId: string;
   /** Aborted at the request deadline; store work listens to it. */
   readonly signal: AbortSignal;
+  /** Throws 504 request_timeout once the deadline has passed: handlers call it between steps. */
+  checkDeadline(): void;
   access(): Promise<Access>;
+  /** Counts one call of a rate-limited operation for this caller (every transport spends the same quota). */
+  spendQuota(operation: LimitedOperation): Promise<Quota>;
   /** The request's DataLoader set, created on first use and shared by every transport. */
   readonly loaders: Loaders;
 }
 
-export function createContext(services: Services, caller: Caller, traceId: string, signal: AbortSignal): RequestContext {
+export function createContext(services: Services, caller: Caller, traceId: string, deadline: Deadline, rateLimits: RateLimits): RequestContext {
   let access: Promise<Access> | undefined;
   let loaders: Loaders | undefined;
   return {
@@ -41,11 +47,13 @@ export function createContext(services: Services, caller: Caller, traceId: strin
     services,
     registry: services.registry,
     traceId,
-    signal,
+    signal: deadline.signal,
+    checkDeadline: () => checkDeadline(deadline),
     access() {
       access ??= loadAccess(services.registry, caller);
       return access;
     },
+    spendQuota: (operation) => rateLimits.spend(caller, operation),
     get loaders() {
       loaders ??= createLoaders(services.registry, async () => (await this.access()).readableWorkspaceIds);
       return loaders;

@@ -11,9 +11,9 @@ import { openRegistryStore } from './store/open-registry.ts';
 import { openTraceStore } from './store/open-traces.ts';
 import { RedisRateLimiter } from './store/redis/rate-limiter.ts';
 import { RedisKeyValueCache } from './store/redis/kv-cache.ts';
-import { InProcessRateLimiter, type RateLimiter } from './rest/rate-limit.ts';
-import { seedDemoTracesIfEmpty } from './seed/seed.ts';
-import { seedDemoIfEmpty } from './seed/seed.ts';
+import { InProcessRateLimiter } from './store/memory/rate-limiter.ts';
+import type { RateLimiter } from './store/rate-limit-port.ts';
+import { demoApiKeys, seedDemoIfEmpty, seedDemoTracesIfEmpty } from './seed/seed.ts';
 
 async function printDevHint(config: Config, origin: string): Promise<void> {
   if (!config.auth.devIssuer || !config.seedDemo) return;
@@ -46,7 +46,11 @@ async function main(): Promise<void> {
   if (config.seedDemo && (await seedDemoTracesIfEmpty(registry, traces, config.demoTraceSpans))) {
     process.stdout.write(`seeded ${config.demoTraceSpans} demo spans into an empty trace store\n`);
   }
-  const authenticator = await createAuthenticator(config, registry, { onJwksFetch: (outcome) => metrics.jwksRefreshes.inc({ outcome }) });
+  const authenticator = await createAuthenticator(config, registry, {
+    onJwksFetch: (outcome) => metrics.jwksRefreshes.inc({ outcome }),
+    // Demo credentials are public: never honoured in production, even in a store seeded by a dev run.
+    refusedApiKeys: config.nodeEnv === 'production' ? demoApiKeys() : [],
+  });
   // Shared counters when several replicas run (REDIS_URL); this process's memory otherwise.
   const rateLimiter: RateLimiter = config.redisUrl !== undefined ? new RedisRateLimiter(config.redisUrl) : new InProcessRateLimiter();
   const apqCache = config.redisUrl !== undefined ? new RedisKeyValueCache(config.redisUrl) : undefined;

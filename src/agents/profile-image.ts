@@ -12,5 +12,7 @@ export async function getProfileImage(ctx: RequestContext, agentId: string): Pro
   if (agent === null || agent.kind !== 'agent') throw new ApiError('not_found', `agent ${agentId} not found`);
   (await ctx.access()).assertReadable(agent.workspace_id, 'agent', agentId);
   const stored = await ctx.registry.getProfileImage(agentId);
-  return stored ?? { content_type: 'image/png', bytes: generateProfilePng(agentId) };
+  const image = stored ?? { content_type: 'image/png', bytes: generateProfilePng(agentId) };
+  ctx.checkDeadline();
+  return image;
 }

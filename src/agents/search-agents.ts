@@ -68,12 +68,15 @@ export async function findAgents(
     limit: window.limit,
     offset: window.offset,
   });
+  ctx.checkDeadline();
   return { rows: page.items, page: { limit: window.limit, offset: window.offset, total: page.total } };
 }
 
 export async function searchAgents(ctx: RequestContext, input: AgentSearchInput): Promise<AgentSearchResult> {
   const { rows, page } = await findAgents(ctx, input);
-  return { items: await presentArtifacts(ctx.registry, await ctx.access(), rows), page };
+  const items = await presentArtifacts(ctx.registry, await ctx.access(), rows);
+  ctx.checkDeadline();
+  return { items, page };
 }
 
 /**

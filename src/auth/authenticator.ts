@@ -22,6 +22,11 @@ const CACHE_MAX = 10_000;
 export interface AuthenticatorOptions {
   now?: () => number;
   onJwksFetch?: (outcome: 'ok' | 'error') => void;
+  /**
+   * API keys refused whatever the store says: in production, the demo data set's keys, which anyone
+   * can read in the source (DESIGN §12).
+   */
+  refusedApiKeys?: readonly string[];
 }
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -37,7 +42,7 @@ export async function createAuthenticator(config: Config, registry: RegistryStor
   }
   if (auth.jwksUrl !== undefined) {
     configured.push(new RemoteKeySet(auth.jwksUrl, {
-      staleMs: auth.jwksStaleS * 1000, now, ...(opts.onJwksFetch ? { onFetch: opts.onJwksFetch } : {}),
+      staleMs: auth.jwksStaleS * 1000, cooldownMs: auth.jwksCooldownS * 1000, now, ...(opts.onJwksFetch ? { onFetch: opts.onJwksFetch } : {}),
     }));
   }
   const union: KeySet = {
@@ -58,9 +63,12 @@ export async function createAuthenticator(config: Config, registry: RegistryStor
     issuers, audience, algorithms: auth.algorithms, clockToleranceS: auth.clockToleranceS, now: () => new Date(now()),
   };
   const cache = new Map<string, { caller: Caller; expMs: number }>();
+  const refused = new Set((opts.refusedApiKeys ?? []).map(sha256));
 
   async function fromApiKey(key: string): Promise<Caller> {
-    const identity = await registry.findIdentityByApiKeyHash(sha256(key));
+    const hash = sha256(key);
+    if (refused.has(hash)) throw new ApiError('invalid_api_key', 'the API key is unknown, expired or revoked');
+    const identity = await registry.findIdentityByApiKeyHash(hash);
     const expired = identity?.expires_at !== undefined && Date.parse(identity.expires_at) <= now();
     if (identity === null || identity.revoked === true || expired) throw new ApiError('invalid_api_key', 'the API key is unknown, expired or revoked');
     return serviceAccount(identity.agent_id, identity.client_id);
@@ -109,10 +117,8 @@ export async function createAuthenticator(config: Config, registry: RegistryStor
       if (hit !== undefined && hit.expMs > now()) return hit.caller;
       const claims = await verifyJwt(token, verifier);
       const caller = await fromClaims(claims);
-      if (typeof claims.exp === 'number') {
-        if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value as string);
-        cache.set(key, { caller, expMs: Math.min(claims.exp * 1000, now() + 60_000) });
-      }
+      if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value as string);
+      cache.set(key, { caller, expMs: Math.min((claims.exp as number) * 1000, now() + 60_000) });
       return caller;
     },
   };

@@ -80,6 +80,8 @@ export async function verifyJwt(token: string, options: VerifierOptions): Promis
     const skewed = now.getTime() / 1000 + options.clockToleranceS;
     if (typeof payload.iat === 'number' && payload.iat > skewed) throw new ApiError('token_not_yet_valid', 'the token was issued in the future');
     if (options.audience !== undefined && payload.aud === undefined) throw new ApiError('audience_mismatch', 'the token has no audience');
+    // A token that never expires cannot be revoked by time (DESIGN §12).
+    if (payload.exp === undefined) throw new ApiError('token_rejected', 'the token has no exp claim; tokens must expire');
     return payload;
   } catch (err) {
     throw classify(err);

@@ -8,6 +8,7 @@ import type { Access } from '../auth/access.ts';
 import type { RequestContext } from '../context.ts';
 import type { ArtifactKind, ArtifactVersion, Project, User, Workspace } from '../domain/types.ts';
 import { ApiError } from '../errors.ts';
+import { assertDirectoryReader } from '../registry/list-users.ts';
 
 const accessByRequest = new WeakMap<RequestContext, Access>();
 
@@ -57,15 +58,20 @@ export async function readableProject(ctx: RequestContext, id: string): Promise<
   return project;
 }
 
-/** A directory user of the caller's organization (the directory is readable org-wide). */
+/** A directory user of the caller's organization (readable org-wide by users; never by service accounts). */
 export async function orgUser(ctx: RequestContext, id: string): Promise<User> {
+  assertDirectoryReader(ctx);
   const user = await ctx.loaders.user.load(id);
   if (user === null || user.org_id !== ctx.caller.orgId) throw new ApiError('not_found', `user ${id} not found`);
   return user;
 }
 
-/** A user of the caller's organization, or null when there is none (edges to absent objects). */
+/**
+ * A user of the caller's organization, or null when there is none (edges to absent objects) or the
+ * caller may not read the directory (a service account sees no people behind creators and members).
+ */
 export async function orgUserOrNull(ctx: RequestContext, id: string): Promise<User | null> {
+  if (ctx.caller.kind === 'service_account') return null;
   const user = await ctx.loaders.user.load(id);
   return user !== null && user.org_id === ctx.caller.orgId ? user : null;
 }

@@ -58,13 +58,14 @@ export async function exportWorkspace(ctx: RequestContext, workspaceId: string):
     store.countArtifacts('workspace', ids),
     store.countMembers(ids),
   ]);
+  ctx.checkDeadline();
   const [projectCounts, extras] = await Promise.all([
     projects.length > 0 ? store.countArtifacts('project', projects.map((p) => p.id)) : Promise.resolve(new Map()),
     loadArtifactExtras(store, access, artifacts),
   ]);
+  ctx.checkDeadline();
   const projectsById = new Map(projects.map((p) => [p.id, p]));
-
-  return {
+  const exported = {
     artifacts: artifacts.map((a) => {
       const out = presentArtifact(a, access, extras);
       out.display_name ??= a.name;
@@ -79,4 +80,6 @@ export async function exportWorkspace(ctx: RequestContext, workspaceId: string):
       .map((id) => access.workspace(id) as Workspace)
       .map((ws) => presentWorkspace(ws, access, wsCounts.get(ws.id), members.get(ws.id) ?? 0)),
   };
+  ctx.checkDeadline();
+  return exported;
 }

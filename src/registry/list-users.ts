@@ -31,11 +31,20 @@ export function userListCursor(ctx: RequestContext, offset: number): string {
   return encodeCursor(offset, ctx.caller.orgId);
 }
 
+/**
+ * The user directory is for people: an agent's service account reads its agent's workspace subtree
+ * and ingests telemetry, and is refused the directory (DESIGN §12), over every transport.
+ */
+export function assertDirectoryReader(ctx: RequestContext): void {
+  if (ctx.caller.kind === 'service_account') throw new ApiError('access_denied', 'service accounts cannot read the user directory');
+}
+
 /** The page of the user list as stored rows: paging of operation 7, `next_cursor` included. */
 export async function findUsers(
   ctx: RequestContext,
   query: { limit?: number; offset?: number; cursor?: string },
 ): Promise<{ rows: User[]; page: UserListResult['page'] }> {
+  assertDirectoryReader(ctx);
   const orgId = ctx.caller.orgId;
   let offset = query.offset;
   if (query.cursor !== undefined) {
@@ -46,6 +55,7 @@ export async function findUsers(
   }
   const window = pageWindow(query.limit, offset, 50, 200);
   const page = await ctx.registry.listUsers(orgId, window.limit, window.offset);
+  ctx.checkDeadline();
   const result: Awaited<ReturnType<typeof findUsers>> = { rows: page.items, page: { ...window, total: page.total } };
   const next = window.offset + page.items.length;
   if (window.limit > 0 && next < page.total) result.page.next_cursor = userListCursor(ctx, next);
@@ -58,5 +68,6 @@ export async function listUsers(
 ): Promise<UserListResult> {
   const { rows, page } = await findUsers(ctx, query);
   const counts = rows.length > 0 ? await ctx.registry.countArtifacts('creator', rows.map((u) => u.id)) : new Map();
+  ctx.checkDeadline();
   return { items: rows.map((u) => presentUser(u, counts.get(u.id))), page };
 }

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { getProfileImage } from '../agents/profile-image.ts';
 import { SEARCH_STRATEGIES, SORT_FIELDS, searchAgents, type AgentSearchInput } from '../agents/search-agents.ts';
 import { agentSchema } from './schemas/artifacts.ts';
-import { pageSchema, problemResponses } from './schemas/common.ts';
+import { offsetSchema, pageSchema, problemResponses } from './schemas/common.ts';
 
 const searchBody = {
   type: 'object',
@@ -18,7 +18,7 @@ const searchBody = {
       description: 'Field names, a leading - for descending; default relevance with a query, else name',
     },
     limit: { type: 'integer', minimum: 0, description: 'Default 20, larger values clamped to 100' },
-    offset: { type: 'integer', minimum: 0 },
+    offset: offsetSchema,
     cursor: { type: 'string', maxLength: 512, description: 'Opaque position; not together with offset' },
     workspace_id: { type: 'string', minLength: 1, maxLength: 200, description: 'Only this workspace and its subtree' },
   },

@@ -7,30 +7,40 @@ import underPressure from '@fastify/under-pressure';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, toProblem } from '../errors.ts';
 import type { Metrics } from '../observability/metrics.ts';
+import { timeoutError, type Deadline } from '../shared/deadline.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    deadline: AbortController | null;
+    deadline: Deadline | null;
   }
 }
 
 /**
  * Starts the deadline of a request: at `timeoutMs` the signal aborts (stores cancel their work)
- * and, unless a response is already on its way, the client gets 504 request_timeout.
+ * and, unless a response is already on its way, the client gets 504 request_timeout. Work that
+ * holds the event loop past the deadline cannot be interrupted by the timer: handlers check
+ * `Deadline.at` between steps, and the answer is checked once more before it is serialized.
  */
-export function startDeadline(request: FastifyRequest, reply: FastifyReply, timeoutMs: number): AbortSignal {
+export function startDeadline(request: FastifyRequest, reply: FastifyReply, timeoutMs: number): Deadline {
   const controller = new AbortController();
-  request.deadline = controller;
+  const deadline: Deadline = { signal: controller.signal, at: Date.now() + timeoutMs, timeoutMs };
+  request.deadline = deadline;
   const timer = setTimeout(() => {
-    controller.abort(new ApiError('request_timeout', `the request took longer than ${timeoutMs} ms`));
+    controller.abort(timeoutError(timeoutMs));
     if (!reply.sent && !reply.raw.headersSent) {
-      const err = new ApiError('request_timeout', `the request took longer than ${timeoutMs} ms`);
-      reply.code(504).type('application/problem+json').send(toProblem(err, request.id));
+      // Serialized here: the check before serializing would refuse this late answer again.
+      reply.code(504).type('application/problem+json').send(JSON.stringify(toProblem(timeoutError(timeoutMs), request.id)));
     }
   }, timeoutMs);
   timer.unref();
   reply.raw.once('close', () => clearTimeout(timer));
-  return controller.signal;
+  return deadline;
+}
+
+/** 504 request_timeout instead of a success built past the deadline, before it is serialized. */
+function checkBeforeSerializing(request: FastifyRequest, reply: FastifyReply): void {
+  const d = request.deadline;
+  if (d !== null && reply.statusCode < 300 && (d.signal.aborted || Date.now() >= d.at)) throw timeoutError(d.timeoutMs);
 }
 
 export interface OperatingOptions {
@@ -42,6 +52,10 @@ export interface OperatingOptions {
 export async function installOperating(app: FastifyInstance, options: OperatingOptions): Promise<void> {
   const { metrics } = options;
   app.decorateRequest('deadline', null);
+  app.addHook('preSerialization', async (request, reply, payload) => {
+    checkBeforeSerializing(request, reply);
+    return payload;
+  });
 
   // W3C trace context: every response names the request's trace (taken from `traceparent` or new).
   app.addHook('onSend', async (request, reply, payload) => {
@@ -57,6 +71,9 @@ export async function installOperating(app: FastifyInstance, options: OperatingO
     };
     metrics.httpRequests.inc(labels);
     metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+    // Every 5xx is in the log with its trace id (the request logger carries it), whichever path sent
+    // it: the error handler (which also logs the cause), the deadline, load shedding, GraphQL.
+    if (reply.statusCode >= 500) request.log.warn({ status: reply.statusCode, route: labels.route }, 'answered with a server error');
   });
 
   await app.register(underPressure, {

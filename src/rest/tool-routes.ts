@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { TOOL_GROUP_FIELDS, TOOL_METRICS, aggregateTools, type ToolAggregateInput } from '../tools/aggregate-tools.ts';
 import { listTools } from '../tools/list-tools.ts';
 import { toolSchema } from './schemas/artifacts.ts';
-import { limitOffsetQuery, pageSchema, problemResponses } from './schemas/common.ts';
+import { limitOffsetQuery, offsetSchema, pageSchema, problemResponses } from './schemas/common.ts';
 
 const filterValue = { type: ['string', 'boolean'], maxLength: 500 } as const;
 
@@ -22,7 +22,7 @@ const aggregateBody = {
     },
     metrics: { type: 'array', items: { type: 'string', enum: [...TOOL_METRICS] } },
     limit: { type: 'integer', minimum: 0, description: 'Groups per page; default 50, clamped to 200' },
-    offset: { type: 'integer', minimum: 0 },
+    offset: offsetSchema,
     workspace_id: { type: 'string', minLength: 1, maxLength: 200 },
   },
 } as const;
@@ -38,7 +38,7 @@ const groupSchema = {
 
 export function registerToolRoutes(api: FastifyInstance): void {
   api.get('/mcp/v1/tools', {
-    config: { responseCache: true, rateLimited: true },
+    config: { responseCache: true, rateLimited: 'tools.list' },
     schema: {
       operationId: 'listTools',
       tags: ['tools'],
@@ -55,7 +55,7 @@ export function registerToolRoutes(api: FastifyInstance): void {
   });
 
   api.post('/mcp/v1/tools/aggregate', {
-    config: { responseCache: true, rateLimited: true },
+    config: { responseCache: true, rateLimited: 'tools.aggregate' },
     schema: {
       operationId: 'aggregateTools',
       tags: ['tools'],

@@ -26,3 +26,15 @@ export async function seedDemoTracesIfEmpty(registry: RegistryStore, traces: Tra
   for (const batch of demoSpans(options)) await traces.insertSpans(batch);
   return true;
 }
+
+/**
+ * The API keys the demo data set gives its agents: public (they follow from the source), so a
+ * production service refuses them even in a store that a development run seeded (DESIGN §12).
+ */
+export function demoApiKeys(): string[] {
+  const keys: string[] = [];
+  for (const a of demoBundle().artifacts as { identity?: { api_key?: unknown } }[]) {
+    if (typeof a.identity?.api_key === 'string') keys.push(a.identity.api_key);
+  }
+  return keys;
+}

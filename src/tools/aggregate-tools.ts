@@ -43,6 +43,7 @@ export async function aggregateTools(ctx: RequestContext, input: ToolAggregateIn
     limit: window.limit,
     offset: window.offset,
   });
+  ctx.checkDeadline();
   return {
     groups: page.items.map((g) => ({
       key: g.key,

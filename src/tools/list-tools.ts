@@ -27,10 +27,13 @@ export async function findTools(
     limit: window.limit,
     offset: window.offset,
   });
+  ctx.checkDeadline();
   return { rows: page.items, page: { ...window, total: page.total } };
 }
 
 export async function listTools(ctx: RequestContext, limit?: number, offset?: number): Promise<ToolListResult> {
   const { rows, page } = await findTools(ctx, limit, offset);
-  return { items: await presentArtifacts(ctx.registry, await ctx.access(), rows), page };
+  const items = await presentArtifacts(ctx.registry, await ctx.access(), rows);
+  ctx.checkDeadline();
+  return { items, page };
 }

@@ -5,10 +5,9 @@
  * messages, field numbers from collector/trace/v1, trace/v1, common/v1, resource/v1) only encode:
  * responses, statuses and requests for clients and benchmarks. Events and links are not needed.
  */
-import zlib from 'node:zlib';
 import protobuf from 'protobufjs';
 import { decodeExportRequestProto } from './otlp-proto-reader.ts';
-import { OtlpDecodeError, type AttrValue, type Attributes, type DecodedSpan } from './otlp-types.ts';
+import { OtlpDecodeError, tooManySpans, type AttrValue, type Attributes, type DecodedSpan } from './otlp-types.ts';
 
 export { OtlpDecodeError, type AttrValue, type Attributes, type DecodedSpan } from './otlp-types.ts';
 
@@ -125,7 +124,7 @@ function nanos(v: unknown): bigint {
  * The spans of a decoded ExportTraceServiceRequest object: parsed OTLP/JSON, or a protobufjs
  * message (`hexId` turns the message's id fields into lowercase hex).
  */
-export function collectSpans(message: Obj, hexId: (v: unknown) => string): DecodedSpan[] {
+export function collectSpans(message: Obj, hexId: (v: unknown) => string, maxSpans = Number.POSITIVE_INFINITY): DecodedSpan[] {
   const out: DecodedSpan[] = [];
   const resourceSpans = message.resourceSpans;
   if (resourceSpans !== undefined && !Array.isArray(resourceSpans)) throw new OtlpDecodeError('resourceSpans must be an array');
@@ -135,6 +134,7 @@ export function collectSpans(message: Obj, hexId: (v: unknown) => string): Decod
     for (const ss of (Array.isArray(rs.scopeSpans) ? rs.scopeSpans : []) as Obj[]) {
       for (const s of (Array.isArray(ss?.spans) ? ss.spans : []) as Obj[]) {
         if (s === null || typeof s !== 'object') throw new OtlpDecodeError('spans entries must be objects');
+        if (out.length >= maxSpans) throw tooManySpans(maxSpans);
         const status = (s.status ?? {}) as Obj;
         out.push({
           traceId: hexId(s.traceId),
@@ -153,31 +153,49 @@ export function collectSpans(message: Obj, hexId: (v: unknown) => string): Decod
   return out;
 }
 
-export function gunzipIfNeeded(body: Buffer, encoding: string | undefined): Buffer {
-  if (encoding === undefined || encoding === 'identity') return body;
-  if (encoding !== 'gzip') throw new OtlpDecodeError(`unsupported content-encoding ${encoding}`);
-  try {
-    return zlib.gunzipSync(body, { maxOutputLength: 64 * 1024 * 1024 });
-  } catch {
-    throw new OtlpDecodeError('the gzip body cannot be decompressed');
+export function decodeProtobuf(body: Uint8Array, maxSpans = Number.POSITIVE_INFINITY): DecodedSpan[] {
+  return decodeExportRequestProto(body, maxSpans);
+}
+
+/**
+ * Nesting of JSON arrays and objects allowed in a body: OTLP needs 10 levels to a span attribute
+ * and 3 more per nested array or kvlist value. Deeper documents are refused before they are parsed,
+ * so that a body of brackets cannot make the parser build millions of nested values.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** Whether `body`'s arrays and objects nest at most `max` deep (strings skipped); one pass, no allocation. */
+export function jsonDepthWithin(body: Uint8Array, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i] as number;
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped byte
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return false;
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
   }
+  return true;
 }
 
-export function decodeProtobuf(body: Buffer): DecodedSpan[] {
-  return decodeExportRequestProto(body);
-}
-
-export function decodeJson(body: Buffer): DecodedSpan[] {
+export function decodeJson(body: Uint8Array, maxSpans = Number.POSITIVE_INFINITY): DecodedSpan[] {
+  if (!jsonDepthWithin(body, MAX_JSON_DEPTH)) throw new OtlpDecodeError(`the body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`);
   let message: unknown;
   try {
-    message = JSON.parse(body.toString('utf8'));
+    message = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
   } catch {
     throw new OtlpDecodeError('the body is not valid JSON');
   }
   if (message === null || typeof message !== 'object' || Array.isArray(message)) {
     throw new OtlpDecodeError('the body must be an ExportTraceServiceRequest object');
   }
-  return collectSpans(message as Obj, jsonHexId);
+  return collectSpans(message as Obj, jsonHexId, maxSpans);
 }
 
 export function encodeResponse(rejected: number, errorMessage: string, protobufOut: boolean): Buffer | string {

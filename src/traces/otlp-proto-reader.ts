@@ -17,7 +17,7 @@
  * Where the time goes, per span: a Map and its sets, two hex ids, two bigints, strings. Two memos
  * spare most of the strings and attribute decoding (see readSpanAttribute and decodeUtf8).
  */
-import { OtlpDecodeError, type AttrValue, type Attributes, type DecodedSpan } from './otlp-types.ts';
+import { OtlpDecodeError, tooManySpans, type AttrValue, type Attributes, type DecodedSpan } from './otlp-types.ts';
 
 const VARINT = 0;
 const I64 = 1;
@@ -96,8 +96,10 @@ class WireReader {
   value: AttrValue = null;
   /** The last span attribute decoded at each attribute position. */
   readonly attributeMemos: (AttributeMemo | undefined)[] = [];
+  readonly maxSpans: number;
 
-  constructor(body: Uint8Array) {
+  constructor(body: Uint8Array, maxSpans: number) {
+    this.maxSpans = maxSpans;
     const buf = Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
     this.buf = buf as Buffer & BufferSlices;
     this.view = new DataView(body.buffer, body.byteOffset, body.byteLength);
@@ -108,9 +110,9 @@ function fail(r: WireReader, problem: string): never {
   throw new OtlpDecodeError(`the body is not a protobuf ExportTraceServiceRequest: ${problem} at byte ${r.pos}`);
 }
 
-/** Decodes an ExportTraceServiceRequest body into its spans, in body order. */
-export function decodeExportRequestProto(body: Uint8Array): DecodedSpan[] {
-  const r = new WireReader(body);
+/** Decodes an ExportTraceServiceRequest body into its spans, in body order; more than `maxSpans` fails. */
+export function decodeExportRequestProto(body: Uint8Array, maxSpans = Number.POSITIVE_INFINITY): DecodedSpan[] {
+  const r = new WireReader(body, maxSpans);
   const spans: DecodedSpan[] = [];
   const end = body.length;
   while (r.pos < end) {
@@ -147,7 +149,10 @@ function readResource(r: WireReader, end: number, resource: Attributes): void {
 function readScopeSpans(r: WireReader, end: number, resource: Attributes, spans: DecodedSpan[]): void {
   while (r.pos < end) {
     const t = readTag(r, end);
-    if (t === SCOPE_SPANS_SPANS) spans.push(readSpan(r, readLimit(r, end), resource));
+    if (t === SCOPE_SPANS_SPANS) {
+      if (spans.length >= r.maxSpans) throw tooManySpans(r.maxSpans);
+      spans.push(readSpan(r, readLimit(r, end), resource));
+    }
     else skipField(r, t, end);
   }
 }

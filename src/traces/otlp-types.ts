@@ -20,5 +20,10 @@ export interface DecodedSpan {
   resource: Attributes;
 }
 
-/** The payload is not an OTLP trace request (400 with an OTLP Status body). */
+/** The payload is not an OTLP trace request, or is over a bound (400 with an OTLP Status body). */
 export class OtlpDecodeError extends Error {}
+
+/** A request with more spans than one request may carry (DESIGN §12). */
+export function tooManySpans(maxSpans: number): OtlpDecodeError {
+  return new OtlpDecodeError(`the request carries more than ${maxSpans} spans; send at most ${maxSpans} per request`);
+}

@@ -1,12 +1,37 @@
 /**
- * DESIGN §9's attribute mapping and span categories: span attributes first, then resource
- * attributes. Skill names are resolved to ids by the caller (ingest.ts), which knows the scope.
+ * DESIGN §9's attribute mapping and span categories (span attributes first, then resource
+ * attributes), and DESIGN §12's checks of what a sender may claim: ids and times well formed,
+ * stored values within their byte bound, tokens, cost and duration within their ranges. Runs where
+ * the body is decoded (the decode worker); the sender's rights (workspace, skill) are checked by
+ * ingest.ts, which knows the caller.
  */
 import type { SpanCategory, SpanRow } from '../store/trace-port.ts';
-import type { Attributes, AttrValue, DecodedSpan } from './otlp-decode.ts';
+import type { Attributes, AttrValue, DecodedSpan } from './otlp-types.ts';
 import { priceOf } from './prices.ts';
 
 const ID = /^[0-9a-f]+$/;
+
+/** What a span may claim; the defaults are DESIGN §12's (config.ts reads them). */
+export interface SpanBounds {
+  maxValueBytes: number;
+  spanMaxTokens: number;
+  spanMaxCostUsd: number;
+  spanMaxDurationS: number;
+}
+
+/** Attributes of one span (or one resource) beyond which the span is refused (the OpenTelemetry SDKs' default limit). */
+export const MAX_ATTRIBUTES = 128;
+
+/** What a span says about its skill before resolution: an id, a name, or nothing. */
+export type SkillRef = { id: string } | { name: string };
+
+/** A span row before the caller's context is known: the fields ingest.ts adds are left out. */
+export type SpanFields = Omit<SpanRow, 'org_id' | 'workspace_id' | 'skill'>;
+
+/** A decoded span, mapped and checked: the reason it is refused, or its fields and claims. */
+export type MappedSpan =
+  | { invalid: string }
+  | { invalid: null; fields: SpanFields; workspace: string | null; skill: SkillRef | null };
 
 function first(span: DecodedSpan, ...keys: string[]): AttrValue {
   for (const source of [span.attributes, span.resource] as Attributes[]) {
@@ -31,60 +56,62 @@ export function categoryOf(span: DecodedSpan, hasSkill: boolean): SpanCategory {
   return 'other';
 }
 
-/** What a span says about its skill before resolution: an id, a name, or nothing. */
-export function skillRef(span: DecodedSpan): { id: string } | { name: string } | null {
+export function skillRef(span: DecodedSpan): SkillRef | null {
   const id = text(first(span, 'skill.id', 'gen_ai.skill.id'));
   if (id !== null) return { id };
   const name = text(first(span, 'skill.name', 'gen_ai.skill.name'));
   return name === null ? null : { name };
 }
 
-/** Why a span is rejected, or null when it can be stored. */
-export function invalidSpan(span: DecodedSpan): string | null {
+/** Why the span's ids, times or attribute count cannot be stored, or null. */
+function malformed(span: DecodedSpan): string | null {
   if (span.traceId.length !== 32 || !ID.test(span.traceId) || /^0+$/.test(span.traceId)) return 'invalid trace_id';
   if (span.spanId.length !== 16 || !ID.test(span.spanId) || /^0+$/.test(span.spanId)) return 'invalid span_id';
+  if (span.parentSpanId !== null && (span.parentSpanId.length !== 16 || !ID.test(span.parentSpanId))) return 'invalid parent_span_id';
   if (span.startNs <= 0n || span.endNs < span.startNs) return 'invalid start or end time';
+  if (span.attributes.size > MAX_ATTRIBUTES || span.resource.size > MAX_ATTRIBUTES) return `more than ${MAX_ATTRIBUTES} attributes on the span or its resource`;
   return null;
 }
 
 /** Versions are 32-bit integers in both stores; a larger one is treated as absent. */
 const MAX_VERSION = 2 ** 31 - 1;
 
-/** Why a mapped row cannot be stored (a value outside the stores' ranges), or null. */
-export function invalidRow(row: SpanRow): string | null {
-  if (!Number.isSafeInteger(row.tokens) || row.tokens < 0) return 'token counts out of range';
-  if (!Number.isFinite(row.cost)) return 'cost out of range';
+const bytes = (s: string | null) => (s === null ? 0 : Buffer.byteLength(s, 'utf8'));
+
+/** Why the mapped values are out of their bounds (DESIGN §12), or null. */
+function outOfBounds(f: SpanFields, claims: (string | null)[], input: number, output: number, b: SpanBounds): string | null {
+  const values = [f.harness, f.command, f.mcp, f.tool, f.model, f.user, f.session, ...claims];
+  if (values.some((v) => bytes(v) > b.maxValueBytes) || bytes(f.name) > 4 * b.maxValueBytes) {
+    return `an attribute value longer than ${b.maxValueBytes} bytes (span name: ${4 * b.maxValueBytes})`;
+  }
+  if (!(input >= 0 && output >= 0 && f.tokens <= b.spanMaxTokens)) return `token counts out of range (0 to ${b.spanMaxTokens.toLocaleString('en-US')} per span)`;
+  if (!(f.cost >= 0 && f.cost <= b.spanMaxCostUsd)) return `cost out of range (0 to ${b.spanMaxCostUsd.toLocaleString('en-US')} USD per span)`;
+  if (f.duration_ms > b.spanMaxDurationS * 1000) return `duration out of range (at most ${b.spanMaxDurationS.toLocaleString('en-US')} s)`;
   return null;
 }
 
-export interface MappingContext {
-  orgId: string;
-  workspaceId: string;
-  /** The resolved skill id (null when the span names none or the name is unknown). */
-  skillId: string | null;
-}
-
-export function toSpanRow(span: DecodedSpan, ctx: MappingContext): SpanRow {
+/** Maps one decoded span and checks it against `bounds`. */
+export function mapSpan(span: DecodedSpan, bounds: SpanBounds): MappedSpan {
+  const bad = malformed(span);
+  if (bad !== null) return { invalid: bad };
   const inputTokens = number(first(span, 'gen_ai.usage.input_tokens'));
   const outputTokens = number(first(span, 'gen_ai.usage.output_tokens'));
   const model = text(first(span, 'gen_ai.response.model')) ?? text(first(span, 'gen_ai.request.model'));
   const explicitCost = first(span, 'gen_ai.usage.cost');
-  const version = first(span, 'skill.version');
+  const version = number(first(span, 'skill.version'));
   const mcp = text(first(span, 'mcp.server.name')) ?? (span.attributes.has('mcp.method.name') ? text(first(span, 'server.address')) : null);
-  const hasSkill = skillRef(span) !== null;
-  return {
-    org_id: ctx.orgId,
-    workspace_id: ctx.workspaceId,
+  const skill = skillRef(span);
+  const workspace = text(span.resource.get('workspace.id') ?? null);
+  const fields: SpanFields = {
     trace_id: span.traceId,
     span_id: span.spanId,
     parent_span_id: span.parentSpanId,
     name: span.name,
     start_s: Number(span.startNs / 1_000_000_000n),
     duration_ms: Number(span.endNs - span.startNs) / 1e6,
-    category: categoryOf(span, hasSkill),
+    category: categoryOf(span, skill !== null),
     harness: text(span.resource.get('service.name') ?? null) ?? text(first(span, 'harness.name')),
-    skill: ctx.skillId,
-    skill_version: Number.isSafeInteger(number(version)) && number(version) > 0 && number(version) <= MAX_VERSION ? number(version) : null,
+    skill_version: Number.isSafeInteger(version) && version > 0 && version <= MAX_VERSION ? version : null,
     command: text(first(span, 'command.name')),
     mcp,
     tool: text(first(span, 'gen_ai.tool.name')),
@@ -95,4 +122,7 @@ export function toSpanRow(span: DecodedSpan, ctx: MappingContext): SpanRow {
     cost: explicitCost !== null ? number(explicitCost) : priceOf(model, inputTokens, outputTokens),
     is_error: span.statusCode === 2 || first(span, 'error.type') !== null,
   };
+  const claims = [skill === null ? null : 'id' in skill ? skill.id : skill.name, workspace];
+  const why = outOfBounds(fields, claims, inputTokens, outputTokens, bounds);
+  return why !== null ? { invalid: why } : { invalid: null, fields, workspace: workspace === '' ? null : workspace, skill };
 }

@@ -214,6 +214,33 @@ describe('key set resilience', () => {
     expect(jwks.hits() - before).toBeLessThanOrEqual(2);
   });
 
+  it('finds a key the issuer rotated in on the first unknown kid, then waits AUTH_JWKS_COOLDOWN_S between fetches', async () => {
+    const { generateKeyPair, exportJWK } = await import('jose');
+    const rotated = await generateKeyPair('RS256', { extractable: true });
+    const rotatedJwk = { ...(await exportJWK(rotated.publicKey)), kid: 'rsa-2', alg: 'RS256', use: 'sig' };
+    try {
+      // Default cooldown (30 s): the key set was fetched just now, so the new kid waits for it.
+      const a = await fresh();
+      expect(await code(bearer(await sign({}, { key: keys.rsa, nowS: now() })), a)).toBe('ok');
+      jwks.setKeys([...keys.publicJwks, rotatedJwk]);
+      const token = () => sign({}, { key: rotated.privateKey, kid: 'rsa-2', nowS: now() });
+      expect(await code(bearer(await token()), a)).toBe('unknown_key');
+      clock += 30_000;
+      expect(await code(bearer(await token()), a)).toBe('ok');
+      // A shorter cooldown, configured: the rotated key is fetched on the first unknown kid.
+      jwks.setKeys(keys.publicJwks);
+      const b = await fresh({ AUTH_JWKS_COOLDOWN_S: '1' });
+      expect(await code(bearer(await sign({}, { key: keys.rsa, nowS: now() })), b)).toBe('ok');
+      jwks.setKeys([...keys.publicJwks, rotatedJwk]);
+      clock += 1_000;
+      const before = jwks.hits();
+      expect(await code(bearer(await token()), b)).toBe('ok');
+      expect(jwks.hits() - before).toBe(1);
+    } finally {
+      jwks.setKeys(keys.publicJwks);
+    }
+  });
+
   it('never follows jku or x5u, never trusts an embedded jwk or x5c', async () => {
     const evil = await serveJwks([]);
     const { generateKeyPair, exportJWK } = await import('jose');
@@ -234,6 +261,13 @@ describe('key set resilience', () => {
     for (const kid of ['../../../etc/passwd', "' OR '1'='1", '${jndi:ldap://x}', '\u0000', 'rsa-1 ', 'a'.repeat(2000)]) {
       expect(await code(bearer(await sign({}, { key: keys.rsa, kid, nowS: now() })))).toBe('unknown_key');
     }
+  });
+});
+
+describe('tokens that never expire', () => {
+  it('are rejected with token_rejected, whatever else they carry', async () => {
+    expect(await code(bearer(await sign({ exp: undefined }, { key: keys.rsa, nowS: now() })))).toBe('token_rejected');
+    expect(await code(bearer(await sign({ exp: undefined, nbf: now() - 10 }, { key: keys.ec, alg: 'ES256', kid: 'ec-1', nowS: now() })))).toBe('token_rejected');
   });
 });
 

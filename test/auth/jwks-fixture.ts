@@ -30,10 +30,13 @@ export interface JwksServer {
   hits(): number;
   /** 'ok' serves the keys, 'fail' answers 500, 'hang' never answers. */
   mode(m: 'ok' | 'fail' | 'hang'): void;
+  /** Serves these keys from now on (the issuer rotated them). */
+  setKeys(next: JWK[]): void;
   close(): Promise<void>;
 }
 
-export async function serveJwks(keys: JWK[]): Promise<JwksServer> {
+export async function serveJwks(initial: JWK[]): Promise<JwksServer> {
+  let keys = initial;
   let hits = 0;
   let mode: 'ok' | 'fail' | 'hang' = 'ok';
   const server = http.createServer((_req, res) => {
@@ -48,6 +51,7 @@ export async function serveJwks(keys: JWK[]): Promise<JwksServer> {
     url: `http://127.0.0.1:${port}/.well-known/jwks.json`,
     hits: () => hits,
     mode: (m) => { mode = m; },
+    setKeys: (next) => { keys = next; },
     close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
   };
 }

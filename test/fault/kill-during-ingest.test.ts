@@ -28,7 +28,7 @@ async function freePort(): Promise<number> {
 async function start(port: number): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['src/main.ts'], {
     cwd: path.resolve(import.meta.dirname, '../..'),
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), DEMO_TRACE_SPANS: '0', LOG_LEVEL: 'warn', NODE_ENV: 'development' },
+    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), DEMO_TRACE_SPANS: '0', LOG_LEVEL: 'warn', NODE_ENV: 'development', MAX_EVENT_LOOP_DELAY_MS: '0' },
     stdio: 'ignore',
   });
   children.push(child);

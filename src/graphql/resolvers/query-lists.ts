@@ -6,10 +6,18 @@ import { findAgents, searchCursor, type AgentSearchInput } from '../../agents/se
 import type { QueryResolvers } from '../../generated/graphql.ts';
 import { findUsers, userListCursor } from '../../registry/list-users.ts';
 import { encodeCursor, fingerprint } from '../../shared/paging.ts';
+import { rateLimitedError, type LimitedOperation } from '../../shared/rate-limits.ts';
+import type { RequestContext } from '../../context.ts';
 import { aggregateTools } from '../../tools/aggregate-tools.ts';
 import { findTools } from '../../tools/list-tools.ts';
 import { checkFirst, toConnection, windowOf } from '../connection.ts';
 import { aggregateInput } from './tool-aggregate-input.ts';
+
+/** Fields that run a rate-limited operation spend the caller's quota of that operation, as REST does. */
+async function spendQuota(ctx: RequestContext, operation: LimitedOperation): Promise<void> {
+  const quota = await ctx.spendQuota(operation);
+  if (quota.exceeded) throw rateLimitedError(quota);
+}
 
 /** List fields of `Query`, as connections. */
 export const queryLists: QueryResolvers = {
@@ -31,6 +39,7 @@ export const queryLists: QueryResolvers = {
   },
 
   tools: async (_root, args, ctx) => {
+    await spendQuota(ctx, 'tools.list');
     const window = windowOf('tools', args.first, args.after);
     const { rows, page } = await findTools(ctx, window.limit, window.offset);
     for (const row of rows) ctx.loaders.artifact.prime(row.id, row);
@@ -38,6 +47,7 @@ export const queryLists: QueryResolvers = {
   },
 
   toolAggregate: async (_root, args, ctx) => {
+    await spendQuota(ctx, 'tools.aggregate');
     const list = `tool-aggregate:${fingerprint([args.groupBy, args.filters, args.workspaceId])}`;
     const window = windowOf(list, args.first, args.after);
     const result = await aggregateTools(ctx, aggregateInput(args, window));

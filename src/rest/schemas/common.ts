@@ -65,11 +65,17 @@ export function problemResponses(codes: ErrorCode[]): Record<string, object> {
   return out;
 }
 
+/**
+ * A start position: any offset a store can represent (beyond the data it gives an empty page); a
+ * larger number (one JSON or a query string cannot carry exactly) is refused as invalid input.
+ */
+export const offsetSchema = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
+
 export const limitOffsetQuery = {
   type: 'object',
   additionalProperties: false,
   properties: {
     limit: { type: 'integer', minimum: 0, description: 'Page size (default 50, larger values clamped to 200; 0 returns only the total)' },
-    offset: { type: 'integer', minimum: 0, description: 'Start position (default 0)' },
+    offset: { ...offsetSchema, description: 'Start position (default 0)' },
   },
 } as const;

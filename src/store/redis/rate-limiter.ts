@@ -5,7 +5,7 @@
  * counter store must not take the API down with it.
  */
 import { Redis } from 'ioredis';
-import type { RateLimitHit, RateLimiter } from '../../rest/rate-limit.ts';
+import type { RateLimitHit, RateLimiter } from '../rate-limit-port.ts';
 
 export class RedisRateLimiter implements RateLimiter {
   private readonly redis: Redis;

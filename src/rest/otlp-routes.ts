@@ -1,0 +1,104 @@
+/**
+ * The OTLP/HTTP trace receiver, `POST /v1/traces` (protobuf or JSON, optionally gzip), bounded
+ * before any work (DESIGN §12): the caller's right to write telemetry is checked before the body
+ * is read; gzip is inflated as a stream and cut at OTLP_MAX_DECOMPRESSED_BYTES (also the largest
+ * body read from the wire); decoding runs on worker threads (traces/decode-pool.ts) and stops past
+ * OTLP_MAX_SPANS. A malformed or over-bound payload gets 400 with an OTLP Status body in the
+ * request's encoding; a 200 is sent only after the spans are stored.
+ */
+import { Transform, pipeline, type Readable } from 'node:stream';
+import zlib from 'node:zlib';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Bounds } from '../config.ts';
+import { assertCanIngest, ingestSpans } from '../traces/ingest.ts';
+import { createDecodePool } from '../traces/decode-pool.ts';
+import { OtlpDecodeError, encodeResponse, encodeStatus } from '../traces/otlp-decode.ts';
+import { problemResponses } from './schemas/common.ts';
+
+const PROTOBUF = 'application/x-protobuf';
+/** google.rpc.Code INVALID_ARGUMENT. */
+const INVALID_ARGUMENT = 3;
+
+function isProtobuf(request: FastifyRequest): boolean {
+  return (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() === PROTOBUF;
+}
+
+/** A payload the receiver refuses (400 with an OTLP Status), as opposed to a caller or server problem. */
+class PayloadError extends Error {
+  readonly statusCode = 400;
+}
+
+/**
+ * The request body inflated as a stream, failing once the output passes `limit`: a small gzip body
+ * that inflates to gigabytes costs at most `limit` bytes of work. `receivedEncodedLength` tells
+ * Fastify the bytes read from the wire (it checks them against content-length).
+ */
+function gunzipped(payload: Readable, limit: number): Readable {
+  let out = 0;
+  const counted = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      out += chunk.length;
+      if (out > limit) return done(new PayloadError(`the body inflates to more than ${limit} bytes`));
+      return done(null, chunk);
+    },
+  }) as Transform & { receivedEncodedLength: number };
+  counted.receivedEncodedLength = 0;
+  payload.on('data', (chunk: Buffer) => { counted.receivedEncodedLength += chunk.length; });
+  const gunzip = zlib.createGunzip();
+  return pipeline(payload, gunzip, counted, () => undefined);
+}
+
+/** The OTLP Status message for a payload problem, or null for any other error. */
+function payloadProblem(err: FastifyError | Error): string | null {
+  if (err instanceof PayloadError || err instanceof OtlpDecodeError) return err.message;
+  const raw = (err as { code?: unknown }).code;
+  const code = typeof raw === 'string' ? raw : '';
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return 'the body is larger than the receiver accepts';
+  // zlib's errors: Z_DATA_ERROR, Z_BUF_ERROR (a truncated stream) and the like.
+  if (code.startsWith('Z_')) return 'the gzip body cannot be decompressed';
+  if (code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH') return 'content-length does not match the body';
+  return null;
+}
+
+/** Registers the receiver in `api` (the authenticated scope) with the service's bounds. */
+export function registerOtlpReceiver(api: FastifyInstance, bounds: Bounds): void {
+  const pool = createDecodePool({ maxSpans: bounds.otlpMaxSpans, bounds });
+  api.addHook('onClose', async () => pool.close());
+  void api.register(async (otlp) => {
+    otlp.removeContentTypeParser('application/json');
+    otlp.addContentTypeParser([PROTOBUF, 'application/json'], { parseAs: 'buffer', bodyLimit: bounds.otlpMaxDecompressedBytes }, (_req, body, done) => done(null, body));
+    otlp.setErrorHandler((err: FastifyError, request, reply) => {
+      const problem = payloadProblem(err);
+      // Anything else (authentication, permission, overload) is a problem+json of the catalogue.
+      if (problem === null) throw err;
+      const proto = isProtobuf(request);
+      return reply.code(400).type(proto ? PROTOBUF : 'application/json').send(encodeStatus(INVALID_ARGUMENT, problem, proto));
+    });
+    otlp.post('/v1/traces', {
+      bodyLimit: bounds.otlpMaxDecompressedBytes,
+      schema: {
+        operationId: 'exportTraces',
+        tags: ['traces'],
+        summary: 'OTLP/HTTP trace receiver (protobuf or JSON, optional gzip)',
+        description: 'Answers an ExportTraceServiceResponse, with partial_success when spans were rejected.',
+        response: { ...problemResponses(['unsupported_content_type', 'invalid_request']) },
+      },
+      preParsing: async (request, _reply, payload) => {
+        await assertCanIngest(request.ctx);
+        const encoding = request.headers['content-encoding']?.trim().toLowerCase();
+        if (encoding === undefined || encoding === '' || encoding === 'identity') return payload;
+        if (encoding !== 'gzip') throw new PayloadError(`unsupported content-encoding ${encoding.slice(0, 40)}`);
+        return gunzipped(payload, bounds.otlpMaxDecompressedBytes);
+      },
+    }, async (request: FastifyRequest, reply: FastifyReply) => {
+      const proto = isProtobuf(request);
+      const body = (request.body as Buffer | undefined) ?? Buffer.alloc(0);
+      const spans = await pool.decode(body, proto, request.ctx.signal);
+      request.ctx.checkDeadline();
+      const result = await ingestSpans(request.ctx, request.ctx.services.traces, spans);
+      request.ctx.services.metrics?.spansIngested.inc({ outcome: 'stored' }, result.accepted);
+      if (result.rejected > 0) request.ctx.services.metrics?.spansIngested.inc({ outcome: 'rejected' }, result.rejected);
+      return reply.code(200).type(proto ? PROTOBUF : 'application/json').send(encodeResponse(result.rejected, result.errorMessage, proto));
+    });
+  });
+}

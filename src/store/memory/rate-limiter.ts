@@ -1,0 +1,27 @@
+/** Rate-limit counters in this process's memory (one replica); windows are dropped once they end. */
+import type { RateLimitHit, RateLimiter } from '../rate-limit-port.ts';
+
+/** Keys kept before ended windows are swept: the map stays bounded however many callers come. */
+const SWEEP_AT = 100_000;
+
+export class InProcessRateLimiter implements RateLimiter {
+  private readonly windows = new Map<string, { start: number; count: number }>();
+  private readonly now: () => number;
+
+  constructor(now: () => number = Date.now) {
+    this.now = now;
+  }
+
+  async hit(key: string, windowMs: number): Promise<RateLimitHit> {
+    const now = this.now();
+    const start = now - (now % windowMs);
+    let w = this.windows.get(key);
+    if (w === undefined || w.start !== start) {
+      if (this.windows.size > SWEEP_AT) for (const [k, v] of this.windows) if (v.start !== start) this.windows.delete(k);
+      w = { start, count: 0 };
+      this.windows.set(key, w);
+    }
+    w.count++;
+    return { count: w.count, resetMs: start + windowMs - now };
+  }
+}
