@@ -4,9 +4,12 @@
  * as REST. The schema is a Federation v2 subgraph.
  *
  * Deliberate settings: batched HTTP requests off; introspection, landing page and schema details
- * in errors off in production; automatic persisted queries on (in-memory LRU unless a shared cache
- * is passed); cache-control, inline tracing, usage and schema reporting switched off (per-field
- * work nobody reads here); depth, alias and cost limits on.
+ * in errors off in production; automatic persisted queries on, scoped per organization (in-memory
+ * LRU unless a shared cache is passed); cache-control, inline tracing, usage and schema reporting
+ * switched off (per-field work nobody reads here). Bounds (DESIGN §12): document nesting checked
+ * before parsing, tokens bounded while parsing, depth, alias and cost limits before execution
+ * (the cost limit from config), and a list budget during execution. 5xx errors are logged with
+ * the trace id.
  */
 import { ApolloServer } from '@apollo/server';
 import {
@@ -18,34 +21,48 @@ import {
 } from '@apollo/server/plugin/disabled';
 import type { PersistedQueryOptions } from '@apollo/server';
 import { fastifyApolloHandler } from '@as-integrations/fastify';
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyError, FastifyInstance } from 'fastify';
 import type { RequestContext, Services } from '../context.ts';
 import type { ApiError } from '../errors.ts';
+import { orgScopedCache, runInOrg } from './apq-scope.ts';
+import { errorLogPlugin } from './error-log.ts';
 import { formatGraphqlError, graphqlRouteErrorHandler } from './errors.ts';
 import { snakeCaseFieldResolver } from './field-resolver.ts';
 import { DEFAULT_LIMITS, operationLimitsPlugin, type OperationLimits } from './limits/limits-plugin.ts';
+import { budgetUnpagedLists } from './limits/list-budget.ts';
+import { refuseDeepDocuments } from './limits/nesting.ts';
 import { buildRegistrySubgraph } from './schema.ts';
 
 /** Options of the GraphQL transport. */
 export interface GraphqlOptions {
   /** Where automatic persisted queries are kept; a shared cache (Redis) in server mode. */
   apqCache?: PersistedQueryOptions['cache'];
-  /** Operation limits; DEFAULT_LIMITS otherwise. */
+  /** Operation limits; DEFAULT_LIMITS with the config's `graphqlMaxCost` otherwise. */
   limits?: Partial<OperationLimits>;
   /** Maps anything thrown before Apollo runs to a catalogue error (the app's REST mapping). */
   toApiError: (err: FastifyError) => ApiError;
 }
+
+/** Tokens a document may hold: parsing stops past it (the largest real queries hold a few thousand). */
+export const MAX_TOKENS = 20_000;
 
 /**
  * Built once per process, at import: building takes a few hundred milliseconds of CPU, which must
  * land neither in a request nor in the event-loop-delay window of the load shedder (DESIGN §7).
  */
 const SCHEMA = buildRegistrySubgraph();
+budgetUnpagedLists(SCHEMA, snakeCaseFieldResolver);
 
-/** Builds the Apollo server of the subgraph (started by the caller). */
-export function createApolloServer(services: Services, options: Omit<GraphqlOptions, 'toApiError'>): ApolloServer<RequestContext> {
+/** Builds the Apollo server of the subgraph (started by the caller); `log` gets its 5xx errors. */
+export function createApolloServer(
+  services: Services,
+  options: Omit<GraphqlOptions, 'toApiError'>,
+  log?: FastifyBaseLogger,
+): ApolloServer<RequestContext> {
   const production = services.config.nodeEnv === 'production';
-  return new ApolloServer<RequestContext>({
+  const limits: OperationLimits = { ...DEFAULT_LIMITS, maxCost: services.config.bounds.graphqlMaxCost, ...options.limits };
+  const apqCache = options.apqCache;
+  const apollo: ApolloServer<RequestContext> = new ApolloServer<RequestContext>({
     schema: SCHEMA,
     fieldResolver: snakeCaseFieldResolver,
     formatError: formatGraphqlError,
@@ -53,33 +70,44 @@ export function createApolloServer(services: Services, options: Omit<GraphqlOpti
     introspection: !production,
     hideSchemaDetailsFromClientErrors: production,
     includeStacktraceInErrorResponses: false,
-    persistedQueries: options.apqCache === undefined ? {} : { cache: options.apqCache },
+    parseOptions: { maxTokens: MAX_TOKENS },
+    // Apollo's own bounded LRU (its `cache`) unless a shared cache is given, scoped per organization.
+    persistedQueries: { cache: orgScopedCache(() => apqCache ?? apollo.cache) },
     nodeEnv: services.config.nodeEnv,
+    ...(log !== undefined ? { logger: log } : {}),
     plugins: [
       ApolloServerPluginCacheControlDisabled(),
       ApolloServerPluginInlineTraceDisabled(),
       ApolloServerPluginUsageReportingDisabled(),
       ApolloServerPluginSchemaReportingDisabled(),
       ...(production ? [ApolloServerPluginLandingPageDisabled()] : []),
-      operationLimitsPlugin({ ...DEFAULT_LIMITS, ...options.limits }),
+      operationLimitsPlugin(limits),
+      ...(log !== undefined ? [errorLogPlugin(log)] : []),
     ],
   });
+  return apollo;
 }
 
 /** Serves GraphQL at /graphql in `api`, the authenticated scope whose hook sets `request.ctx`. */
 export async function registerGraphql(api: FastifyInstance, services: Services, options: GraphqlOptions): Promise<void> {
-  const apollo = createApolloServer(services, options);
+  const apollo = createApolloServer(services, options, api.log);
   await apollo.start();
   // Fastify owns shutdown (it drains connections); fastifyApolloDrainPlugin would call
   // fastify.close() again from inside this hook and never settle.
   api.addHook('onClose', async () => apollo.stop());
+  const handle = fastifyApolloHandler(apollo, { context: async (request) => request.ctx });
+  // The caller's organization follows the request into Apollo, for the persisted-query cache.
+  const handler = function (this: FastifyInstance, request: Parameters<typeof handle>[0], reply: Parameters<typeof handle>[1]) {
+    return runInOrg(request.ctx.caller.orgId, () => handle.call(this, request, reply));
+  };
   await api.register(async (scope) => {
     scope.setErrorHandler(graphqlRouteErrorHandler(options.toApiError));
     scope.route({
       method: ['GET', 'POST'],
       url: '/graphql',
       schema: { hide: true },
-      handler: fastifyApolloHandler(apollo, { context: async (request) => request.ctx }),
+      preHandler: refuseDeepDocuments(),
+      handler,
     });
   });
 }

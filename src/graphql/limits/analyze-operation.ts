@@ -1,24 +1,55 @@
 /**
- * Static analysis of one operation for the operation limits: selection depth, number of aliases,
- * and an estimated cost. Cost model: a field of an object type costs 1, a scalar 0; a list costs
- * its expected length times its item cost, where the length is the `first` argument (clamped to
- * the largest page), the number of `_entities` representations, or a default for other lists.
- * Lists directly inside a connection (`edges`, `nodes`) take the connection's length.
+ * Static analysis of one operation for the operation limits (DESIGN §12): selection depth, number
+ * of aliases, and the cost of the answer, with fragments expanded and arguments coerced by
+ * graphql-js exactly as execution will coerce them (literals, sent variables, variable defaults,
+ * schema defaults).
+ *
+ * Cost model: an object costs 1, a scalar 0; a list costs its length times its item's cost, where
+ * the length is what the field will really serve:
+ * - a paged field (`first`): its connection's `edges`/`nodes` have the page the handler serves for
+ *   that `first` (page-sizes.ts: default when absent or null, clamped to the field's maximum);
+ * - `_entities`: the number of representations;
+ * - introspection lists: their sizes in this schema (introspection-sizes.ts);
+ * - any other list: `defaultListSize`, an estimate (their lengths depend on the data; the list
+ *   budget of list-budget.ts enforces the real total at execution).
+ * `Skill.traceStats` costs the points of its answer (queries × groups × buckets, ×2 with compare),
+ * 1 when its input is invalid (execution then reports why).
+ *
+ * Introspection counts for aliases and cost but not for depth: its nesting is the schema's
+ * (standard introspection queries are 15 levels deep), and its fan-out is priced.
+ *
+ * The walk recurses once per level of fields and fragments; an operation whose named fragments
+ * expand past MAX_LEVELS levels (the text itself nests at most MAX_NESTING) is measured as that
+ * deep and refused for its depth, without walking further.
  */
 import {
+  getArgumentValues,
   getNamedType,
   getNullableType,
+  getVariableValues,
   isCompositeType,
   isListType,
   Kind,
+  SchemaMetaFieldDef,
+  TypeMetaFieldDef,
+  TypeNameMetaFieldDef,
+  type FieldNode,
   type FragmentDefinitionNode,
   type GraphQLCompositeType,
   type GraphQLField,
   type GraphQLSchema,
   type OperationDefinitionNode,
   type SelectionSetNode,
-  type ValueNode,
 } from 'graphql';
+import type { TraceStatsInput } from '../../generated/graphql.ts';
+import { answerPoints } from '../../traces/stats-request.ts';
+import { toTraceStatsRequest } from '../trace-stats-input.ts';
+import { introspectionSizes, metaField, type IntrospectionSizes, type MetaScope } from './introspection-sizes.ts';
+import { MAX_NESTING } from './nesting.ts';
+import { pageSizeFor } from './page-sizes.ts';
+
+/** Levels of fields and fragments the walk follows, introspection included. */
+export const MAX_LEVELS = MAX_NESTING;
 
 /** What analyzeOperation measures. */
 export interface OperationCost {
@@ -29,70 +60,151 @@ export interface OperationCost {
 
 /** The parameters of the cost estimate. */
 export interface CostModel {
-  /** Expected length of a list with no size argument. */
+  /** Estimated length of a list that no argument bounds and whose length depends on the data. */
   defaultListSize: number;
-  /** Largest page a `first` argument can ask for (handlers clamp to this). */
-  maxPageSize: number;
+}
+
+/** Where a selection set is, beyond its type. */
+interface Scope {
+  type: GraphQLCompositeType;
+  /** The page of a connection, for its `edges` and `nodes`. */
+  page?: number;
+  /** Inside introspection: where (see introspection-sizes.ts). */
+  meta?: MetaScope;
+}
+
+interface Measure {
+  depth: number;
+  cost: number;
 }
 
 interface Walk {
   schema: GraphQLSchema;
+  operation: OperationDefinitionNode;
   fragments: Map<string, FragmentDefinitionNode>;
-  variables: Record<string, unknown>;
+  rawVariables: Record<string, unknown>;
+  variables?: Record<string, unknown>;
+  sizes?: IntrospectionSizes;
   model: CostModel;
   aliases: number;
+  /** Set when the operation expands past MAX_LEVELS. */
+  tooDeep: boolean;
+  /** Fragments already measured in a scope: a fragment spread N times is walked once. */
+  memo: Map<string, Measure & { aliases: number }>;
 }
 
-function argumentValue(node: ValueNode | undefined, variables: Record<string, unknown>): unknown {
-  if (node === undefined) return undefined;
-  if (node.kind === Kind.VARIABLE) return variables[node.name.value];
-  if (node.kind === Kind.INT) return Number(node.value);
-  if (node.kind === Kind.LIST) return node.values;
-  return undefined;
-}
-
-function listSize(w: Walk, fieldName: string, args: Map<string, ValueNode>): number {
-  if (fieldName === '_entities') {
-    const reps = argumentValue(args.get('representations'), w.variables);
-    return Array.isArray(reps) ? reps.length : w.model.defaultListSize;
+/** The operation's variables as execution coerces them (defaults applied); none when invalid (execution refuses). */
+function variablesOf(w: Walk): Record<string, unknown> {
+  if (w.variables === undefined) {
+    const coerced = getVariableValues(w.schema, w.operation.variableDefinitions ?? [], w.rawVariables, { maxErrors: 1 });
+    w.variables = coerced.coerced ?? {};
   }
-  const first = argumentValue(args.get('first'), w.variables);
-  return typeof first === 'number' && first >= 0 ? Math.min(first, w.model.maxPageSize) : w.model.defaultListSize;
+  return w.variables;
 }
 
-function walk(w: Walk, set: SelectionSetNode, parent: GraphQLCompositeType, inConnection: boolean): { depth: number; cost: number } {
+/** The field's arguments as its resolver will get them; none when they do not coerce (execution reports it). */
+function argumentsOf(w: Walk, def: GraphQLField<unknown, unknown>, node: FieldNode): Record<string, unknown> {
+  try {
+    return getArgumentValues(def, node, variablesOf(w));
+  } catch {
+    return {};
+  }
+}
+
+function fieldDef(w: Walk, parent: GraphQLCompositeType, name: string): GraphQLField<unknown, unknown> | undefined {
+  if (name === '__typename') return TypeNameMetaFieldDef;
+  if (parent === w.schema.getQueryType()) {
+    if (name === '__schema') return SchemaMetaFieldDef;
+    if (name === '__type') return TypeMetaFieldDef;
+  }
+  return 'getFields' in parent ? parent.getFields()[name] : undefined;
+}
+
+function traceStatsPoints(args: Record<string, unknown>): number {
+  try {
+    return Math.max(1, answerPoints(toTraceStatsRequest(args.input as TraceStatsInput)));
+  } catch {
+    return 1;
+  }
+}
+
+function walkField(w: Walk, sel: FieldNode, scope: Scope, level: number): Measure {
+  if (sel.alias !== undefined) w.aliases++;
+  const name = sel.name.value;
+  const def = fieldDef(w, scope.type, name);
+  if (def === undefined) return { depth: 0, cost: 0 };
+  const named = getNamedType(def.type);
+  if (!isCompositeType(named) || sel.selectionSet === undefined) return { depth: scope.meta ? 0 : 1, cost: 0 };
+  const coordinate = `${scope.type.name}.${name}`;
+  const isList = isListType(getNullableType(def.type));
+  const child: Scope = { type: named };
+  let size = 1;
+  if (scope.meta !== undefined || name === '__schema' || name === '__type') {
+    w.sizes ??= introspectionSizes(w.schema);
+    const meta = metaField(w.sizes, scope.meta, coordinate, name, isList);
+    size = meta.size;
+    child.meta = meta.meta;
+  } else if (scope.page !== undefined && (name === 'edges' || name === 'nodes')) {
+    size = scope.page;
+  } else if (def.args.some((a) => a.name === 'first')) {
+    const page = pageSizeFor(coordinate, argumentsOf(w, def, sel).first);
+    if (isList) size = page;
+    else child.page = page;
+  } else if (name === '_entities') {
+    const reps = argumentsOf(w, def, sel).representations;
+    size = Array.isArray(reps) ? reps.length : 0;
+  } else if (isList) {
+    size = w.model.defaultListSize;
+  }
+  const inner = walkSet(w, sel.selectionSet, child, level + 1);
+  const depth = (child.meta ? 0 : 1) + inner.depth;
+  if (coordinate === 'Skill.traceStats') return { depth, cost: traceStatsPoints(argumentsOf(w, def, sel)) };
+  return { depth, cost: size * (1 + inner.cost) };
+}
+
+function walkFragment(w: Walk, name: string, scope: Scope, level: number): Measure {
+  const fragment = w.fragments.get(name);
+  if (fragment === undefined) return { depth: 0, cost: 0 };
+  const key = `${name}|${scope.page ?? ''}|${scope.meta ? `${scope.meta.all}:${scope.meta.wrapLeft}` : ''}`;
+  const known = w.memo.get(key);
+  if (known !== undefined) {
+    w.aliases += known.aliases;
+    return known;
+  }
+  const type = w.schema.getType(fragment.typeCondition.name.value);
+  const before = w.aliases;
+  const found = type !== undefined && isCompositeType(type) ? walkSet(w, fragment.selectionSet, { ...scope, type }, level + 1) : { depth: 0, cost: 0 };
+  w.memo.set(key, { ...found, aliases: w.aliases - before });
+  return found;
+}
+
+function walkSet(w: Walk, set: SelectionSetNode, scope: Scope, level: number): Measure {
+  if (level > MAX_LEVELS) {
+    w.tooDeep = true;
+    return { depth: 0, cost: 0 };
+  }
   let depth = 0;
   let cost = 0;
   for (const sel of set.selections) {
+    let found: Measure;
     if (sel.kind === Kind.FIELD) {
-      if (sel.alias !== undefined) w.aliases++;
-      const name = sel.name.value;
-      if (name.startsWith('__')) continue;
-      const field = 'getFields' in parent ? (parent.getFields()[name] as GraphQLField<unknown, unknown> | undefined) : undefined;
-      if (field === undefined) continue;
-      const named = getNamedType(field.type);
-      const isList = isListType(getNullableType(field.type));
-      const isConnection = named.name.endsWith('Connection');
-      const args = new Map((sel.arguments ?? []).map((a) => [a.name.value, a.value]));
-      const size = isConnection ? listSize(w, name, args) : isList && !inConnection ? listSize(w, name, args) : 1;
-      const inner = sel.selectionSet && isCompositeType(named) ? walk(w, sel.selectionSet, named, isConnection) : { depth: 0, cost: 0 };
-      depth = Math.max(depth, 1 + inner.depth);
-      cost += isCompositeType(named) ? size * (1 + inner.cost) : 0;
+      found = walkField(w, sel, scope, level);
+    } else if (sel.kind === Kind.FRAGMENT_SPREAD) {
+      found = walkFragment(w, sel.name.value, scope, level);
     } else {
-      const fragment = sel.kind === Kind.FRAGMENT_SPREAD ? w.fragments.get(sel.name.value) : sel;
-      if (fragment === undefined) continue;
-      const typeName = fragment.typeCondition?.name.value;
-      const type = typeName === undefined ? parent : (w.schema.getType(typeName) as GraphQLCompositeType | undefined);
-      if (type === undefined) continue;
-      const inner = walk(w, fragment.selectionSet, type, inConnection);
-      depth = Math.max(depth, inner.depth);
-      cost += inner.cost;
+      const type = sel.typeCondition === undefined ? scope.type : w.schema.getType(sel.typeCondition.name.value);
+      found = type !== undefined && isCompositeType(type) ? walkSet(w, sel.selectionSet, { ...scope, type }, level + 1) : { depth: 0, cost: 0 };
     }
+    depth = Math.max(depth, found.depth);
+    cost += found.cost;
   }
   return { depth, cost };
 }
 
-/** Depth, aliases and estimated cost of `operation`, with fragments inlined and variables applied. */
+/**
+ * Depth, aliases and cost of `operation` with `variables` as sent. Runs once per operation, after
+ * validation (the document is valid for `schema`), before anything executes.
+ */
 export function analyzeOperation(
   schema: GraphQLSchema,
   operation: OperationDefinitionNode,
@@ -102,7 +214,10 @@ export function analyzeOperation(
 ): OperationCost {
   const root = schema.getRootType(operation.operation);
   if (root === undefined || root === null) return { depth: 0, aliases: 0, cost: 0 };
-  const w: Walk = { schema, fragments: new Map(fragments.map((f) => [f.name.value, f])), variables, model, aliases: 0 };
-  const { depth, cost } = walk(w, operation.selectionSet, root, false);
-  return { depth, aliases: w.aliases, cost };
+  const w: Walk = {
+    schema, operation, fragments: new Map(fragments.map((f) => [f.name.value, f])), rawVariables: variables, model, aliases: 0, tooDeep: false, memo: new Map(),
+  };
+  const { depth, cost } = walkSet(w, operation.selectionSet, { type: root }, 0);
+  // Introspection averages are fractions: a whole number, without float noise (4486.999… is 4487).
+  return { depth: w.tooDeep ? Math.max(depth, MAX_LEVELS + 1) : depth, aliases: w.aliases, cost: Math.ceil(cost - 1e-6) };
 }

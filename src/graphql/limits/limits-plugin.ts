@@ -1,28 +1,31 @@
 /**
- * Operation limits (DESIGN §10), on by default: selection depth, number of aliases and estimated
- * cost (see analyze-operation.ts), checked once the operation is resolved, with its variables, and
- * before anything executes. A refused operation gets Apollo's GRAPHQL_VALIDATION_FAILED with HTTP 400.
+ * Operation limits (DESIGN §10, §12), on by default: selection depth, number of aliases and cost
+ * (see analyze-operation.ts), checked once the operation is resolved, with its variables, and
+ * before anything executes. A refused operation gets Apollo's GRAPHQL_VALIDATION_FAILED with HTTP
+ * 400 and `limit`, `value`, `max` extensions. An operation let through gets a list budget of
+ * `maxCost` items (list-budget.ts), the backstop for the lists whose length the analysis estimates.
  */
-import type { ApolloServerPlugin } from '@apollo/server';
+import type { ApolloServerPlugin, GraphQLRequestListener } from '@apollo/server';
 import { ApolloServerErrorCode } from '@apollo/server/errors';
 import { GraphQLError, Kind, type FragmentDefinitionNode } from 'graphql';
 import type { RequestContext } from '../../context.ts';
 import { analyzeOperation, type CostModel } from './analyze-operation.ts';
+import { openListBudget } from './list-budget.ts';
 
 /** Upper bounds of an operation, and the cost model they are measured with. */
 export interface OperationLimits extends CostModel {
   maxDepth: number;
   maxAliases: number;
+  /** The largest cost, and the largest number of items the unpaged lists may hand out. */
   maxCost: number;
 }
 
-/** Limits that fit every query of the test suite and the benchmark with room to spare. */
+/** The defaults; the service takes `maxCost` from its config (GRAPHQL_MAX_COST). */
 export const DEFAULT_LIMITS: OperationLimits = {
   maxDepth: 12,
   maxAliases: 30,
   maxCost: 25_000,
   defaultListSize: 10,
-  maxPageSize: 200,
 };
 
 function refuse(limit: 'depth' | 'aliases' | 'cost', value: number, max: number): GraphQLError {
@@ -31,20 +34,22 @@ function refuse(limit: 'depth' | 'aliases' | 'cost', value: number, max: number)
   });
 }
 
-/** Refuses operations over `limits` before they execute. */
+/** Refuses operations over `limits` before they execute; opens the list budget of the others. */
 export function operationLimitsPlugin(limits: OperationLimits = DEFAULT_LIMITS): ApolloServerPlugin<RequestContext> {
+  const listener: GraphQLRequestListener<RequestContext> = {
+    async didResolveOperation({ schema, document, operation, request, contextValue }) {
+      if (operation === undefined) return;
+      const fragments = document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION);
+      const found = analyzeOperation(schema, operation, fragments, request.variables ?? {}, limits);
+      if (found.depth > limits.maxDepth) throw refuse('depth', found.depth, limits.maxDepth);
+      if (found.aliases > limits.maxAliases) throw refuse('aliases', found.aliases, limits.maxAliases);
+      if (found.cost > limits.maxCost) throw refuse('cost', found.cost, limits.maxCost);
+      openListBudget(contextValue, limits.maxCost);
+    },
+  };
   return {
     async requestDidStart() {
-      return {
-        async didResolveOperation({ schema, document, operation, request }) {
-          if (operation === undefined) return;
-          const fragments = document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION);
-          const found = analyzeOperation(schema, operation, fragments, request.variables ?? {}, limits);
-          if (found.depth > limits.maxDepth) throw refuse('depth', found.depth, limits.maxDepth);
-          if (found.aliases > limits.maxAliases) throw refuse('aliases', found.aliases, limits.maxAliases);
-          if (found.cost > limits.maxCost) throw refuse('cost', found.cost, limits.maxCost);
-        },
-      };
+      return listener;
     },
   };
 }

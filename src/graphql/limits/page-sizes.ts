@@ -1,0 +1,40 @@
+/**
+ * The page sizes the paged list fields really serve: the default a field's handler uses when
+ * `first` is absent or null, and the largest page it clamps `first` to. The cost analysis prices a
+ * connection by these, so they must be the handlers' own numbers (test/graphql/page-sizes.test.ts
+ * checks every entry against what the field returns).
+ */
+import { SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT } from '../../agents/search-agents.ts';
+
+/** The page a paged field serves without `first`, and the largest it serves at all. */
+export interface PageSize {
+  readonly default: number;
+  readonly max: number;
+}
+
+/** windowOf's defaults (connection.ts): tools, toolAggregate and the artifacts of a container. */
+const CONNECTION: PageSize = { default: 50, max: 200 };
+
+/** Every field with a `first` argument, by `Type.field`. */
+export const PAGE_SIZES: Readonly<Record<string, PageSize>> = {
+  'Query.agentSearch': { default: SEARCH_DEFAULT_LIMIT, max: SEARCH_MAX_LIMIT },
+  'Query.tools': CONNECTION,
+  'Query.toolAggregate': CONNECTION,
+  // findUsers (registry/list-users.ts) pages with 50 / 200, as REST operation 7.
+  'Query.users': { default: 50, max: 200 },
+  'Workspace.artifacts': CONNECTION,
+  'Project.artifacts': CONNECTION,
+  'User.artifacts': CONNECTION,
+};
+
+/**
+ * A paged field missing from PAGE_SIZES is priced at the largest page any field serves, with or
+ * without `first`: a new field is over-priced until it is listed, never under-priced.
+ */
+const UNLISTED_PAGE: PageSize = { default: 200, max: 200 };
+
+/** The page size of `Type.field` for a `first` as coerced (undefined or null when not given). */
+export function pageSizeFor(coordinate: string, first: unknown): number {
+  const sizes = PAGE_SIZES[coordinate] ?? UNLISTED_PAGE;
+  return typeof first === 'number' && first >= 0 ? Math.min(first, sizes.max) : sizes.default;
+}

@@ -1,0 +1,37 @@
+/**
+ * Another app over the stores of a TestApp, as a second replica would be, built with options
+ * startTestApp does not take (a shared persisted-query cache, a logger, a wrapped registry).
+ * Tokens minted by the TestApp's dev issuer are valid for it.
+ */
+import type { FastifyInstance } from 'fastify';
+import { buildApp, type AppOptions } from '../../src/app.ts';
+import { createAuthenticator } from '../../src/auth/authenticator.ts';
+import type { RegistryStore } from '../../src/store/registry-port.ts';
+import type { TestApp } from '../helpers/test-app.ts';
+
+export interface Replica {
+  app: FastifyInstance;
+  close(): Promise<void>;
+}
+
+export async function startReplica(
+  t: TestApp,
+  options: Pick<AppOptions, 'apqCache' | 'logger'> & { wrapRegistry?: (store: RegistryStore) => RegistryStore } = {},
+): Promise<Replica> {
+  const authenticator = await createAuthenticator(t.config, t.registry);
+  const registry = options.wrapRegistry ? options.wrapRegistry(t.registry) : t.registry;
+  const app = await buildApp({
+    services: { config: t.config, registry, traces: t.traces },
+    authenticator,
+    logger: options.logger ?? false,
+    ...(options.apqCache !== undefined ? { apqCache: options.apqCache } : {}),
+  });
+  await app.ready();
+  return {
+    app,
+    async close() {
+      await app.close();
+      await authenticator.close?.();
+    },
+  };
+}
