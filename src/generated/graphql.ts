@@ -112,6 +112,7 @@ export type AgentIdentity = {
 };
 
 export type AgentSort = {
+  /** ASC when absent. */
   direction?: InputMaybe<SortDirection>;
   field: AgentSortField;
 };

@@ -25,6 +25,7 @@ import type { FastifyBaseLogger, FastifyError, FastifyInstance } from 'fastify';
 import type { RequestContext, Services } from '../context.ts';
 import type { ApiError } from '../errors.ts';
 import { orgScopedCache, runInOrg } from './apq-scope.ts';
+import { checkEntityRepresentations } from './entity-representations.ts';
 import { errorLogPlugin } from './error-log.ts';
 import { formatGraphqlError, graphqlRouteErrorHandler } from './errors.ts';
 import { snakeCaseFieldResolver } from './field-resolver.ts';
@@ -52,6 +53,7 @@ export const MAX_TOKENS = 20_000;
  */
 const SCHEMA = buildRegistrySubgraph();
 budgetUnpagedLists(SCHEMA, snakeCaseFieldResolver);
+checkEntityRepresentations(SCHEMA);
 
 /** Builds the Apollo server of the subgraph (started by the caller); `log` gets its 5xx errors. */
 export function createApolloServer(

@@ -100,4 +100,19 @@ describe('federation _entities authorization', () => {
     expect(res.data._entities).toEqual([null, { __typename: 'Agent', id: 'ag-2', name: expect.any(String) }]);
     expect(errorCodes(res)).toEqual({ '_entities.0': 'access_denied' });
   });
+
+  it('refuses malformed representations as the client\'s mistake (422 invalid_field with the position), never a 500', async () => {
+    const cases: [unknown[], string][] = [
+      [[[1, 2]], '/representations/0'],
+      [['x'], '/representations/0'],
+      [[{ __typename: 'Agent', id: 'ag-1' }, { __typename: 'Nope', id: '1' }], '/representations/1/__typename'],
+      [[{ id: 'ag-1' }], '/representations/0/__typename'],
+      [[{ __typename: 'Agent' }], '/representations/0/id'],
+      [[{ __typename: 'Agent', id: 5 }], '/representations/0/id'],
+    ];
+    for (const [r, field] of cases) {
+      const res = await gql(t, ENTITIES, { r });
+      expect(res.errors?.[0]?.extensions, JSON.stringify(r)).toMatchObject({ code: 'invalid_field', field, http: { status: 422 } });
+    }
+  });
 });

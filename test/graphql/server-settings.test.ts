@@ -76,6 +76,14 @@ describe('HTTP settings', () => {
     const res = await gql(t, '{ __schema { queryType { name } } }');
     expect(res.data.__schema.queryType.name).toBe('Query');
   });
+
+  it('answers the standard introspection query (what GraphiQL and codegen send) without errors', async () => {
+    const { getIntrospectionQuery } = await import('graphql');
+    const res = await gql(t, getIntrospectionQuery());
+    expect(res.errors).toBeUndefined();
+    const sort = res.data.__schema.types.find((type: { name: string }) => type.name === 'AgentSort');
+    expect(sort.inputFields.map((f: { name: string; defaultValue: string | null }) => [f.name, f.defaultValue])).toEqual([['field', null], ['direction', null]]);
+  });
 });
 
 describe('production', () => {
