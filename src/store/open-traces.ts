@@ -5,7 +5,9 @@ import { ThreadedTraceStore } from './duckdb/threaded-store.ts';
 import { openPostgresTraces } from './postgres/open.ts';
 import type { TraceStore } from './trace-port.ts';
 
+/** PostgreSQL when DATABASE_URL is set, else DuckDB in DATA_DIR with the memory bounds of `config.traceEngine`. */
 export async function openTraceStore(config: Config): Promise<TraceStore> {
   if (config.databaseUrl !== undefined) return openPostgresTraces(config);
-  return ThreadedTraceStore.open(path.join(config.dataDir, 'traces.duckdb'));
+  const { dictionaryValues, memoryLimitMb } = config.traceEngine;
+  return ThreadedTraceStore.open(path.join(config.dataDir, 'traces.duckdb'), { dictionaryValues, memoryLimitMb });
 }

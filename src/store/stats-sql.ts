@@ -6,9 +6,12 @@
  * Each measure is computed from "parts": additive ones (counts and sums), distinct counts and
  * percentiles. Per-bucket rows come from one GROUP BY over the rows; the per-group totals that rank
  * the groups of a time series are summed from the bucket rows where that is exact (totalsSql).
- * This costs less than GROUPING SETS, which recompute every measure for the totals.
+ * This costs less than GROUPING SETS, which recompute every measure for the totals. With `top`
+ * or `onlyGroups` the statement keeps only some groups (stats-ranking.ts); without them it is the
+ * aggregation alone, unchanged.
  */
-import type { AggregateQuery, AggregateRow, Dimension, Measure, SpanFilter } from './trace-port.ts';
+import { keepGroupsSql, onlyGroupsRowsSql, type GroupColumns } from './stats-ranking.ts';
+import { MEASURES, type AggregateQuery, type AggregateRow, type Dimension, type Measure, type SpanFilter } from './trace-port.ts';
 
 export type SqlDialect = 'duckdb' | 'postgres';
 
@@ -59,8 +62,16 @@ export interface RowSource {
    * groups the rows by trace.
    */
   crossingTraces?(q: AggregateQuery, param: Param): string | null;
-  /** The value stored for a dimension value, when the engine encodes that dimension (filters bind it). */
-  encode?(dim: Dimension, value: string | number): string | number;
+  /** How the engine stores `dim` when its column holds codes instead of values (absent: the values). */
+  codes?(dim: Dimension): DimensionCodes | undefined;
+}
+
+/** An engine's integer codes for a dimension's values (DuckDB's dictionary). */
+export interface DimensionCodes {
+  /** The code of a value (filters and group lists bind it); a value no span has gets a code no span has. */
+  encode(value: string | number): number;
+  /** SQL of the text a column of codes stands for: rankings break ties by it, not by the code. */
+  sortKey(column: string): string;
 }
 
 export interface CompiledAggregate {
@@ -161,14 +172,32 @@ function filterSql(f: SpanFilter, param: Param, dialect: SqlDialect, encode: (v:
   }
 }
 
-/** The predicate every source applies to its span columns: time range, workspaces, filters. */
-function commonWhere(q: AggregateQuery, source: RowSource, param: Param, dialect: SqlDialect): string {
+/** The stored value of a dimension value: its code when the source encodes the dimension. */
+const storedValue = (source: RowSource, dim: Dimension, v: string | number): string | number => source.codes?.(dim)?.encode(v) ?? v;
+
+/**
+ * The predicate every source applies to its span columns: time range, workspaces, filters, and
+ * `extra` (the rows of onlyGroups, when they can be narrowed before aggregating).
+ */
+function commonWhere(q: AggregateQuery, source: RowSource, param: Param, dialect: SqlDialect, extra: (() => string) | null): string {
   return [
     `start_s >= ${param(q.startS)}`,
     `start_s < ${param(q.endS)}`,
     inListSql('workspace_id', q.workspaceIds, param, dialect),
-    ...q.filters.map((f) => filterSql(f, param, dialect, (v) => source.encode?.(f.key, v) ?? v)),
+    ...q.filters.map((f) => filterSql(f, param, dialect, (v) => storedValue(source, f.key, v))),
+    ...(extra === null ? [] : [extra()]),
   ].join(' AND ');
+}
+
+/** The group columns of a query as the ranking SQL sees them (stats-ranking.ts). */
+function groupColumns(q: AggregateQuery, source: RowSource, param: Param, dialect: SqlDialect): GroupColumns {
+  return {
+    dialect, groupBy: q.groupBy, param,
+    type: (d) => (d === 'skill_version' || source.codes?.(d) !== undefined ? 'integer' : 'text'),
+    encode: (d, v) => storedValue(source, d, v),
+    sortKey: (d, column) => source.codes?.(d)?.sortKey(column) ?? column,
+    inList: (column, values) => inListSql(column, values, param, dialect),
+  };
 }
 
 /** One row per key of the parts that the branches set, each branch setting only its own parts. */
@@ -244,33 +273,53 @@ SELECT ${[...bucketKeys, ...s.parts.map((p) => `p_${p}`)].join(', ')} FROM (${bu
 UNION ALL SELECT ${[...s.groups, 'NULL AS bucket', ...s.parts.map((p) => `p_${p}`)].join(', ')} FROM (${totalsSql(s)}) totals`;
 }
 
+/**
+ * The statement for `q` over `source`. With group_by, `top` and `onlyGroups` keep only some groups
+ * (stats-ranking.ts); without them the statement is the aggregation alone. `onlyGroups` without
+ * `top` narrows the rows before aggregating (a group's values depend on its own rows only); with
+ * `top` the groups are ranked among all of them first, then both conditions must hold.
+ */
 export function compileAggregate(q: AggregateQuery, source: RowSource, dialect: SqlDialect = 'duckdb'): CompiledAggregate {
   const params: (string | number)[] = [];
   const param: Param = (v) => {
     params.push(v);
     return `$${params.length}`;
   };
-  const base = source.sql(q, commonWhere(q, source, param, dialect), param);
-  const measures = [...new Set(q.measures)];
+  const grouped = q.groupBy.length > 0;
+  const top = grouped ? q.top : undefined;
+  const only = grouped ? q.onlyGroups : undefined;
+  const cols = groupColumns(q, source, param, dialect);
+  const narrow = only !== undefined && top === undefined ? () => onlyGroupsRowsSql(only, (d) => COLUMN[d], cols) : null;
+  const base = source.sql(q, commonWhere(q, source, param, dialect, narrow), param);
+  // Ranked measures are computed even when not asked for (they are not returned).
+  const ranked = (top ?? []).map((r) => r.by).filter((by): by is Measure => (MEASURES as readonly string[]).includes(by));
+  const measures = [...new Set([...q.measures, ...ranked])];
   const parts = [...new Set(measures.flatMap((m) => PARTS[m]))];
   const dimCols = q.groupBy.map((d) => COLUMN[d]);
   const groups = q.groupBy.map((d) => `"g_${d}"`);
-  const finals = measures.map((m) => `${finalSql(m)} AS "m_${m}"`);
   const outKeys = [...groups, ...(q.bucket !== undefined ? ['bucket'] : [])];
-  if (q.bucket !== undefined && groups.length > 0) {
+  const columns = [...outKeys, ...measures.map((m) => `"m_${m}"`)];
+  const finals = measures.map((m) => `${finalSql(m)} AS "m_${m}"`);
+  let sql: string;
+  if (q.bucket !== undefined && grouped) {
     const bucket = bucketSql(q.bucket, dialect);
     // Only `traces` needs the crossing traces; placeholders are made only for SQL that is written.
     const crossing = !parts.includes('traces') ? ''
       : source.crossingTraces?.(q, param) ?? `SELECT trace_key FROM base GROUP BY trace_key HAVING MIN(${bucket}) <> MAX(${bucket})`;
     const reuse = source.rescan ? 'NOT MATERIALIZED' : 'MATERIALIZED';
     const series = groupedSeriesSql({ parts, groups, dimCols, bucket, dialect }, base, reuse, crossing);
-    return { sql: `SELECT ${[...outKeys, ...finals].join(', ')} FROM (${series}) series`, params };
+    sql = `SELECT ${[...outKeys, ...finals].join(', ')} FROM (${series}) series`;
+  } else {
+    // No bucket totals: one GROUP BY (its group rows are what a table ranks), or none, for one row even over no rows.
+    const keyCols = [...dimCols, ...(q.bucket !== undefined ? [bucketSql(q.bucket, dialect)] : [])];
+    const keys = [...dimCols.map((c, i) => `${c} AS ${groups[i]}`), ...(q.bucket !== undefined ? [`${bucketSql(q.bucket, dialect)} AS bucket`] : [])];
+    const gb = `SELECT ${[...keys, ...parts.map((p) => `${partSql(p, dialect)} AS p_${p}`)].join(', ')} FROM base${keyCols.length > 0 ? ` GROUP BY ${keyCols.join(', ')}` : ''}`;
+    sql = `WITH base AS NOT MATERIALIZED (${base})\nSELECT ${[...outKeys, ...finals].join(', ')} FROM (${gb}) gb`;
   }
-  // No totals to rank groups by: one GROUP BY (or none, for one row even over no rows).
-  const keyCols = [...dimCols, ...(q.bucket !== undefined ? [bucketSql(q.bucket, dialect)] : [])];
-  const keys = [...dimCols.map((c, i) => `${c} AS ${groups[i]}`), ...(q.bucket !== undefined ? [`${bucketSql(q.bucket, dialect)} AS bucket`] : [])];
-  const gb = `SELECT ${[...keys, ...parts.map((p) => `${partSql(p, dialect)} AS p_${p}`)].join(', ')} FROM base${keyCols.length > 0 ? ` GROUP BY ${keyCols.join(', ')}` : ''}`;
-  return { sql: `WITH base AS NOT MATERIALIZED (${base})\nSELECT ${[...outKeys, ...finals].join(', ')} FROM (${gb}) gb`, params };
+  // onlyGroups is checked on the result unless the rows were narrowed to exactly its groups (one dimension, no top).
+  const exactOnly = only !== undefined && (top !== undefined || q.groupBy.length > 1) ? only : undefined;
+  if (top === undefined && exactOnly === undefined) return { sql, params };
+  return { sql: keepGroupsSql(sql, columns, q.bucket !== undefined, cols, { top, only: exactOnly }), params };
 }
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIMENSIONS, MEASURES, bucketStart, type AggregateQuery, type SpanRow, type TraceStore } from '../../src/store/trace-port.ts';
 import { demoSpans } from '../../src/traces/demo-traces.ts';
+import { demoRankingCases, rankedSpans, rankingContract } from './trace-ranking-contract.ts';
 import { expectSameRows, reference } from './trace-reference.ts';
 
 const END = Date.UTC(2026, 10, 1) / 1000;
@@ -45,7 +46,7 @@ export interface ContractOptions {
 export function traceContract(engine: string, open: () => Promise<TraceStore>, options: ContractOptions = {}): void {
   describe(`trace store contract: ${engine}`, () => {
     let store: TraceStore;
-    const spans = [...generated(), ...edges()];
+    const spans = [...generated(), ...edges(), ...rankedSpans()];
     beforeAll(async () => {
       store = await open();
       for (let i = 0; i < spans.length; i += 1000) {
@@ -141,6 +142,12 @@ export function traceContract(engine: string, open: () => Promise<TraceStore>, o
       const rows = await store.aggregate({ ...base, filters: [{ key: 'model', op: 'eq', values: ["x' OR '1'='1"] }] });
       expect(rows[0]?.values.spans).toBe(0);
     });
+
+    it.each(demoRankingCases(base))('keeps the top groups of the generated spans: %s', async (_name, q) => {
+      await same(q);
+    });
+
+    rankingContract(() => store, spans);
 
     it('rejects a query whose signal is already aborted', async () => {
       const controller = new AbortController();

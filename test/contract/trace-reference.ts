@@ -4,7 +4,9 @@
  * ceil(q * n) - 1 of the sorted durations.
  */
 import { expect } from 'vitest';
-import { bucketStart, type AggregateQuery, type AggregateRow, type Dimension, type Measure, type SpanRow } from '../../src/store/trace-port.ts';
+import {
+  MEASURES, bucketStart, compareGroups, compareValues, type AggregateQuery, type AggregateRow, type Dimension, type GroupValues, type Measure, type SpanRow,
+} from '../../src/store/trace-port.ts';
 
 const dimValue = (s: SpanRow, d: Dimension) => (d === 'user' ? s.user : s[d]);
 
@@ -64,7 +66,8 @@ export function reference(all: SpanRow[], q: AggregateQuery): AggregateRow[] {
     if (q.bucket !== undefined) add(JSON.stringify([g, bucketStart(s.start_s, q.bucket)]), s);
   }
   if (q.groupBy.length === 0 && q.bucket === undefined && groups.size === 0) groups.set(JSON.stringify([[], null]), []);
-  return [...groups].map(([key, spans]) => {
+  const kept = q.groupBy.length > 0 ? keptGroups(groups, q) : null;
+  return [...groups].filter(([key]) => kept === null || kept.has(JSON.stringify((JSON.parse(key) as [unknown, unknown])[0]))).map(([key, spans]) => {
     const [g, bucket] = JSON.parse(key) as [(string | number | null)[], number | null];
     return {
       groups: Object.fromEntries(q.groupBy.map((d, i) => [d, g[i] ?? null])),
@@ -72,6 +75,43 @@ export function reference(all: SpanRow[], q: AggregateQuery): AggregateRow[] {
       values: Object.fromEntries(q.measures.map((m) => [m, measure(spans, m)])),
     };
   });
+}
+
+type GroupKey = (string | number | null)[];
+
+/**
+ * The groups `top` and `onlyGroups` keep (JSON of their values in groupBy order), or null when
+ * neither is given. A ranking sorts the groups by the measure over each group's whole range (its
+ * bucket-null spans) or by a group value, in its direction with nulls last, then by compareGroups,
+ * and keeps the first `limit`; a group is kept when some ranking keeps it and onlyGroups lists it.
+ */
+function keptGroups(groups: Map<string, SpanRow[]>, q: AggregateQuery): Set<string> | null {
+  if (q.top === undefined && q.onlyGroups === undefined) return null;
+  const whole = [...groups].map(([key, spans]) => [JSON.parse(key) as [GroupKey, number | null], spans] as const)
+    .filter(([[, bucket]]) => bucket === null)
+    .map(([[g], spans]) => ({ key: JSON.stringify(g), values: Object.fromEntries(q.groupBy.map((d, i) => [d, g[i] ?? null])) as GroupValues, spans }));
+  let kept = new Set(whole.map((w) => w.key));
+  if (q.top !== undefined) {
+    const ranked = new Set<string>();
+    for (const r of q.top) {
+      const sign = r.direction === 'desc' ? -1 : 1;
+      const value = (w: (typeof whole)[number]) => ((MEASURES as readonly string[]).includes(r.by) ? measure(w.spans, r.by as Measure) : w.values[r.by as Dimension] ?? null);
+      const order = [...whole].sort((a, b) => {
+        const va = value(a);
+        const vb = value(b);
+        const byValue = va === null || vb === null ? compareValues(va, vb) : compareValues(va, vb) * sign;
+        return byValue || compareGroups(a.values, b.values, q.groupBy);
+      });
+      for (const w of order.slice(0, r.limit)) ranked.add(w.key);
+    }
+    kept = new Set([...kept].filter((k) => ranked.has(k)));
+  }
+  if (q.onlyGroups !== undefined) {
+    const only = q.onlyGroups;
+    const listed = (w: (typeof whole)[number]) => only.some((g) => q.groupBy.every((d) => compareValues(g[d] ?? null, w.values[d] ?? null) === 0));
+    kept = new Set(whole.filter((w) => kept.has(w.key) && listed(w)).map((w) => w.key));
+  }
+  return kept;
 }
 
 export function canonical(rows: AggregateRow[]): AggregateRow[] {

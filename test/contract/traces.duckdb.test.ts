@@ -1,7 +1,8 @@
 /**
  * The trace contract on DuckDB, once per way its statistics query finds rows: nothing sealed (every
  * row from the unsealed tails), everything sealed (every row from skill_spans), and sealed part of
- * the way through loading (both at once); and the engine in its worker thread, as the service runs it.
+ * the way through loading (both at once); and the engine in its worker thread, as the service runs it,
+ * with a dictionary cache far smaller than the values stored.
  */
 import { ThreadedTraceStore } from '../../src/store/duckdb/threaded-store.ts';
 import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
@@ -14,6 +15,7 @@ const seal = (store: TraceStore) => (store as DuckDbTraceStore).seal();
 traceContract('duckdb, unsealed', open);
 traceContract('duckdb, sealed', open, { afterChunk: seal });
 traceContract('duckdb, sealed part of the way', open, { afterChunk: async (store, chunk) => { if (chunk === 1) await seal(store); } });
-traceContract('duckdb in a worker thread, half sealed', () => ThreadedTraceStore.open(':memory:', { sealEveryMs: 0 }), {
+// Room for 8 dimension values in memory: nearly every value is evicted and read back from dim_values.
+traceContract('duckdb in a worker thread, half sealed, 8 dictionary values in memory', () => ThreadedTraceStore.open(':memory:', { sealEveryMs: 0, dictionaryValues: 8, memoryLimitMb: 256 }), {
   afterChunk: async (store, chunk) => { if (chunk === 2) await (store as ThreadedTraceStore).seal(); },
 });

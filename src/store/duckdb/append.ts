@@ -1,12 +1,12 @@
 /**
  * Writing a batch of spans to the DuckDB trace store, in one transaction: the spans (with their
  * sequence numbers, 128-bit trace keys and dimension codes), the trace -> skill mappings their
- * skill invocations name, and the dictionary values first used by them. Column-wise DataChunks:
+ * skill invocations name, and the dictionary values first used by them (dictionary.ts). Column-wise DataChunks:
  * one native call per 2,048 rows and column instead of one per value.
  */
 import { BIGINT, BOOLEAN, DOUBLE, DuckDBDataChunk, INTEGER, UHUGEINT, VARCHAR, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 import type { SpanRow } from '../trace-port.ts';
-import { ENCODED, type Dictionary, type EncodedDimension } from './dictionary.ts';
+import { ENCODED, type Dictionary, type DictionaryBatch, type EncodedDimension } from './dictionary.ts';
 
 const CHUNK_ROWS = 2048;
 const TRACE_ID = /^[0-9a-f]{32}$/;
@@ -48,33 +48,41 @@ const DICTIONARY_LAYOUT: Layout<[number, string]> = [[INTEGER, ([id]) => id], [V
 const traceKey = (traceId: string): bigint => BigInt(`0x${traceId}`);
 
 /**
- * Appends `rows` numbered from `firstSeq` and commits. Dimension codes assigned for them are taken
- * back unless the transaction commits (a later batch then assigns and stores them again).
+ * Appends `rows` numbered from `firstSeq` and commits. Dimension values the dictionary's cache
+ * misses are looked up in dim_values inside the transaction, new ones get codes stored with the
+ * spans; the codes assigned are taken back unless the transaction commits (a later batch then
+ * assigns and stores them again), and enter the cache only once committed.
  */
 export async function appendSpans(w: DuckDBConnection, dictionary: Dictionary, rows: readonly SpanRow[], firstSeq: number): Promise<void> {
-  const added: [number, string][] = [];
+  const values = new Set<string>();
+  for (const row of rows) {
+    for (const d of ENCODED) {
+      const v = row[d];
+      if (v !== null) values.add(v);
+    }
+  }
+  await w.run('BEGIN TRANSACTION');
+  let batch: DictionaryBatch | undefined;
   try {
+    batch = await dictionary.encode(w, values);
+    const { codes } = batch;
     const stored: Stored[] = rows.map((row, i) => ({
-      row, seq: firstSeq + i, key: traceKey(row.trace_id), codes: ENCODED.map((d) => dictionary.encode(row[d], added)),
+      row, seq: firstSeq + i, key: traceKey(row.trace_id), codes: ENCODED.map((d) => { const v = row[d]; return v === null ? null : (codes.get(v) as number); }),
     }));
     const mappings = new Map<string, Stored>();
     for (const s of stored) {
       if (s.row.category === 'skill_invocation' && s.row.skill !== null) mappings.set(`${s.row.org_id}\u0000${s.row.trace_id}\u0000${s.row.skill}\u0000${s.row.skill_version}`, s);
     }
-    await w.run('BEGIN TRANSACTION');
-    try {
-      await appendChunks(w, 'spans', SPAN_LAYOUT, stored);
-      await appendChunks(w, 'trace_skills', MAPPING_LAYOUT, [...mappings.values()]);
-      await appendChunks(w, 'dim_values', DICTIONARY_LAYOUT, added);
-      await w.run('COMMIT');
-    } catch (err) {
-      await w.run('ROLLBACK').catch(() => undefined);
-      throw err;
-    }
+    await appendChunks(w, 'spans', SPAN_LAYOUT, stored);
+    await appendChunks(w, 'trace_skills', MAPPING_LAYOUT, [...mappings.values()]);
+    await appendChunks(w, 'dim_values', DICTIONARY_LAYOUT, batch.added);
+    await w.run('COMMIT');
   } catch (err) {
-    dictionary.forget(added);
+    await w.run('ROLLBACK').catch(() => undefined);
+    if (batch !== undefined) dictionary.rolledBack(batch);
     throw err;
   }
+  dictionary.committed(batch);
 }
 
 /** Column-wise appends: one DataChunk per 2,048 rows instead of one native call per value. */

@@ -1,64 +1,149 @@
 /**
  * Integer codes for the low-cardinality dimensions (harness, skill, command, mcp, tool, model):
- * grouping and filtering on integers costs DuckDB ~15% less than on strings. The whole dictionary
- * lives in memory in the engine's thread (table `dim_values`, one row per value, codes from 1);
- * codes are assigned while appending and written in the same transaction as the spans, and never
- * change. Users and sessions, whose counts have no bound, stay strings.
+ * grouping and filtering on integers costs DuckDB ~15% less than on strings. Users and sessions,
+ * whose counts have no bound, stay strings.
+ *
+ * The table `dim_values` (one row per value, codes from 1, never changed) is the truth; this class
+ * keeps at most `capacity` of its rows in memory, least recently used evicted first (DESIGN §12: a
+ * stream of distinct values is stored and counted, it does not grow the engine's memory). What the
+ * cache misses is looked up in the table, once per append and once per query for all the values it
+ * needs. New codes are assigned by the one writer inside its transaction and enter the cache only
+ * once committed, so every cached code is stored and a code is never reused.
  */
-import type { DuckDBConnection } from '@duckdb/node-api';
+import { INTEGER, LIST, VARCHAR, listValue, type DuckDBConnection } from '@duckdb/node-api';
 import type { Dimension, SpanRow } from '../trace-port.ts';
 
 export const ENCODED = ['harness', 'skill', 'command', 'mcp', 'tool', 'model'] as const satisfies readonly (Dimension & keyof SpanRow)[];
 export type EncodedDimension = (typeof ENCODED)[number];
 
 /** A code no value has: an unknown filter value matches no row. */
-const NO_CODE = 0;
+export const NO_CODE = 0;
 
 export const isEncoded = (d: Dimension): d is EncodedDimension => (ENCODED as readonly Dimension[]).includes(d);
 
-export class Dictionary {
-  private readonly codes = new Map<string, number>();
-  private readonly values: string[] = [''];
+/** The codes of one append's values, some new: stored with its spans, cached once committed. */
+export interface DictionaryBatch {
+  readonly codes: ReadonlyMap<string, number>;
+  /** Values first seen in this append, with their new codes (rows of dim_values to append). */
+  readonly added: [number, string][];
+}
 
-  static async load(conn: DuckDBConnection): Promise<Dictionary> {
-    const dict = new Dictionary();
-    const rows = (await conn.runAndReadAll('SELECT id, value FROM dim_values ORDER BY id')).getRows();
-    for (const [id, value] of rows) dict.set(Number(id), String(value));
+/**
+ * The engine thread's bounded view of dim_values: at most `capacity` values in memory (least
+ * recently used evicted), every cached code committed; lookups and new codes as the module says.
+ * Only the writer calls `encode`/`committed`/`rolledBack`, one append at a time.
+ */
+export class Dictionary {
+  /** value -> code, least recently used first (a Map iterates in insertion order). */
+  private readonly byValue = new Map<string, number>();
+  private readonly byCode = new Map<number, string>();
+  private readonly capacity: number;
+  /** The code the next new value gets. */
+  private nextCode: number;
+
+  private constructor(capacity: number, nextCode: number) {
+    this.capacity = capacity;
+    this.nextCode = nextCode;
+  }
+
+  /** Reads the next code and caches the `capacity` values last added (likely the ones in use). */
+  static async load(conn: DuckDBConnection, capacity: number): Promise<Dictionary> {
+    const [max] = (await conn.runAndReadAll('SELECT COALESCE(max(id), 0) AS id FROM dim_values')).getRowObjectsJS();
+    const dict = new Dictionary(capacity, Number(max?.id ?? 0) + 1);
+    const rows = (await conn.runAndReadAll('SELECT id, value FROM dim_values ORDER BY id DESC LIMIT $1', [capacity])).getRows();
+    for (const [id, value] of rows.reverse()) dict.remember(String(value), Number(id));
     return dict;
   }
 
-  private set(code: number, value: string): void {
-    this.codes.set(value, code);
-    this.values[code] = value;
+  /** Values held in memory (never more than the capacity). */
+  get size(): number {
+    return this.byValue.size;
   }
 
-  /** The code of `value`, assigning the next one (and recording it in `added`) for a new value. */
-  encode(value: string | null, added: [number, string][]): number | null {
-    if (value === null) return null;
-    let code = this.codes.get(value);
-    if (code === undefined) {
-      code = this.values.length;
-      this.set(code, value);
-      added.push([code, value]);
+  /** Caches value <-> code as the most recently used, evicting the least recently used beyond the capacity. */
+  private remember(value: string, code: number): void {
+    this.byValue.delete(value);
+    this.byValue.set(value, code);
+    this.byCode.set(code, value);
+    while (this.byValue.size > this.capacity) {
+      const [oldest, oldCode] = this.byValue.entries().next().value as [string, number];
+      this.byValue.delete(oldest);
+      this.byCode.delete(oldCode);
     }
+  }
+
+  /** The cached code of `value`, marked as used. */
+  private cachedCode(value: string): number | undefined {
+    const code = this.byValue.get(value);
+    if (code !== undefined) this.remember(value, code);
     return code;
   }
 
-  /** The code of a value to filter on, NO_CODE when no stored span has it. */
-  lookup(value: string | number): number {
-    return this.codes.get(String(value)) ?? NO_CODE;
+  /** Codes of `values` from the cache, then from dim_values on `conn` (one lookup); unknown values are absent. */
+  async codesOf(conn: DuckDBConnection, values: Iterable<string>): Promise<Map<string, number>> {
+    const codes = new Map<string, number>();
+    const missing: string[] = [];
+    for (const v of new Set(values)) {
+      const code = this.cachedCode(v);
+      if (code === undefined) missing.push(v); else codes.set(v, code);
+    }
+    if (missing.length > 0) {
+      const rows = (await conn.runAndReadAll('SELECT id, value FROM dim_values WHERE value IN (SELECT unnest($1))', [listValue(missing)], [LIST(VARCHAR)])).getRows();
+      for (const [id, value] of rows) {
+        codes.set(String(value), Number(id));
+        this.remember(String(value), Number(id));
+      }
+    }
+    return codes;
   }
 
-  decode(code: number): string {
-    const value = this.values[code];
-    if (code === NO_CODE || value === undefined) throw new Error(`dimension code ${code} is not in the dictionary`);
-    return value;
+  /** Values of stored `codes`, from the cache, then from dim_values on `conn` (one lookup). */
+  async valuesOf(conn: DuckDBConnection, codes: Iterable<number>): Promise<Map<number, string>> {
+    const values = new Map<number, string>();
+    const missing: number[] = [];
+    for (const c of new Set(codes)) {
+      const value = this.byCode.get(c);
+      if (value === undefined) missing.push(c);
+      else {
+        values.set(c, value);
+        this.remember(value, c);
+      }
+    }
+    if (missing.length > 0) {
+      const rows = (await conn.runAndReadAll('SELECT id, value FROM dim_values WHERE id IN (SELECT unnest($1))', [listValue(missing)], [LIST(INTEGER)])).getRows();
+      for (const [id, value] of rows) {
+        values.set(Number(id), String(value));
+        this.remember(String(value), Number(id));
+      }
+    }
+    for (const c of missing) if (!values.has(c)) throw new Error(`dimension code ${c} is not in the dictionary`);
+    return values;
   }
 
-  /** Takes back codes assigned for a transaction that rolled back. */
-  forget(added: [number, string][]): void {
-    for (const [, value] of added) this.codes.delete(value);
-    const first = added[0]?.[0];
-    if (first !== undefined) this.values.length = first;
+  /**
+   * The codes of an append's values, on the writer inside its transaction: cached, else found in
+   * dim_values, else assigned. Call `committed` or `rolledBack` with the batch when it ends.
+   */
+  async encode(writer: DuckDBConnection, values: ReadonlySet<string>): Promise<DictionaryBatch> {
+    const codes = await this.codesOf(writer, values);
+    const added: [number, string][] = [];
+    for (const v of values) {
+      if (codes.has(v)) continue;
+      const code = this.nextCode++;
+      codes.set(v, code);
+      added.push([code, v]);
+    }
+    return { codes, added };
+  }
+
+  /** The batch's spans and new values are stored: its new values may be cached. */
+  committed(batch: DictionaryBatch): void {
+    for (const [code, value] of batch.added) this.remember(value, code);
+  }
+
+  /** The batch's transaction rolled back: its new codes are assigned again by a later append. */
+  rolledBack(batch: DictionaryBatch): void {
+    const first = batch.added[0]?.[0];
+    if (first !== undefined) this.nextCode = first;
   }
 }

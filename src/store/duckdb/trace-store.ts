@@ -12,12 +12,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { compileAggregate, toAggregateRows, type CompiledAggregate } from '../stats-sql.ts';
+import { compileAggregate, toAggregateRows, type CompiledAggregate, type DimensionCodes } from '../stats-sql.ts';
 import {
   QueryCancelledError, TraceStoreUnavailableError, type AggregateQuery, type AggregateRow, type Dimension, type SpanRow, type TraceStore,
 } from '../trace-port.ts';
 import { appendSpans, unstorable } from './append.ts';
-import { Dictionary, isEncoded } from './dictionary.ts';
+import { Dictionary, NO_CODE, isEncoded } from './dictionary.ts';
 import { migrate } from './schema.ts';
 import { seal } from './sealing.ts';
 import { skillRows } from './skill-rows.ts';
@@ -31,7 +31,17 @@ export interface DuckDbTraceOptions {
   sealEveryMs?: number;
   /** Progress of long work (migrations, sealing many spans) and failures of background sealing. */
   onNotice?: (message: string) => void;
+  /**
+   * Dimension values kept in memory, a cache of the dictionary table (default 100,000; any
+   * non-negative integer: tests use tiny ones). Values beyond it are stored and counted all the same.
+   */
+  dictionaryValues?: number;
+  /** DuckDB's memory_limit in MiB (default 1,024): its buffers, spilled to disk beyond it where it can. */
+  memoryLimitMb?: number;
 }
+
+const DEFAULT_DICTIONARY_VALUES = 100_000;
+const DEFAULT_MEMORY_LIMIT_MB = 1024;
 
 const SEAL_FAILURE_REPEAT_MS = 60_000;
 
@@ -79,13 +89,17 @@ export class DuckDbTraceStore implements TraceStore {
 
   static async open(file: string, options: DuckDbTraceOptions = {}): Promise<DuckDbTraceStore> {
     if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
-    const instance = await DuckDBInstance.create(file);
+    const memoryLimitMb = options.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB;
+    const dictionaryValues = options.dictionaryValues ?? DEFAULT_DICTIONARY_VALUES;
+    if (!(Number.isInteger(memoryLimitMb) && memoryLimitMb > 0)) throw new Error(`memoryLimitMb must be a positive integer, got ${memoryLimitMb}`);
+    if (!(Number.isInteger(dictionaryValues) && dictionaryValues >= 0)) throw new Error(`dictionaryValues must be a non-negative integer, got ${dictionaryValues}`);
+    const instance = await DuckDBInstance.create(file, { memory_limit: `${memoryLimitMb}MiB` });
     const writer = await instance.connect();
     await migrate(writer, options.onNotice);
     const [row] = (await writer.runAndReadAll('SELECT (SELECT COALESCE(max(seq), 0) FROM spans) AS committed, (SELECT seq FROM sealed) AS sealed'))
       .getRowObjectsJS();
     const seqs = { committed: Number(row?.committed ?? 0), sealed: Number(row?.sealed ?? 0) };
-    const store = new DuckDbTraceStore(instance, writer, await Dictionary.load(writer), seqs, options);
+    const store = new DuckDbTraceStore(instance, writer, await Dictionary.load(writer, dictionaryValues), seqs, options);
     await store.readSkillKeys();
     // Whatever an earlier process stored (or a migration converted) is sealed before the first query.
     await store.seal();
@@ -234,25 +248,61 @@ export class DuckDbTraceStore implements TraceStore {
     this.commits.push({ seq: this.committedSeq, at: Date.now() });
   }
 
+  /** Dimension values the engine holds in memory now (at most `dictionaryValues`; tests check it). */
+  get dictionarySize(): number {
+    return this.dictionary.size;
+  }
+
   /** The SQL `aggregate` runs for `query` now (benchmarks compare it with the endpoint). */
-  compile(query: AggregateQuery): CompiledAggregate {
+  async compile(query: AggregateQuery): Promise<CompiledAggregate> {
+    this.live();
+    const conn = await this.instance.connect();
+    try {
+      return await this.compileOn(conn, query);
+    } finally {
+      conn.closeSync();
+    }
+  }
+
+  /**
+   * Compiles on the query's connection: the codes of the values it binds (filters, onlyGroups)
+   * come from the dictionary's cache or one lookup in dim_values; a value no span has gets NO_CODE.
+   */
+  private async compileOn(conn: DuckDBConnection, query: AggregateQuery): Promise<CompiledAggregate> {
+    const values: string[] = [];
+    for (const f of query.filters) if (isEncoded(f.key)) values.push(...f.values.map(String));
+    for (const g of query.onlyGroups ?? []) {
+      for (const d of query.groupBy) {
+        const v = g[d];
+        if (isEncoded(d) && v !== null && v !== undefined) values.push(String(v));
+      }
+    }
+    const codes = values.length === 0 ? new Map<string, number>() : await this.dictionary.codesOf(conn, values);
     const key = this.skillKeys.get(`${query.orgId}\u0000${query.skill}`);
-    const encode = (dim: Dimension, value: string | number) => (isEncoded(dim) ? this.dictionary.lookup(value) : value);
-    return compileAggregate(query, { ...skillRows(key, this.committedSeq > this.sealedSeq), encode }, 'duckdb');
+    const dimensionCodes: DimensionCodes = {
+      encode: (value) => codes.get(String(value)) ?? NO_CODE,
+      sortKey: (column) => `(SELECT value FROM dim_values WHERE id = ${column})`,
+    };
+    const source = { ...skillRows(key, this.committedSeq > this.sealedSeq), codes: (dim: Dimension) => (isEncoded(dim) ? dimensionCodes : undefined) };
+    return compileAggregate(query, source, 'duckdb');
   }
 
   async aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]> {
     this.live();
     if (signal?.aborted) throw new QueryCancelledError();
-    const { sql, params } = this.compile(query);
     const conn = await this.instance.connect().catch(() => { throw new TraceStoreUnavailableError(); });
     const onAbort = () => conn.interrupt();
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
       // An abort while the connection was being made found no listener yet.
       if (signal?.aborted) throw new QueryCancelledError();
+      const { sql, params } = await this.compileOn(conn, query);
+      if (signal?.aborted) throw new QueryCancelledError();
       const rows = (await conn.runAndReadAll(sql, params)).getRowObjectsJS();
-      return toAggregateRows(rows, query, (dim, stored) => (isEncoded(dim) ? this.dictionary.decode(Number(stored)) : String(stored)));
+      const encoded = query.groupBy.filter(isEncoded);
+      const codes = encoded.flatMap((d) => rows.map((r) => r[`g_${d}`]).filter((v) => v !== null && v !== undefined).map(Number));
+      const values = codes.length === 0 ? new Map<number, string>() : await this.dictionary.valuesOf(conn, codes);
+      return toAggregateRows(rows, query, (dim, stored) => (isEncoded(dim) ? (values.get(Number(stored)) as string) : String(stored)));
     } catch (err) {
       if (signal?.aborted) throw new QueryCancelledError();
       if (this.closed) throw new TraceStoreUnavailableError();
