@@ -167,7 +167,7 @@ export function loadConfig(env: Env = process.env): Config {
       graphqlMaxCost: int(env, 'GRAPHQL_MAX_COST', 25_000, 100, 10_000_000),
     },
     traceEngine: {
-      dictionaryValues: int(env, 'TRACE_DICTIONARY_VALUES', 100_000, 1_000, 100_000_000),
+      dictionaryValues: int(env, 'TRACE_DICTIONARY_VALUES', 10_000, 100, 10_000_000),
       memoryLimitMb: int(env, 'TRACE_MEMORY_LIMIT_MB', 1024, 64, 1_048_576),
     },
     auth,

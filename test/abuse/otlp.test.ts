@@ -81,6 +81,20 @@ describe('finding 2: a gzip bomb and a flood of spans', () => {
   });
 });
 
+describe('the bounds leave room for real telemetry', () => {
+  it('stores a request at the limits: 10,000 spans in a body of almost 16 MiB', async () => {
+    const before = await t.traces.countSpans();
+    const attrs = Object.fromEntries(Array.from({ length: 12 }, (_, k) => [`app.attribute.${k}`, 'v'.repeat(35)]));
+    const body = otlpBody(Array.from({ length: 10_000 }, (_, i) => otlpSpan({ ...attrs, 'skill.id': 'sk-1', 'gen_ai.tool.name': `tool-${i}`, 'user.id': 'é'.repeat(128) })));
+    expect(Buffer.byteLength(body)).toBeGreaterThan(15 * MiB);
+    expect(Buffer.byteLength(body)).toBeLessThan(16 * MiB);
+    const res = await post(body, await t.auth('u-admin'), true);
+    expect(res.status, res.text).toBe(200);
+    expect(JSON.parse(res.text)).toEqual({});
+    expect(await t.traces.countSpans()).toBe(before + 10_000);
+  });
+});
+
 describe('finding 3: oversized values', () => {
   it('refuses a 50 MB attribute value (51 KB of gzip) as a body over the bound', async () => {
     const body = otlpBody([otlpSpan({ 'gen_ai.tool.name': 'x'.repeat(50 * MiB) })]);

@@ -14,7 +14,8 @@ import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { compileAggregate, toAggregateRows, type CompiledAggregate, type DimensionCodes } from '../stats-sql.ts';
 import {
-  QueryCancelledError, TraceStoreUnavailableError, type AggregateQuery, type AggregateRow, type Dimension, type SpanRow, type TraceStore,
+  QueryCancelledError, TraceStoreUnavailableError, toSpanRows, type AggregateQuery, type AggregateRow, type Dimension, type SpanColumns, type SpanRow,
+  type TraceStore,
 } from '../trace-port.ts';
 import { appendSpans, unstorable } from './append.ts';
 import { Dictionary, NO_CODE, isEncoded } from './dictionary.ts';
@@ -40,7 +41,7 @@ export interface DuckDbTraceOptions {
   memoryLimitMb?: number;
 }
 
-const DEFAULT_DICTIONARY_VALUES = 100_000;
+const DEFAULT_DICTIONARY_VALUES = 10_000;
 const DEFAULT_MEMORY_LIMIT_MB = 1024;
 
 const SEAL_FAILURE_REPEAT_MS = 60_000;
@@ -140,6 +141,10 @@ export class DuckDbTraceStore implements TraceStore {
    * Resolves once the rows are committed; concurrent calls share one transaction. A batch that
    * cannot be stored is refused here, alone, rather than failing the batches it would be grouped with.
    */
+  insertColumns(spans: SpanColumns): Promise<void> {
+    return this.insertSpans(toSpanRows(spans));
+  }
+
   insertSpans(rows: readonly SpanRow[]): Promise<void> {
     this.live();
     for (const r of rows) {

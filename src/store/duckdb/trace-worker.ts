@@ -5,11 +5,11 @@
  * messages and are answered with the same id; errors travel as their name and message.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { AggregateQuery, SpanRow } from '../trace-port.ts';
+import type { AggregateQuery, SpanColumns } from '../trace-port.ts';
 import { DuckDbTraceStore, type DuckDbTraceOptions } from './trace-store.ts';
 
 export type WorkerRequest =
-  | { id: number; op: 'insert'; rows: SpanRow[] }
+  | { id: number; op: 'insert'; spans: SpanColumns }
   | { id: number; op: 'aggregate'; query: AggregateQuery }
   | { id: number; op: 'cancel'; target: number }
   | { id: number; op: 'compile'; query: AggregateQuery }
@@ -65,7 +65,7 @@ async function aggregate(id: number, query: AggregateQuery) {
 
 function handle(m: WorkerRequest): void {
   switch (m.op) {
-    case 'insert': return reply(m.id, () => store.insertSpans(m.rows));
+    case 'insert': return reply(m.id, () => store.insertColumns(m.spans));
     case 'aggregate': return reply(m.id, () => aggregate(m.id, m.query));
     case 'cancel': return reply(m.id, () => running.get(m.target)?.abort());
     case 'compile': return reply(m.id, () => store.compile(m.query));

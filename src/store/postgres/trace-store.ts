@@ -5,7 +5,9 @@
  */
 import type pg from 'pg';
 import { compileAggregate, spanSourceColumns, toAggregateRows, type RowSource } from '../stats-sql.ts';
-import { QueryCancelledError, TraceStoreUnavailableError, type AggregateQuery, type AggregateRow, type SpanRow, type TraceStore } from '../trace-port.ts';
+import {
+  QueryCancelledError, TraceStoreUnavailableError, toSpanRows, type AggregateQuery, type AggregateRow, type SpanColumns, type SpanRow, type TraceStore,
+} from '../trace-port.ts';
 import { isConnectionFailure } from './pool.ts';
 
 const ROWS_PER_INSERT = 1000;
@@ -107,6 +109,10 @@ export class PostgresTraceStore implements TraceStore {
     } finally {
       client.release();
     }
+  }
+
+  insertColumns(spans: SpanColumns): Promise<void> {
+    return this.insertSpans(toSpanRows(spans));
   }
 
   async aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]> {
