@@ -8,7 +8,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Hooks start apps and services; on a busy 2-core machine that can take long (a deadline, not a measure).
+    hookTimeout: 300_000,
     pool: 'forks',
     fileParallelism: true,
     maxWorkers: 2,

@@ -14,6 +14,7 @@ import { ConfigError, loadConfig } from '../../src/config.ts';
 import { ApiError } from '../../src/errors.ts';
 import { demoApiKeys, seedDemoIfEmpty } from '../../src/seed/seed.ts';
 import { SqliteRegistryStore } from '../../src/store/sqlite/registry-store.ts';
+import { READY_TIMEOUT_MS, waitUntilReady } from '../helpers/service-process.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const dirs: string[] = [];
@@ -51,7 +52,7 @@ describe('production configuration', () => {
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
     expect(code).toBe(2);
     expect(stderr).toMatch(/^configuration error: AUTH_AUDIENCE is required when NODE_ENV=production/);
-  }, 60_000);
+  }, 2 * READY_TIMEOUT_MS);
 
   it('seeds demo data by default outside production only', () => {
     expect(loadConfig({ NODE_ENV: 'development' }).seedDemo).toBe(true);
@@ -72,19 +73,14 @@ describe('production configuration', () => {
       env: { ...process.env, ...trusted, AUTH_JWKS_URL: '', AUTH_JWKS_FILE: jwks, NODE_ENV: 'production', SEED_DEMO: 'true', DEMO_TRACE_SPANS: '0', DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' },
     });
     try {
-      let ready = false;
-      for (let i = 0; i < 300 && !ready; i++) {
-        ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false);
-        if (!ready) await new Promise((r) => setTimeout(r, 100));
-      }
-      expect(ready).toBe(true);
+      expect(await waitUntilReady(`http://127.0.0.1:${port}`)).toBe(true);
       const res = await fetch(`http://127.0.0.1:${port}/mcp/v1/tools?limit=1`, { headers: { authorization: `Bearer ${demoApiKeys()[0]}` } });
       expect(res.status).toBe(401);
       expect(((await res.json()) as { code: string }).code).toBe('invalid_api_key');
     } finally {
       child.kill('SIGKILL');
     }
-  }, 60_000);
+  }, 2 * READY_TIMEOUT_MS);
 
   it('the demo API keys are refused in production, even in a store a development run seeded', async () => {
     const dataDir = await tempDir();

@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadDevIssuer } from '../../src/auth/dev-issuer.ts';
+import { READY_TIMEOUT_MS, waitUntilReady } from '../helpers/service-process.ts';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-kill-'));
 const children: ChildProcess[] = [];
@@ -32,12 +33,7 @@ async function start(port: number): Promise<ChildProcess> {
     stdio: 'ignore',
   });
   children.push(child);
-  for (let i = 0; i < 200; i++) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200) return child;
-    } catch { /* not listening yet */ }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  if (await waitUntilReady(`http://127.0.0.1:${port}`)) return child;
   throw new Error('the service did not become ready');
 }
 
@@ -84,5 +80,5 @@ describe('kill -9 during ingestion', () => {
     expect(res.status).toBe(200);
     const stored = ((await res.json()) as { data: { results: { value: number }[] } }).data.results[0]?.value ?? 0;
     expect(stored).toBeGreaterThanOrEqual(acknowledged);
-  }, 60_000);
+  }, 4 * READY_TIMEOUT_MS);
 });

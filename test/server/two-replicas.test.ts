@@ -15,6 +15,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDevIssuer } from '../../src/auth/dev-issuer.ts';
 import { PG_URL, postgresReachable } from '../contract/pg-schema.ts';
+import { READY_TIMEOUT_MS, waitUntilReady } from '../helpers/service-process.ts';
 
 const REDIS_URL = process.env.REDIS_URL_TEST ?? 'redis://127.0.0.1:6379';
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -90,17 +91,10 @@ describe.skipIf(!up)('two replicas on one PostgreSQL and Redis', () => {
       children.push(spawn(process.execPath, ['src/main.ts'], { cwd: ROOT, env: { ...env, PORT: String(port) }, stdio: 'ignore' }));
     }
     urls = ports.map((p) => `http://127.0.0.1:${p}`);
-    for (const url of urls) {
-      let ready = false;
-      for (let i = 0; i < 300 && !ready; i++) {
-        ready = await fetch(`${url}/readyz`).then((r) => r.status === 200, () => false);
-        if (!ready) await new Promise((r) => setTimeout(r, 100));
-      }
-      expect(ready, `${url} ready`).toBe(true);
-    }
+    for (const url of urls) expect(await waitUntilReady(url), `${url} ready`).toBe(true);
     const token = await (await loadDevIssuer(dataDir)).mint({ sub: 'user-alice', org: 'org-acme' });
     headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-  }, 60_000);
+  }, 2 * READY_TIMEOUT_MS);
 
   afterAll(async () => {
     for (const c of children) c.kill('SIGKILL');
