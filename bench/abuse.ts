@@ -12,12 +12,12 @@
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { createHash } from 'node:crypto';
 import { loadDevIssuer } from '../src/auth/dev-issuer.ts';
+import { freePort, waitUntilReady } from '../test/helpers/service-process.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const MiB = 1024 * 1024;
@@ -25,14 +25,6 @@ const MiB = 1024 * 1024;
 interface Outcome { status: number; bytes: number; note: string }
 /** `prepare` builds the request (not timed: building 50 MB bodies is the attacker's cost), `run` sends it. */
 interface Attack { name: string; prepare?: () => unknown; run: (prepared: never) => Promise<Outcome>; expect: (o: Outcome) => boolean }
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gw-abuse-'));
 const port = await freePort();
@@ -43,10 +35,7 @@ async function startService(): Promise<ChildProcess> {
     cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'],
     env: { ...process.env, NODE_ENV: 'development', DATA_DIR: dataDir, PORT: String(port), SEED_DEMO: 'true', DEMO_TRACE_SPANS: '2000', LOG_LEVEL: 'error' },
   });
-  for (let i = 0; i < 600; i++) {
-    if (await fetch(`${origin}/readyz`).then((r) => r.ok, () => false)) return child;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  if (await waitUntilReady(origin)) return child;
   throw new Error('the service did not become ready');
 }
 async function stopService(child: ChildProcess): Promise<void> {

@@ -5,7 +5,6 @@
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -14,7 +13,7 @@ import { ConfigError, loadConfig } from '../../src/config.ts';
 import { ApiError } from '../../src/errors.ts';
 import { demoApiKeys, seedDemoIfEmpty } from '../../src/seed/seed.ts';
 import { SqliteRegistryStore } from '../../src/store/sqlite/registry-store.ts';
-import { READY_TIMEOUT_MS, waitUntilReady } from '../helpers/service-process.ts';
+import { READY_TIMEOUT_MS, freePort, waitUntilReady } from '../helpers/service-process.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const dirs: string[] = [];
@@ -64,10 +63,7 @@ describe('production configuration', () => {
     const dataDir = await tempDir();
     const jwks = path.join(dataDir, 'jwks.json');
     await fs.writeFile(jwks, JSON.stringify({ keys: [] }));
-    const server = net.createServer();
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const { port } = server.address() as net.AddressInfo;
-    await new Promise((r) => server.close(r));
+    const port = await freePort();
     const child = spawn(process.execPath, ['src/main.ts'], {
       cwd: ROOT, stdio: 'ignore',
       env: { ...process.env, ...trusted, AUTH_JWKS_URL: '', AUTH_JWKS_FILE: jwks, NODE_ENV: 'production', SEED_DEMO: 'true', DEMO_TRACE_SPANS: '0', DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' },

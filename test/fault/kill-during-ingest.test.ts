@@ -4,12 +4,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadDevIssuer } from '../../src/auth/dev-issuer.ts';
-import { READY_TIMEOUT_MS, waitUntilReady } from '../helpers/service-process.ts';
+import { READY_TIMEOUT_MS, freePort, waitUntilReady } from '../helpers/service-process.ts';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-kill-'));
 const children: ChildProcess[] = [];
@@ -17,14 +16,6 @@ afterAll(() => {
   for (const c of children) c.kill('SIGKILL');
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 async function start(port: number): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['src/main.ts'], {

@@ -15,7 +15,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDevIssuer } from '../../src/auth/dev-issuer.ts';
 import { PG_URL, postgresReachable } from '../contract/pg-schema.ts';
-import { READY_TIMEOUT_MS, waitUntilReady } from '../helpers/service-process.ts';
+import { READY_TIMEOUT_MS, freePort, waitUntilReady } from '../helpers/service-process.ts';
 
 const REDIS_URL = process.env.REDIS_URL_TEST ?? 'redis://127.0.0.1:6379';
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -54,14 +54,6 @@ async function proxy(target: URL) {
     restore() { open = true; },
     close: () => new Promise<void>((r) => { open = false; for (const s of sockets) s.destroy(); server.close(() => r()); }),
   };
-}
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as net.AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
 }
 
 describe.skipIf(!up)('two replicas on one PostgreSQL and Redis', () => {
