@@ -41,7 +41,13 @@ async function median(times: number, run: () => Promise<void>): Promise<number> 
 
 async function main(): Promise<void> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gw-bench-graphql-'));
-  const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir, SEED_DEMO: 'false', RATE_LIMIT_PER_MIN: '100000000', RESPONSE_CACHE_ENTRIES: '0' });
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    DATA_DIR: dataDir,
+    SEED_DEMO: 'false',
+    RATE_LIMIT_PER_MIN: '100000000',
+    RESPONSE_CACHE_ENTRIES: '0',
+  });
   const registry = await openRegistryStore(config);
   await registry.importBundle(parseBundle(wideBundle(1_000)));
   const authenticator = await createAuthenticator(config, registry);
@@ -50,40 +56,83 @@ async function main(): Promise<void> {
   const origin = await app.listen({ host: '127.0.0.1', port: 0 });
   const token = await (await loadDevIssuer(dataDir)).mint({ sub: 'u-admin', org: 'org-a', ttlSeconds: 3600 });
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-  const post = (url: string, body: unknown) => fetch(`${origin}${url}`, { method: 'POST', headers, body: JSON.stringify(body) });
+  const post = (url: string, body: unknown) =>
+    fetch(`${origin}${url}`, { method: 'POST', headers, body: JSON.stringify(body) });
 
   try {
     // Same agents on both sides, checked before measuring.
-    const restItems = ((await (await post('/agent/v1/agents/search', { limit: 50, sorts: ['name'] })).json()) as { items: { id: string }[] }).items;
-    const gqlBody = (await (await post('/graphql', { query: NESTED })).json()) as { data: { agentSearch: { nodes: { id: string }[] } }; errors?: unknown };
+    const restItems = (
+      (await (await post('/agent/v1/agents/search', { limit: 50, sorts: ['name'] })).json()) as {
+        items: { id: string }[];
+      }
+    ).items;
+    const gqlBody = (await (await post('/graphql', { query: NESTED })).json()) as {
+      data: { agentSearch: { nodes: { id: string }[] } };
+      errors?: unknown;
+    };
     if (gqlBody.errors) throw new Error(`GraphQL query failed: ${JSON.stringify(gqlBody.errors)}`);
-    const same = JSON.stringify(restItems.map((i) => i.id)) === JSON.stringify(gqlBody.data.agentSearch.nodes.map((n) => n.id));
+    const same =
+      JSON.stringify(restItems.map((i) => i.id)) === JSON.stringify(gqlBody.data.agentSearch.nodes.map((n) => n.id));
     if (!same || restItems.length !== 50) throw new Error('REST and GraphQL did not return the same 50 agents');
 
-    const rest = await load({ url: `${origin}/agent/v1/agents/search`, method: 'POST', headers, body: JSON.stringify({ limit: 50, sorts: ['name'] }), connections: CONNECTIONS, seconds: SECONDS });
-    const graphql = await load({ url: `${origin}/graphql`, method: 'POST', headers, body: JSON.stringify({ query: NESTED }), connections: CONNECTIONS, seconds: SECONDS });
+    const rest = await load({
+      url: `${origin}/agent/v1/agents/search`,
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ limit: 50, sorts: ['name'] }),
+      connections: CONNECTIONS,
+      seconds: SECONDS,
+    });
+    const graphql = await load({
+      url: `${origin}/graphql`,
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ query: NESTED }),
+      connections: CONNECTIONS,
+      seconds: SECONDS,
+    });
 
-    const refs = Array.from({ length: 1_000 }, (_, i) => ({ __typename: 'Agent', id: `ag-w${String(i).padStart(4, '0')}` }));
-    const entities = { query: 'query($r: [_Any!]!) { _entities(representations: $r) { ... on Agent { id name workspaceId } } }', variables: { r: refs } };
+    const refs = Array.from({ length: 1_000 }, (_, i) => ({
+      __typename: 'Agent',
+      id: `ag-w${String(i).padStart(4, '0')}`,
+    }));
+    const entities = {
+      query: 'query($r: [_Any!]!) { _entities(representations: $r) { ... on Agent { id name workspaceId } } }',
+      variables: { r: refs },
+    };
     const check = (await (await post('/graphql', entities)).json()) as { data: { _entities: unknown[] } };
-    if (check.data._entities.filter((e) => e !== null).length !== 1_000) throw new Error('_entities did not resolve 1,000 agents');
+    if (check.data._entities.filter((e) => e !== null).length !== 1_000)
+      throw new Error('_entities did not resolve 1,000 agents');
     const byId = { query: '{ agent(id: "ag-w0000") { id name workspaceId } }' };
-    const entitiesMs = await median(60, async () => { await (await post('/graphql', entities)).arrayBuffer(); });
-    const byIdMs = await median(60, async () => { await (await post('/graphql', byId)).arrayBuffer(); });
+    const entitiesMs = await median(60, async () => {
+      await (await post('/graphql', entities)).arrayBuffer();
+    });
+    const byIdMs = await median(60, async () => {
+      await (await post('/graphql', byId)).arrayBuffer();
+    });
 
     const ratio = graphql.rps / rest.rps;
     const out = process.stdout;
-    out.write(`\nGraphQL benchmark (${CONNECTIONS} connections, ${SECONDS} s per side, SQLite, 1,000 agents, REST response cache off)\n`);
-    out.write(`  REST  POST /agent/v1/agents/search limit 50     ${rest.rps.toFixed(0).padStart(6)} req/s  p50 ${rest.p50} ms  p99 ${rest.p99} ms  non-2xx ${rest.non2xx}\n`);
-    out.write(`  GraphQL agentSearch(first: 50) + 4 nested edges  ${graphql.rps.toFixed(0).padStart(6)} req/s  p50 ${graphql.p50} ms  p99 ${graphql.p99} ms  non-2xx ${graphql.non2xx}\n`);
-    out.write(`  throughput ratio GraphQL/REST: ${ratio.toFixed(2)} (target >= 0.40) ${ratio >= 0.4 ? 'PASS' : 'FAIL'}\n`);
-    out.write(`  _entities, 1,000 Agent references: median ${entitiesMs.toFixed(1)} ms (target < 50 ms) ${entitiesMs < 50 ? 'PASS' : 'FAIL'}\n`);
-    out.write(`  baseline agent(id), 1 agent:       median ${byIdMs.toFixed(1)} ms; 1,000 references cost ${(entitiesMs / byIdMs).toFixed(1)}x one lookup\n\n`);
+    out.write(
+      `\nGraphQL benchmark (${CONNECTIONS} connections, ${SECONDS} s per side, SQLite, 1,000 agents, REST response cache off)\n`,
+    );
+    out.write(
+      `  REST  POST /agent/v1/agents/search limit 50     ${rest.rps.toFixed(0).padStart(6)} req/s  p50 ${rest.p50} ms  p99 ${rest.p99} ms  non-2xx ${rest.non2xx}\n`,
+    );
+    out.write(
+      `  GraphQL agentSearch(first: 50) + 4 nested edges  ${graphql.rps.toFixed(0).padStart(6)} req/s  p50 ${graphql.p50} ms  p99 ${graphql.p99} ms  non-2xx ${graphql.non2xx}\n`,
+    );
+    out.write(
+      `  throughput ratio GraphQL/REST: ${ratio.toFixed(2)} (target >= 0.40) ${ratio >= 0.4 ? 'PASS' : 'FAIL'}\n`,
+    );
+    out.write(
+      `  _entities, 1,000 Agent references: median ${entitiesMs.toFixed(1)} ms (target < 50 ms) ${entitiesMs < 50 ? 'PASS' : 'FAIL'}\n`,
+    );
+    out.write(
+      `  baseline agent(id), 1 agent:       median ${byIdMs.toFixed(1)} ms; 1,000 references cost ${(entitiesMs / byIdMs).toFixed(1)}x one lookup\n\n`,
+    );
   } finally {
-    await app.close();
-    await authenticator.close?.();
-    await traces.close();
-    await registry.close();
+    await app.close(); // closes the stores and the authenticator too
     await fs.rm(dataDir, { recursive: true, force: true });
   }
 }

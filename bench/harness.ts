@@ -27,7 +27,9 @@ export interface BenchApp {
 }
 
 /** The demo data set, the real authenticator (unless one is given), listening on 127.0.0.1. */
-export async function startDemoApp(options: { authenticator?: Authenticator; env?: Record<string, string> } = {}): Promise<BenchApp> {
+export async function startDemoApp(
+  options: { authenticator?: Authenticator; env?: Record<string, string> } = {},
+): Promise<BenchApp> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gw-bench-'));
   const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir, RATE_LIMIT_PER_MIN: '100000000', ...options.env });
   const registry = await openRegistryStore(config);
@@ -38,12 +40,13 @@ export async function startDemoApp(options: { authenticator?: Authenticator; env
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   const token = await (await loadDevIssuer(dataDir)).mint({ sub: 'user-alice', org: 'org-acme', ttlSeconds: 3600 });
   return {
-    app, url, config, registry, token,
+    app,
+    url,
+    config,
+    registry,
+    token,
     async close() {
-      await app.close();
-      await authenticator.close?.();
-      await traces.close();
-      await registry.close();
+      await app.close(); // closes the stores and the authenticator too
       await fs.rm(dataDir, { recursive: true, force: true });
     },
   };

@@ -25,13 +25,16 @@ export interface SenderResult {
   statuses: Record<string, number>;
 }
 
-
 function post(agent: http.Agent, url: URL, headers: Record<string, string>, payload: Buffer): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': String(payload.length) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = http.request(
+      url,
+      { method: 'POST', agent, headers: { ...headers, 'content-length': String(payload.length) } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });
@@ -39,7 +42,10 @@ function post(agent: http.Agent, url: URL, headers: Record<string, string>, payl
 
 async function send(job: SenderJob): Promise<SenderResult> {
   const bodies = Array.from({ length: 64 }, (_, i) => benchBody(i, job.batch, job.json));
-  const headers = { authorization: `Bearer ${job.token}`, 'content-type': job.json ? 'application/json' : 'application/x-protobuf' };
+  const headers = {
+    authorization: `Bearer ${job.token}`,
+    'content-type': job.json ? 'application/json' : 'application/x-protobuf',
+  };
   const agent = new http.Agent({ keepAlive: true, maxSockets: job.connections });
   const url = new URL(job.url);
   const statuses: Record<string, number> = {};
@@ -47,13 +53,16 @@ async function send(job: SenderJob): Promise<SenderResult> {
   let failures = 0;
   const deadline = Date.now() + job.seconds * 1000;
   const started = performance.now();
-  await Promise.all(Array.from({ length: job.connections }, async (_, w) => {
-    for (let i = w; Date.now() < deadline; i += job.connections) {
-      const status = await post(agent, url, headers, bodies[i % bodies.length] as Buffer);
-      if (status === 200) requests++; else failures++;
-      statuses[status] = (statuses[status] ?? 0) + 1;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: job.connections }, async (_, w) => {
+      for (let i = w; Date.now() < deadline; i += job.connections) {
+        const status = await post(agent, url, headers, bodies[i % bodies.length] as Buffer);
+        if (status === 200) requests++;
+        else failures++;
+        statuses[status] = (statuses[status] ?? 0) + 1;
+      }
+    }),
+  );
   agent.destroy();
   return { requests, failures, elapsedS: (performance.now() - started) / 1000, statuses };
 }

@@ -18,7 +18,9 @@ const connections = argNumber('connections', 8);
 const BATCH = 512;
 const demo = await startDemoApp({ env: { DEMO_TRACE_SPANS: '0' } });
 const bare = Fastify({ logger: false, bodyLimit: 64 * 1024 * 1024 });
-bare.addContentTypeParser(['application/x-protobuf', 'application/json'], { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+bare.addContentTypeParser(['application/x-protobuf', 'application/json'], { parseAs: 'buffer' }, (_req, body, done) =>
+  done(null, body),
+);
 bare.post('/v1/traces', async (_req, reply) => reply.code(200).type('application/json').send('{}'));
 const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
 
@@ -26,21 +28,34 @@ function run(url: string, json: boolean): Promise<SenderResult> {
   const job: SenderJob = { url: `${url}/v1/traces`, token: demo.token, json, seconds, connections, batch: BATCH };
   const worker = new Worker(new URL('./ingest-sender.ts', import.meta.url), { workerData: job });
   return new Promise((resolve, reject) => {
-    worker.once('message', (result: SenderResult) => { resolve(result); void worker.terminate(); });
+    worker.once('message', (result: SenderResult) => {
+      resolve(result);
+      void worker.terminate();
+    });
     worker.once('error', reject);
   });
 }
 
 const rate = (r: SenderResult) => (r.requests * BATCH) / r.elapsedS;
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US').padStart(9);
-const statuses = (r: SenderResult) => Object.entries(r.statuses).map(([k, v]) => `${k}: ${v}`).join(', ');
+const statuses = (r: SenderResult) =>
+  Object.entries(r.statuses)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join(', ');
 
-console.log(`OTLP ingestion: ${seconds}s per run, ${connections} concurrent senders in a worker thread, ${BATCH} spans per request`);
-for (const [name, json, target] of [['protobuf', false, 50_000], ['JSON', true, 25_000]] as const) {
+console.log(
+  `OTLP ingestion: ${seconds}s per run, ${connections} concurrent senders in a worker thread, ${BATCH} spans per request`,
+);
+for (const [name, json, target] of [
+  ['protobuf', false, 50_000],
+  ['JSON', true, 25_000],
+] as const) {
   const baseline = await run(bareUrl, json);
   const gateway = await run(demo.url, json);
   console.log(`  ${name.padEnd(8)} baseline (bare route, body read)  ${fmt(rate(baseline))} spans/s`);
-  console.log(`  ${name.padEnd(8)} gateway                           ${fmt(rate(gateway))} spans/s  (${gateway.requests} requests, ${gateway.failures} failed; statuses ${statuses(gateway)}; target >= ${target.toLocaleString('en-US')}: ${rate(gateway) >= target ? 'met' : 'missed'}; ratio ${(rate(gateway) / rate(baseline)).toFixed(2)})`);
+  console.log(
+    `  ${name.padEnd(8)} gateway                           ${fmt(rate(gateway))} spans/s  (${gateway.requests} requests, ${gateway.failures} failed; statuses ${statuses(gateway)}; target >= ${target.toLocaleString('en-US')}: ${rate(gateway) >= target ? 'met' : 'missed'}; ratio ${(rate(gateway) / rate(baseline)).toFixed(2)})`,
+  );
 }
 const stored = await demo.app.inject({ method: 'GET', url: '/healthz' });
 console.log(`  service still healthy: ${stored.statusCode === 200 ? 'yes' : 'no'}`);

@@ -15,8 +15,18 @@ const get = { authorization: `Bearer ${demo.token}` };
 
 const mix: autocannon.Request[] = [
   { method: 'GET', path: '/mcp/v1/tools?limit=50', headers: get },
-  { method: 'POST', path: '/agent/v1/agents/search', headers: json, body: JSON.stringify({ query: 'invoice', limit: 20 }) },
-  { method: 'POST', path: '/agent/v1/agents/search', headers: json, body: JSON.stringify({ query: 'data', strategy: 'prefix' }) },
+  {
+    method: 'POST',
+    path: '/agent/v1/agents/search',
+    headers: json,
+    body: JSON.stringify({ query: 'invoice', limit: 20 }),
+  },
+  {
+    method: 'POST',
+    path: '/agent/v1/agents/search',
+    headers: json,
+    body: JSON.stringify({ query: 'data', strategy: 'prefix' }),
+  },
   { method: 'POST', path: '/mcp/v1/tools/aggregate', headers: json, body: JSON.stringify({ group_by: ['server_id'] }) },
   { method: 'GET', path: '/skill/v1/insights/schemas', headers: get },
   { method: 'GET', path: '/registry/v1/workspaces/ws-acme/export', headers: get },
@@ -27,7 +37,9 @@ const mix: autocannon.Request[] = [
 
 console.log(`load: ${connections} connections for ${seconds}s over ${mix.length} request kinds`);
 const result = await autocannon({ url: demo.url, connections, duration: seconds, requests: mix });
-const byStatus = Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => `${code}: ${(s as { count: number }).count}`);
+const byStatus = Object.entries(result.statusCodeStats ?? {}).map(
+  ([code, s]) => `${code}: ${(s as { count: number }).count}`,
+);
 console.log(`throughput ${result.requests.average.toFixed(0)} req/s (${result.requests.total} requests)`);
 console.log(`latency p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, max ${result.latency.max} ms`);
 console.log(`responses by status: ${byStatus.join(', ')}; socket errors ${result.errors}, timeouts ${result.timeouts}`);

@@ -19,14 +19,15 @@ function argNumber(name: string, fallback: number): number {
   return at >= 0 ? Number(process.argv[at + 1]) : fallback;
 }
 
-
 function fingerprint(spans: DecodedSpan[]): string {
-  return JSON.stringify(spans, (_key, v: unknown) => (typeof v === 'bigint' ? String(v) : v instanceof Map ? [...v] : v));
+  return JSON.stringify(spans, (_key, v: unknown) =>
+    typeof v === 'bigint' ? String(v) : v instanceof Map ? [...v] : v,
+  );
 }
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[sorted.length >> 1];
+  return sorted[sorted.length >> 1] ?? Number.NaN;
 }
 
 const iterations = argNumber('iterations', 500);
@@ -36,7 +37,7 @@ const same = bodies.every((b) => fingerprint(decoders.reader(b)) === fingerprint
 
 const micros = { reader: [] as number[], protobufjs: [] as number[] };
 for (let i = 0; i < WARMUP + iterations; i++) {
-  const b = bodies[i % BODIES];
+  const b = bodies[i % BODIES]!;
   for (const name of ['reader', 'protobufjs'] as const) {
     const started = performance.now();
     decoders[name](b);
@@ -47,7 +48,15 @@ for (let i = 0; i < WARMUP + iterations; i++) {
 const reader = median(micros.reader);
 const protobufjs = median(micros.protobufjs);
 const fastest = (values: number[]) => Math.min(...values).toFixed(0);
-console.log(`OTLP protobuf decoding: ${BATCH} spans per request (${bodies[0].length.toLocaleString()} bytes), ${iterations} requests each, alternating`);
-console.log(`  hand-written reader  ${reader.toFixed(0).padStart(6)} µs per request (median; fastest ${fastest(micros.reader)}; target well under 1,000)`);
-console.log(`  protobufjs           ${protobufjs.toFixed(0).padStart(6)} µs per request (median; fastest ${fastest(micros.protobufjs)})`);
-console.log(`  speed-up             ${(protobufjs / reader).toFixed(1)}x (medians); same spans from both: ${same ? 'yes' : 'NO'}`);
+console.log(
+  `OTLP protobuf decoding: ${BATCH} spans per request (${bodies[0]!.length.toLocaleString()} bytes), ${iterations} requests each, alternating`,
+);
+console.log(
+  `  hand-written reader  ${reader.toFixed(0).padStart(6)} µs per request (median; fastest ${fastest(micros.reader)}; target well under 1,000)`,
+);
+console.log(
+  `  protobufjs           ${protobufjs.toFixed(0).padStart(6)} µs per request (median; fastest ${fastest(micros.protobufjs)})`,
+);
+console.log(
+  `  speed-up             ${(protobufjs / reader).toFixed(1)}x (medians); same spans from both: ${same ? 'yes' : 'NO'}`,
+);

@@ -33,17 +33,33 @@ bare.post('/search', async (_req, reply) => reply.type('application/json').send(
 const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
 
 console.log(`REST benchmark: ${seconds}s per run, ${connections} connections, demo data`);
-console.log(`tool list: ${tools.count} items, ${tools.body.length} bytes; search: ${search.count} items, ${search.body.length} bytes\n`);
+console.log(
+  `tool list: ${tools.count} items, ${tools.body.length} bytes; search: ${search.count} items, ${search.body.length} bytes\n`,
+);
 
 type Target = Parameters<typeof load>[0];
 const rows: [string, Target, Target, Target][] = [
-  ['GET /mcp/v1/tools?limit=50', { url: `${demo.url}/mcp/v1/tools?limit=50`, headers: auth }, { url: `${bareUrl}/tools` },
-    { url: `${cold.url}/mcp/v1/tools?limit=50`, headers: coldAuth }],
+  [
+    'GET /mcp/v1/tools?limit=50',
+    { url: `${demo.url}/mcp/v1/tools?limit=50`, headers: auth },
+    { url: `${bareUrl}/tools` },
+    { url: `${cold.url}/mcp/v1/tools?limit=50`, headers: coldAuth },
+  ],
   [
     'POST /agent/v1/agents/search',
-    { url: `${demo.url}/agent/v1/agents/search`, method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: searchBody },
+    {
+      url: `${demo.url}/agent/v1/agents/search`,
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: searchBody,
+    },
     { url: `${bareUrl}/search`, method: 'POST', headers: { 'content-type': 'application/json' }, body: searchBody },
-    { url: `${cold.url}/agent/v1/agents/search`, method: 'POST', headers: { ...coldAuth, 'content-type': 'application/json' }, body: searchBody },
+    {
+      url: `${cold.url}/agent/v1/agents/search`,
+      method: 'POST',
+      headers: { ...coldAuth, 'content-type': 'application/json' },
+      body: searchBody,
+    },
   ],
 ];
 

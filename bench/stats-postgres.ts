@@ -22,7 +22,10 @@ const skills = Array.from({ length: 13 }, (_, i) => ({ id: `skill-${i}`, workspa
 const duck = await DuckDbTraceStore.open(':memory:');
 const post = await openPostgresTraces({ databaseUrl: URL, requestTimeoutMs: 120_000 }, schema);
 let done = 0;
-for (const batch of demoSpans({ orgId: 'org', skills, users: ['u1', 'u2', 'u3'], spans: N, endS: END, days: 90 }, 20_000)) {
+for (const batch of demoSpans(
+  { orgId: 'org', skills, users: ['u1', 'u2', 'u3'], spans: N, endS: END, days: 90 },
+  20_000,
+)) {
   await Promise.all([duck.insertSpans(batch), post.insertSpans(batch)]);
   done += batch.length;
   process.stderr.write(`\rloading ${done.toLocaleString()} / ${N.toLocaleString()} spans into both engines   `);
@@ -35,10 +38,20 @@ await admin.connect();
 await admin.query(`ANALYZE ${schema}.spans; ANALYZE ${schema}.trace_skills`);
 
 const query: AggregateQuery = {
-  orgId: 'org', skill: 'skill-0', startS: END - 30 * 86400, endS: END, workspaceIds: ['ws-0', 'ws-1', 'ws-2', 'ws-3'], filters: [],
-  groupBy: ['model'], measures: ['traces', 'tokens', 'error_rate', 'latency_p99'], bucket: 'day',
+  orgId: 'org',
+  skill: 'skill-0',
+  startS: END - 30 * 86400,
+  endS: END,
+  workspaceIds: ['ws-0', 'ws-1', 'ws-2', 'ws-3'],
+  filters: [],
+  groupBy: ['model'],
+  measures: ['traces', 'tokens', 'error_rate', 'latency_p99'],
+  bucket: 'day',
 };
-const ranked: AggregateQuery = { ...query, top: query.measures.map((by) => ({ by, direction: 'desc' as const, limit: 100 })) };
+const ranked: AggregateQuery = {
+  ...query,
+  top: query.measures.map((by) => ({ by, direction: 'desc' as const, limit: 100 })),
+};
 async function median(store: TraceStore, q = query): Promise<number> {
   await store.aggregate(q);
   const times: number[] = [];
@@ -57,7 +70,9 @@ console.log(`  PostgreSQL  median ${p.toFixed(1)} ms`);
 console.log(`  ratio PostgreSQL/DuckDB ${(p / d).toFixed(1)}`);
 const dt = await median(duck, ranked);
 const pt = await median(post, ranked);
-console.log(`  with top (4 rankings, top 100 each): DuckDB median ${dt.toFixed(1)} ms, PostgreSQL median ${pt.toFixed(1)} ms`);
+console.log(
+  `  with top (4 rankings, top 100 each): DuckDB median ${dt.toFixed(1)} ms, PostgreSQL median ${pt.toFixed(1)} ms`,
+);
 await duck.close();
 await post.close();
 await admin.query(`DROP SCHEMA ${schema} CASCADE`);

@@ -23,7 +23,12 @@ const file = path.join(os.tmpdir(), `gw-bench-stats-${N}.duckdb`);
 
 const demo = await startDemoApp({ env: { DEMO_TRACE_SPANS: '0' } });
 const workspaces = await demo.registry.listOrgWorkspaces('org-acme');
-const skills = (await demo.registry.listArtifacts(workspaces.map((w) => w.id), 'skill')).map((s) => ({ id: s.id, workspaceId: s.workspace_id }));
+const skills = (
+  await demo.registry.listArtifacts(
+    workspaces.map((w) => w.id),
+    'skill',
+  )
+).map((s) => ({ id: s.id, workspaceId: s.workspace_id }));
 const users = (await demo.registry.listUsers('org-acme', 200, 0)).items.map((u) => u.id);
 
 let store = await ThreadedTraceStore.open(file);
@@ -38,7 +43,9 @@ if ((await store.countSpans()) !== N) {
     await store.insertSpans(batch);
     done += batch.length;
     const rate = done / ((Date.now() - started) / 1000);
-    process.stderr.write(`\rgenerating spans ${done.toLocaleString()} / ${N.toLocaleString()} (${Math.round((100 * done) / N)}%, ${Math.round(rate).toLocaleString()}/s)   `);
+    process.stderr.write(
+      `\rgenerating spans ${done.toLocaleString()} / ${N.toLocaleString()} (${Math.round((100 * done) / N)}%, ${Math.round(rate).toLocaleString()}/s)   `,
+    );
   }
   process.stderr.write('\n');
 }
@@ -57,52 +64,95 @@ const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-bench-stats-'));
 const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir, REQUEST_TIMEOUT_MS: '60000' });
 const registry = await openRegistryStore(config);
 await seedDemoIfEmpty(registry);
-const app = await buildApp({ services: { config, registry, traces: store }, authenticator: await createAuthenticator(config, registry), logger: false });
+const app = await buildApp({
+  services: { config, registry, traces: store },
+  authenticator: await createAuthenticator(config, registry),
+  logger: false,
+});
 const token = await (await loadDevIssuer(dataDir)).mint({ sub: 'user-alice', org: 'org-acme' });
 
 const skill = skills[0] as { id: string };
 const start = END - 30 * 86400;
 const body = {
-  start_time_unix_seconds: start, end_time_unix_seconds: END, request_type: 'time_series', queries: [
-    { name: 'traces', measure: 'traces', group_by: ['model'] }, { name: 'tokens', measure: 'tokens', group_by: ['model'] },
-    { name: 'error_rate', measure: 'error_rate', group_by: ['model'] }, { name: 'latency_p99', measure: 'latency_p99', group_by: ['model'] },
+  start_time_unix_seconds: start,
+  end_time_unix_seconds: END,
+  request_type: 'time_series',
+  queries: [
+    { name: 'traces', measure: 'traces', group_by: ['model'] },
+    { name: 'tokens', measure: 'tokens', group_by: ['model'] },
+    { name: 'error_rate', measure: 'error_rate', group_by: ['model'] },
+    { name: 'latency_p99', measure: 'latency_p99', group_by: ['model'] },
   ],
 };
-const access = await (await import('../src/auth/access.ts')).loadAccess(registry, { kind: 'user', orgId: 'org-acme', userId: 'user-alice' });
+const access = await (
+  await import('../src/auth/access.ts')
+).loadAccess(registry, { kind: 'user', orgId: 'org-acme', userId: 'user-alice' });
 const aggregate: AggregateQuery = {
-  orgId: 'org-acme', skill: skill.id, startS: start, endS: END, workspaceIds: access.readableWorkspaceIds, filters: [],
-  groupBy: ['model'], measures: ['traces', 'tokens', 'error_rate', 'latency_p99'], bucket: 'day',
+  orgId: 'org-acme',
+  skill: skill.id,
+  startS: start,
+  endS: END,
+  workspaceIds: access.readableWorkspaceIds,
+  filters: [],
+  groupBy: ['model'],
+  measures: ['traces', 'tokens', 'error_rate', 'latency_p99'],
+  bucket: 'day',
 };
 const compiled = await store.compile(aggregate);
 // What the endpoint asks the engine for this body: each query's top 100 groups by its measure.
-const ranked = await store.compile({ ...aggregate, top: aggregate.measures.map((by) => ({ by, direction: 'desc' as const, limit: 100 })) });
+const ranked = await store.compile({
+  ...aggregate,
+  top: aggregate.measures.map((by) => ({ by, direction: 'desc' as const, limit: 100 })),
+});
 
 async function endpoint(): Promise<number> {
   const t0 = performance.now();
-  const res = await app.inject({ method: 'POST', url: `/skill/v1/skills/${skill.id}/traces/stats/query`, headers: { authorization: `Bearer ${token}` }, payload: body });
+  const res = await app.inject({
+    method: 'POST',
+    url: `/skill/v1/skills/${skill.id}/traces/stats/query`,
+    headers: { authorization: `Bearer ${token}` },
+    payload: body,
+  });
   if (res.statusCode !== 200) throw new Error(`endpoint answered ${res.statusCode}: ${res.body.slice(0, 300)}`);
   return performance.now() - t0;
 }
 async function rawSql(sql = compiled): Promise<number> {
   const t0 = performance.now();
-  await store.sql(sql.sql, sql.params);
+  await store.runCompiled(sql);
   return performance.now() - t0;
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
-for (let i = 0; i < 3; i++) { await endpoint(); await rawSql(); await rawSql(ranked); }
+for (let i = 0; i < 3; i++) {
+  await endpoint();
+  await rawSql();
+  await rawSql(ranked);
+}
 const e: number[] = [];
 const r: number[] = [];
 const t: number[] = [];
-for (let i = 0; i < RUNS; i++) { r.push(await rawSql()); t.push(await rawSql(ranked)); e.push(await endpoint()); }
-const sample = (await app.inject({ method: 'POST', url: `/skill/v1/skills/${skill.id}/traces/stats/query`, headers: { authorization: `Bearer ${token}` }, payload: body })).json();
-console.log(`trace stats benchmark: ${(await store.countSpans()).toLocaleString()} spans, skill ${skill.id}, 30-day time_series x 4 measures by model, ${RUNS} runs`);
+for (let i = 0; i < RUNS; i++) {
+  r.push(await rawSql());
+  t.push(await rawSql(ranked));
+  e.push(await endpoint());
+}
+const sample = (
+  await app.inject({
+    method: 'POST',
+    url: `/skill/v1/skills/${skill.id}/traces/stats/query`,
+    headers: { authorization: `Bearer ${token}` },
+    payload: body,
+  })
+).json();
+console.log(
+  `trace stats benchmark: ${(await store.countSpans()).toLocaleString()} spans, skill ${skill.id}, 30-day time_series x 4 measures by model, ${RUNS} runs`,
+);
 console.log(`  series ${sample.data.series.length}, points per series ${sample.data.series[0]?.points.length}`);
 console.log(`  raw DuckDB SQL     median ${median(r).toFixed(1)} ms`);
 console.log(`  raw SQL with top   median ${median(t).toFixed(1)} ms   (4 rankings, top 100 each)`);
-console.log(`  endpoint (inject)  median ${median(e).toFixed(1)} ms   (target <= 150 ms: ${median(e) <= 150 ? 'met' : 'missed'})`);
+console.log(
+  `  endpoint (inject)  median ${median(e).toFixed(1)} ms   (target <= 150 ms: ${median(e) <= 150 ? 'met' : 'missed'})`,
+);
 console.log(`  ratio ${(median(e) / median(r)).toFixed(2)} (target <= 1.2)`);
-await app.close();
-await store.close();
-await registry.close();
+await app.close(); // closes the stores too
 fs.rmSync(dataDir, { recursive: true, force: true });

@@ -4,7 +4,13 @@
  */
 import crypto from 'node:crypto';
 import type { Duplex } from 'node:stream';
-import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import swagger from '@fastify/swagger';
 import type { Authenticator } from './auth/caller.ts';
 import { createContext, type RequestContext, type Services } from './context.ts';
@@ -33,6 +39,11 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * What the app is built from. The app owns it: `app.close()` closes, after every plugin has stopped,
+ * the authenticator, the rate limiter, the APQ cache, the trace store and the registry store, so the
+ * process entry and the tests share one shutdown.
+ */
 export interface AppOptions {
   services: Services;
   authenticator: Authenticator;
@@ -43,7 +54,7 @@ export interface AppOptions {
   /** Shared counters for several replicas; in-process counters otherwise. */
   rateLimiter?: RateLimiter;
   /** Shared store of GraphQL automatic persisted queries (Redis in server mode); in-memory otherwise. */
-  apqCache?: GraphqlOptions['apqCache'];
+  apqCache?: NonNullable<GraphqlOptions['apqCache']> & { close?(): unknown };
 }
 
 const TRACEPARENT = /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-[\da-f]{2}$/;
@@ -56,15 +67,16 @@ function traceIdOf(header: string | string[] | undefined): string {
   return crypto.randomBytes(16).toString('hex');
 }
 
-export function sendProblem(reply: FastifyReply, err: ApiError, traceId: string | null): FastifyReply {
+function sendProblem(reply: FastifyReply, err: ApiError, traceId: string | null): FastifyReply {
   if (err.extras.retryAfter !== undefined) reply.header('retry-after', String(err.extras.retryAfter));
   return reply.code(err.status).type('application/problem+json').send(toProblem(err, traceId));
 }
 
 /** Maps anything thrown during a request to a catalogue error; never leaks internals. */
-export function toApiError(err: FastifyError | Error): ApiError {
+function toApiError(err: FastifyError | Error): ApiError {
   if (isApiError(err)) return err;
-  if (err instanceof StoreUnavailableError) return new ApiError('service_unavailable', 'the registry store is unavailable; retry later', { retryAfter: 5 });
+  if (err instanceof StoreUnavailableError)
+    return new ApiError('service_unavailable', 'the registry store is unavailable; retry later', { retryAfter: 5 });
   const e = err as FastifyError;
   switch (e.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
@@ -90,11 +102,12 @@ export function toApiError(err: FastifyError | Error): ApiError {
  * percent-encoding) answered as problems with a trace id, like every other error (DESIGN §7).
  */
 function frameworkError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  const apiErr = err.code === 'FST_ERR_MAX_PARAM_LENGTH'
-    ? new ApiError('invalid_request', `a path parameter is longer than ${MAX_PARAM_LENGTH} characters`)
-    : err.code === 'FST_ERR_BAD_URL'
-      ? new ApiError('invalid_request', 'the URL path has an invalid percent-encoding')
-      : toApiError(err);
+  const apiErr =
+    err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? new ApiError('invalid_request', `a path parameter is longer than ${MAX_PARAM_LENGTH} characters`)
+      : err.code === 'FST_ERR_BAD_URL'
+        ? new ApiError('invalid_request', 'the URL path has an invalid percent-encoding')
+        : toApiError(err);
   if (apiErr.status >= 500) request.log.error({ err }, 'request failed');
   void sendProblem(reply, apiErr, request.id);
 }
@@ -105,14 +118,24 @@ function frameworkError(err: FastifyError, request: FastifyRequest, reply: Fasti
  */
 function clientError(_err: Error, socket: Duplex): void {
   if (!socket.writable) return;
-  const problem = JSON.stringify(toProblem(new ApiError('invalid_request', 'the HTTP request is malformed or its headers are too large'), traceIdOf(undefined)));
-  socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(problem)}\r\nConnection: close\r\n\r\n${problem}`);
+  const problem = JSON.stringify(
+    toProblem(
+      new ApiError('invalid_request', 'the HTTP request is malformed or its headers are too large'),
+      traceIdOf(undefined),
+    ),
+  );
+  socket.end(
+    `HTTP/1.1 400 Bad Request\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(problem)}\r\nConnection: close\r\n\r\n${problem}`,
+  );
 }
 
 const MAX_PARAM_LENGTH = 500;
 
 function parseJsonBody(_req: FastifyRequest, body: string, done: (err: Error | null, body?: unknown) => void): void {
-  if (body.length === 0) return done(null, undefined);
+  if (body.length === 0) {
+    done(null, undefined);
+    return;
+  }
   try {
     done(null, JSON.parse(body));
   } catch {
@@ -136,6 +159,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     frameworkErrors: frameworkError,
     clientErrorHandler: clientError,
   });
+  // onClose hooks run last-registered first: this one runs after every plugin's own (GraphQL, OTLP pool).
+  app.addHook('onClose', async () => {
+    await authenticator.close?.();
+    await options.rateLimiter?.close?.();
+    await options.apqCache?.close?.();
+    await services.traces.close();
+    await services.registry.close();
+  });
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
@@ -149,7 +180,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return sendProblem(reply, apiErr, request.id);
   });
   app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, new ApiError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`), request.id),
+    sendProblem(
+      reply,
+      new ApiError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`),
+      request.id,
+    ),
   );
 
   app.addSchema(problemSchema);
@@ -164,7 +199,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
       security: [{ bearer: [] }],
     },
-    refResolver: { buildLocalReference: (json, _base, _frag, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+    refResolver: {
+      buildLocalReference: (json, _base, _frag, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
   });
 
   const metrics = options.metrics ?? services.metrics ?? createMetrics({ defaultMetrics: false });
@@ -172,7 +209,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerHealthRoutes(app, services);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  const rateLimits = new RateLimits(options.rateLimiter ?? new InProcessRateLimiter(), services.config.rateLimit.perMinute);
+  const rateLimits = new RateLimits(
+    options.rateLimiter ?? new InProcessRateLimiter(),
+    services.config.rateLimit.perMinute,
+  );
   // Everything registered in this scope needs a caller.
   await app.register(async (api) => {
     api.addHook('onRequest', async (request, reply) => {
@@ -187,7 +227,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     registerRegistryRoutes(api);
     registerTraceRoutes(api);
     registerOtlpReceiver(api, services.config.bounds);
-    await registerGraphql(api, services, { toApiError, ...(options.apqCache !== undefined ? { apqCache: options.apqCache } : {}) });
+    await registerGraphql(api, services, {
+      toApiError,
+      ...(options.apqCache !== undefined ? { apqCache: options.apqCache } : {}),
+    });
   });
 
   return app;

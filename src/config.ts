@@ -49,14 +49,14 @@ export interface Bounds {
   graphqlMaxCost: number;
 }
 
-export interface TraceEngineConfig {
+interface TraceEngineConfig {
   /** Dimension values the DuckDB engine keeps in memory (a cache of its dictionary table). */
   dictionaryValues: number;
   /** DuckDB's memory_limit, in MiB. */
   memoryLimitMb: number;
 }
 
-export interface AuthConfig {
+interface AuthConfig {
   jwksUrl: string | undefined;
   jwksFile: string | undefined;
   issuers: string[];
@@ -105,7 +105,10 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
 function list(env: Env, name: string, fallback: string[]): string[] {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
-  return raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  return raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 }
 
 /**
@@ -113,10 +116,16 @@ function list(env: Env, name: string, fallback: string[]): string[] {
  * says which variable is missing instead of starting with rules that accept or reject everything.
  */
 function checkProduction(auth: AuthConfig): void {
-  if (auth.audience === undefined) throw new ConfigError('AUTH_AUDIENCE is required when NODE_ENV=production (tokens for any audience would be accepted)');
-  if (auth.issuers.length === 0) throw new ConfigError('AUTH_ISSUERS is required when NODE_ENV=production (no issuer would be trusted)');
+  if (auth.audience === undefined)
+    throw new ConfigError(
+      'AUTH_AUDIENCE is required when NODE_ENV=production (tokens for any audience would be accepted)',
+    );
+  if (auth.issuers.length === 0)
+    throw new ConfigError('AUTH_ISSUERS is required when NODE_ENV=production (no issuer would be trusted)');
   if (auth.jwksUrl === undefined && auth.jwksFile === undefined) {
-    throw new ConfigError('AUTH_JWKS_URL or AUTH_JWKS_FILE is required when NODE_ENV=production (no signing key would be trusted)');
+    throw new ConfigError(
+      'AUTH_JWKS_URL or AUTH_JWKS_FILE is required when NODE_ENV=production (no signing key would be trusted)',
+    );
   }
 }
 

@@ -26,6 +26,7 @@ export interface RequestContext {
   readonly caller: Caller;
   readonly services: Services;
   readonly registry: RegistryStore;
+  readonly traces: TraceStore;
   /** W3C trace id of the request. */
   readonly traceId: string;
   /** Aborted at the request deadline; store work listens to it. */
@@ -39,13 +40,20 @@ export interface RequestContext {
   readonly loaders: Loaders;
 }
 
-export function createContext(services: Services, caller: Caller, traceId: string, deadline: Deadline, rateLimits: RateLimits): RequestContext {
+export function createContext(
+  services: Services,
+  caller: Caller,
+  traceId: string,
+  deadline: Deadline,
+  rateLimits: RateLimits,
+): RequestContext {
   let access: Promise<Access> | undefined;
   let loaders: Loaders | undefined;
   return {
     caller,
     services,
     registry: services.registry,
+    traces: services.traces,
     traceId,
     signal: deadline.signal,
     checkDeadline: () => checkDeadline(deadline),

@@ -73,8 +73,18 @@ function counts(store: RegistryStore, by: 'workspace' | 'project' | 'creator') {
  * asked only by the loaders that list across workspaces.
  */
 export function createLoaders(store: RegistryStore, readableWorkspaceIds: () => Promise<readonly string[]>): Loaders {
-  const artifact = new DataLoader(byKey((ids) => store.getArtifacts(ids), (a) => a.id));
-  const project = new DataLoader(byKey((ids) => store.getProjects(ids), (p) => p.id));
+  const artifact = new DataLoader(
+    byKey(
+      (ids) => store.getArtifacts(ids),
+      (a) => a.id,
+    ),
+  );
+  const project = new DataLoader(
+    byKey(
+      (ids) => store.getProjects(ids),
+      (p) => p.id,
+    ),
+  );
   const primeArtifacts = (rows: ArtifactVersion[]) => {
     for (const row of rows) if (row.is_latest) artifact.prime(row.id, row);
     return rows;
@@ -83,10 +93,30 @@ export function createLoaders(store: RegistryStore, readableWorkspaceIds: () => 
   return {
     artifact,
     project,
-    artifactVersions: new DataLoader(groupedBy(async (ids) => primeArtifacts(await store.getArtifactVersions(ids)), (a) => [a.id])),
-    user: new DataLoader(byKey((ids) => store.getUsers(ids), (u) => u.id)),
-    relationships: new DataLoader(groupedBy((ids) => store.getRelationships(ids), (r) => [r.from.id, r.to.id])),
-    identity: new DataLoader(byKey((ids) => store.getIdentitiesOfAgents(ids), (i) => i.agent_id)),
+    artifactVersions: new DataLoader(
+      groupedBy(
+        async (ids) => primeArtifacts(await store.getArtifactVersions(ids)),
+        (a) => [a.id],
+      ),
+    ),
+    user: new DataLoader(
+      byKey(
+        (ids) => store.getUsers(ids),
+        (u) => u.id,
+      ),
+    ),
+    relationships: new DataLoader(
+      groupedBy(
+        (ids) => store.getRelationships(ids),
+        (r) => [r.from.id, r.to.id],
+      ),
+    ),
+    identity: new DataLoader(
+      byKey(
+        (ids) => store.getIdentitiesOfAgents(ids),
+        (i) => i.agent_id,
+      ),
+    ),
     artifactCountsByWorkspace: counts(store, 'workspace'),
     artifactCountsByProject: counts(store, 'project'),
     artifactCountsByCreator: counts(store, 'creator'),
@@ -94,16 +124,36 @@ export function createLoaders(store: RegistryStore, readableWorkspaceIds: () => 
       const found = await store.countMembers(ids);
       return ids.map((id) => found.get(id) ?? 0);
     }),
-    membershipsOfWorkspace: new DataLoader(groupedBy((ids) => store.getMembershipsOfWorkspaces(ids), (m) => [m.workspace_id])),
-    projectsOfWorkspace: new DataLoader(groupedBy(async (ids) => {
-      const rows = await store.listProjects(ids);
-      for (const p of rows) project.prime(p.id, p);
-      return rows;
-    }, (p) => [p.workspace_id])),
-    artifactsOfWorkspace: new DataLoader(groupedBy(async (ids) => primeArtifacts(await store.listArtifacts(ids)), (a) => [a.workspace_id])),
-    artifactsOfCreator: new DataLoader(groupedBy(async () => {
-      const scope = await readableWorkspaceIds();
-      return scope.length === 0 ? [] : primeArtifacts(await store.listArtifacts(scope));
-    }, (a) => [a.created_by])),
+    membershipsOfWorkspace: new DataLoader(
+      groupedBy(
+        (ids) => store.getMembershipsOfWorkspaces(ids),
+        (m) => [m.workspace_id],
+      ),
+    ),
+    projectsOfWorkspace: new DataLoader(
+      groupedBy(
+        async (ids) => {
+          const rows = await store.listProjects(ids);
+          for (const p of rows) project.prime(p.id, p);
+          return rows;
+        },
+        (p) => [p.workspace_id],
+      ),
+    ),
+    artifactsOfWorkspace: new DataLoader(
+      groupedBy(
+        async (ids) => primeArtifacts(await store.listArtifacts(ids)),
+        (a) => [a.workspace_id],
+      ),
+    ),
+    artifactsOfCreator: new DataLoader(
+      groupedBy(
+        async () => {
+          const scope = await readableWorkspaceIds();
+          return scope.length === 0 ? [] : primeArtifacts(await store.listArtifacts(scope));
+        },
+        (a) => [a.created_by],
+      ),
+    ),
   };
 }

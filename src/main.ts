@@ -52,7 +52,8 @@ async function main(): Promise<void> {
     refusedApiKeys: config.nodeEnv === 'production' ? demoApiKeys() : [],
   });
   // Shared counters when several replicas run (REDIS_URL); this process's memory otherwise.
-  const rateLimiter: RateLimiter = config.redisUrl !== undefined ? new RedisRateLimiter(config.redisUrl) : new InProcessRateLimiter();
+  const rateLimiter: RateLimiter =
+    config.redisUrl !== undefined ? new RedisRateLimiter(config.redisUrl) : new InProcessRateLimiter();
   const apqCache = config.redisUrl !== undefined ? new RedisKeyValueCache(config.redisUrl) : undefined;
   const app = await buildApp({
     services: { config, registry, traces, metrics },
@@ -71,12 +72,7 @@ async function main(): Promise<void> {
     const force = setTimeout(() => process.exit(1), 10_000);
     force.unref();
     try {
-      await app.close();
-      await authenticator.close?.();
-      await rateLimiter.close?.();
-      apqCache?.close();
-      await traces.close();
-      await registry.close();
+      await app.close(); // closes the stores, authenticator, limiter and cache too (see AppOptions)
     } finally {
       process.exit(0);
     }

@@ -5,7 +5,7 @@
 import type { RequestContext } from '../context.ts';
 import type { ProfileImage } from '../domain/types.ts';
 import { ApiError } from '../errors.ts';
-import { generateProfilePng } from '../seed/png.ts';
+import { generateProfilePng } from '../shared/png.ts';
 
 export async function getProfileImage(ctx: RequestContext, agentId: string): Promise<ProfileImage> {
   const agent = await ctx.loaders.artifact.load(agentId);

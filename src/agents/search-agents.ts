@@ -10,7 +10,13 @@ import { decodeCursor, encodeCursor, fingerprint, pageWindow } from '../shared/p
 import type { ArtifactSort, ArtifactSortField, SearchStrategy } from '../store/registry-port.ts';
 
 export const SEARCH_STRATEGIES: readonly SearchStrategy[] = ['keyword', 'prefix', 'exact'];
-export const SORT_FIELDS: readonly ArtifactSortField[] = ['relevance', 'name', 'display_name', 'created_at', 'updated_at'];
+export const SORT_FIELDS: readonly ArtifactSortField[] = [
+  'relevance',
+  'name',
+  'display_name',
+  'created_at',
+  'updated_at',
+];
 export const SEARCH_DEFAULT_LIMIT = 20;
 export const SEARCH_MAX_LIMIT = 100;
 
@@ -33,10 +39,12 @@ function parseSorts(sorts: string[] | undefined, hasQuery: boolean): ArtifactSor
   if (sorts === undefined || sorts.length === 0) {
     return [{ field: hasQuery ? 'relevance' : 'name', desc: false }];
   }
-  return sorts
-    .map((s) => ({ field: s.replace(/^-/, '') as ArtifactSortField, desc: s.startsWith('-') }))
-    // Relevance means nothing without a query; the remaining sorts (then id) decide the order.
-    .filter((s) => hasQuery || s.field !== 'relevance');
+  return (
+    sorts
+      .map((s) => ({ field: s.replace(/^-/, '') as ArtifactSortField, desc: s.startsWith('-') }))
+      // Relevance means nothing without a query; the remaining sorts (then id) decide the order.
+      .filter((s) => hasQuery || s.field !== 'relevance')
+  );
 }
 
 /** The page of a search as stored rows: validation, authorization and paging of operation 2. */
@@ -54,7 +62,8 @@ export async function findAgents(
   let offset = input.offset;
   if (input.cursor !== undefined) {
     const decoded = decodeCursor(input.cursor, print);
-    if (decoded === null) throw new ApiError('invalid_field', 'cursor is not valid for this search', { field: '/cursor' });
+    if (decoded === null)
+      throw new ApiError('invalid_field', 'cursor is not valid for this search', { field: '/cursor' });
     offset = decoded;
   }
   const window = pageWindow(input.limit, offset, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT);

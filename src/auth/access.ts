@@ -166,5 +166,5 @@ export async function loadAccess(store: RegistryStore, caller: Caller): Promise<
     return new Access(caller, workspaces, roles);
   }
   const workspaces = await store.listOrgWorkspaces(caller.orgId);
-  return new Access(caller, workspaces, new Map([[caller.workspaceId, 'editor' as Role]]));
+  return new Access(caller, workspaces, new Map([[caller.workspaceId, 'editor']]));
 }

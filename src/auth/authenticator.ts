@@ -31,7 +31,11 @@ export interface AuthenticatorOptions {
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
-export async function createAuthenticator(config: Config, registry: RegistryStore, opts: AuthenticatorOptions = {}): Promise<Authenticator> {
+export async function createAuthenticator(
+  config: Config,
+  registry: RegistryStore,
+  opts: AuthenticatorOptions = {},
+): Promise<Authenticator> {
   const now = opts.now ?? Date.now;
   const auth = config.auth;
   const issuers = new Map<string, KeySet>();
@@ -41,9 +45,14 @@ export async function createAuthenticator(config: Config, registry: RegistryStor
     configured.push(new StaticKeySet(file.keys));
   }
   if (auth.jwksUrl !== undefined) {
-    configured.push(new RemoteKeySet(auth.jwksUrl, {
-      staleMs: auth.jwksStaleS * 1000, cooldownMs: auth.jwksCooldownS * 1000, now, ...(opts.onJwksFetch ? { onFetch: opts.onJwksFetch } : {}),
-    }));
+    configured.push(
+      new RemoteKeySet(auth.jwksUrl, {
+        staleMs: auth.jwksStaleS * 1000,
+        cooldownMs: auth.jwksCooldownS * 1000,
+        now,
+        ...(opts.onJwksFetch ? { onFetch: opts.onJwksFetch } : {}),
+      }),
+    );
   }
   const union: KeySet = {
     async find(kid) {
@@ -60,7 +69,11 @@ export async function createAuthenticator(config: Config, registry: RegistryStor
     audience ??= dev.audience;
   }
   const verifier: VerifierOptions = {
-    issuers, audience, algorithms: auth.algorithms, clockToleranceS: auth.clockToleranceS, now: () => new Date(now()),
+    issuers,
+    audience,
+    algorithms: auth.algorithms,
+    clockToleranceS: auth.clockToleranceS,
+    now: () => new Date(now()),
   };
   const cache = new Map<string, { caller: Caller; expMs: number }>();
   const refused = new Set((opts.refusedApiKeys ?? []).map(sha256));
@@ -70,7 +83,8 @@ export async function createAuthenticator(config: Config, registry: RegistryStor
     if (refused.has(hash)) throw new ApiError('invalid_api_key', 'the API key is unknown, expired or revoked');
     const identity = await registry.findIdentityByApiKeyHash(hash);
     const expired = identity?.expires_at !== undefined && Date.parse(identity.expires_at) <= now();
-    if (identity === null || identity.revoked === true || expired) throw new ApiError('invalid_api_key', 'the API key is unknown, expired or revoked');
+    if (identity === null || identity.revoked === true || expired)
+      throw new ApiError('invalid_api_key', 'the API key is unknown, expired or revoked');
     return serviceAccount(identity.agent_id, identity.client_id);
   }
 
@@ -88,18 +102,23 @@ export async function createAuthenticator(config: Config, registry: RegistryStor
   async function fromClaims(claims: JWTPayload): Promise<Caller> {
     const sub = typeof claims.sub === 'string' && claims.sub !== '' ? claims.sub : undefined;
     const client = [claims.client_id, claims.azp].find((c): c is string => typeof c === 'string' && c !== '');
-    if (sub === undefined && client === undefined) throw new ApiError('missing_identity', 'the token names no user and no client');
+    if (sub === undefined && client === undefined)
+      throw new ApiError('missing_identity', 'the token names no user and no client');
     if (client !== undefined && client === sub) {
       const identity = await registry.findIdentityByClientId(client);
-      if (identity === null) throw new ApiError('token_service_account_unbound', 'the client is bound to no agent identity');
+      if (identity === null)
+        throw new ApiError('token_service_account_unbound', 'the client is bound to no agent identity');
       return serviceAccount(identity.agent_id, client);
     }
     if (sub === undefined) throw new ApiError('missing_user', 'the token has no subject');
     const orgId = claims[auth.orgClaim];
-    if (typeof orgId !== 'string' || orgId === '') throw new ApiError('missing_org', `the token has no ${auth.orgClaim} claim`);
+    if (typeof orgId !== 'string' || orgId === '')
+      throw new ApiError('missing_org', `the token has no ${auth.orgClaim} claim`);
     const [[user], [org]] = await Promise.all([registry.getUsers([sub]), registry.getOrganizations([orgId])]);
-    if (user === undefined || org === undefined || user.org_id !== org.id) throw new ApiError('unknown_account', 'the user or organization is not in the directory');
-    if (org.status === 'suspended' || user.status === 'suspended') throw new ApiError('account_suspended', 'the account is suspended');
+    if (user === undefined || org === undefined || user.org_id !== org.id)
+      throw new ApiError('unknown_account', 'the user or organization is not in the directory');
+    if (org.status === 'suspended' || user.status === 'suspended')
+      throw new ApiError('account_suspended', 'the account is suspended');
     return { kind: 'user', orgId: org.id, userId: user.id };
   }
 
@@ -109,7 +128,8 @@ export async function createAuthenticator(config: Config, registry: RegistryStor
       if (m === null) throw new ApiError('token_missing', 'send Authorization: Bearer <token>');
       const token = (m[1] as string).trim();
       if (!token.includes('.')) {
-        if (!API_KEY.test(token)) throw new ApiError('token_malformed', 'the credential is neither a JWT nor an API key');
+        if (!API_KEY.test(token))
+          throw new ApiError('token_malformed', 'the credential is neither a JWT nor an API key');
         return fromApiKey(token);
       }
       const key = sha256(token);

@@ -4,14 +4,14 @@
  */
 export type Caller = UserCaller | ServiceAccountCaller;
 
-export interface UserCaller {
+interface UserCaller {
   kind: 'user';
   orgId: string;
   userId: string;
 }
 
 /** An agent acting through its identity (client-credentials token or API key). */
-export interface ServiceAccountCaller {
+interface ServiceAccountCaller {
   kind: 'service_account';
   orgId: string;
   agentId: string;

@@ -6,11 +6,11 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { SignJWT, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
 
-export const DEV_ISSUER = 'urn:gateway:dev';
-export const DEV_AUDIENCE = 'agent-gateway';
+const DEV_ISSUER = 'urn:gateway:dev';
+const DEV_AUDIENCE = 'agent-gateway';
 const FILE = 'dev-issuer.jwk.json';
 
-export interface MintOptions {
+interface MintOptions {
   sub: string;
   org?: string;
   ttlSeconds?: number;
@@ -45,7 +45,10 @@ async function readOrCreate(file: string): Promise<JWK> {
   }
 }
 
-export async function loadDevIssuer(dataDir: string, options: { audience?: string; orgClaim?: string } = {}): Promise<DevIssuer> {
+export async function loadDevIssuer(
+  dataDir: string,
+  options: { audience?: string; orgClaim?: string } = {},
+): Promise<DevIssuer> {
   const jwk = await readOrCreate(path.join(dataDir, FILE));
   const key = (await importJWK(jwk, 'ES256')) as CryptoKey;
   const { d: _private, ...publicJwk } = jwk;

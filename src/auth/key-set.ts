@@ -52,7 +52,9 @@ export class RemoteKeySet implements KeySet {
       if (!res.ok) throw new Error(`JWKS endpoint answered ${res.status}`);
       const body = (await res.json()) as { keys?: unknown };
       if (!Array.isArray(body.keys)) throw new Error('JWKS has no keys array');
-      this.keys = body.keys.filter((k): k is JWK => k !== null && typeof k === 'object' && typeof (k as JWK).kty === 'string');
+      this.keys = body.keys.filter(
+        (k): k is JWK => k !== null && typeof k === 'object' && typeof (k as JWK).kty === 'string',
+      );
       this.fetchedAt = this.opts.now();
       this.opts.onFetch?.('ok');
     } catch {
@@ -61,7 +63,9 @@ export class RemoteKeySet implements KeySet {
   }
 
   private refresh(): Promise<void> {
-    this.inflight ??= this.fetchKeys().finally(() => { this.inflight = null; });
+    this.inflight ??= this.fetchKeys().finally(() => {
+      this.inflight = null;
+    });
     return this.inflight;
   }
 

@@ -35,7 +35,11 @@ try {
 const store = await openRegistryStore(loadConfig());
 try {
   const counts = await store.importBundle(bundle);
-  process.stdout.write(`imported ${Object.entries(counts).map(([k, n]) => `${n} ${k}`).join(', ')}\n`);
+  process.stdout.write(
+    `imported ${Object.entries(counts)
+      .map(([k, n]) => `${n} ${k}`)
+      .join(', ')}\n`,
+  );
 } catch (err) {
   process.stderr.write(`import failed, nothing stored: ${(err as Error).message}\n`);
   process.exitCode = 1;

@@ -10,7 +10,11 @@ import { openTraceStore } from '../store/open-traces.ts';
 import { demoSpans } from '../traces/demo-traces.ts';
 
 const { values } = parseArgs({
-  options: { spans: { type: 'string', default: '100000' }, days: { type: 'string', default: '30' }, org: { type: 'string', default: 'org-acme' } },
+  options: {
+    spans: { type: 'string', default: '100000' },
+    days: { type: 'string', default: '30' },
+    org: { type: 'string', default: 'org-acme' },
+  },
 });
 const spans = Number(values.spans);
 const days = Number(values.days);
@@ -24,23 +28,40 @@ const registry = await openRegistryStore(config);
 const traces = await openTraceStore(config);
 try {
   const workspaces = await registry.listOrgWorkspaces(values.org);
-  const skills = await registry.listArtifacts(workspaces.map((w) => w.id), 'skill');
+  const skills = await registry.listArtifacts(
+    workspaces.map((w) => w.id),
+    'skill',
+  );
   const users = (await registry.listUsers(values.org, 200, 0)).items.map((u) => u.id);
   if (skills.length === 0 || users.length === 0) {
-    process.stderr.write(`organization ${values.org} has no skills or users in the registry; start the service once (demo data) or import a bundle\n`);
+    process.stderr.write(
+      `organization ${values.org} has no skills or users in the registry; start the service once (demo data) or import a bundle\n`,
+    );
     process.exitCode = 1;
   } else {
     const started = Date.now();
     let done = 0;
-    const options = { orgId: values.org, skills: skills.map((s) => ({ id: s.id, workspaceId: s.workspace_id })), users, spans, endS: Math.floor(Date.now() / 1000), days, seed: Date.now() % 100000 };
+    const options = {
+      orgId: values.org,
+      skills: skills.map((s) => ({ id: s.id, workspaceId: s.workspace_id })),
+      users,
+      spans,
+      endS: Math.floor(Date.now() / 1000),
+      days,
+      seed: Date.now() % 100000,
+    };
     for (const batch of demoSpans(options, 50_000)) {
       await traces.insertSpans(batch);
       done += batch.length;
       const pct = Math.round((100 * done) / spans);
       const bar = '#'.repeat(Math.floor(pct / 4)).padEnd(25, '.');
-      process.stderr.write(`\r[${bar}] ${pct}% ${done.toLocaleString()} spans, ${Math.round(done / ((Date.now() - started) / 1000)).toLocaleString()}/s   `);
+      process.stderr.write(
+        `\r[${bar}] ${pct}% ${done.toLocaleString()} spans, ${Math.round(done / ((Date.now() - started) / 1000)).toLocaleString()}/s   `,
+      );
     }
-    process.stderr.write(`\nstored ${done.toLocaleString()} spans; the store now holds ${(await traces.countSpans()).toLocaleString()}\n`);
+    process.stderr.write(
+      `\nstored ${done.toLocaleString()} spans; the store now holds ${(await traces.countSpans()).toLocaleString()}\n`,
+    );
   }
 } finally {
   await traces.close();

@@ -3,7 +3,7 @@
  * Field names follow the REST API (snake_case) so that stores and transports map 1:1.
  */
 
-export type OrgStatus = 'active' | 'suspended';
+type OrgStatus = 'active' | 'suspended';
 export type Role = 'admin' | 'editor' | 'viewer';
 export type ArtifactKind = 'agent' | 'tool' | 'skill' | 'prompt' | 'document';
 export const ARTIFACT_KINDS: readonly ArtifactKind[] = ['agent', 'tool', 'skill', 'prompt', 'document'];
@@ -106,7 +106,7 @@ export interface ArtifactVersion {
   doc: Record<string, unknown>;
 }
 
-export interface RelationshipEnd {
+interface RelationshipEnd {
   id: string;
   kind: string;
 }

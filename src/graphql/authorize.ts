@@ -29,7 +29,8 @@ export function withAccess<T>(ctx: RequestContext, use: (access: Access) => T): 
 export async function readableArtifact(ctx: RequestContext, id: string, kind?: ArtifactKind): Promise<ArtifactVersion> {
   const [row, access] = await Promise.all([ctx.loaders.artifact.load(id), ctx.access()]);
   const what = kind ?? 'artifact';
-  if (row === null || (kind !== undefined && row.kind !== kind)) throw new ApiError('not_found', `${what} ${id} not found`);
+  if (row === null || (kind !== undefined && row.kind !== kind))
+    throw new ApiError('not_found', `${what} ${id} not found`);
   access.assertReadable(row.workspace_id, what, id);
   return row;
 }

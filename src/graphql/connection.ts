@@ -15,7 +15,12 @@ export interface Connection<T> {
 }
 
 /** A page of `rows` found at `offset` among `total`, with a cursor per edge. */
-export function toConnection<T>(rows: T[], offset: number, total: number, cursorAt: (position: number) => string): Connection<T> {
+export function toConnection<T>(
+  rows: T[],
+  offset: number,
+  total: number,
+  cursorAt: (position: number) => string,
+): Connection<T> {
   // Cursors cost a hash each: computed only when `edges` or `pageInfo` is selected.
   return {
     get edges() {
@@ -52,14 +57,20 @@ export function windowOf(
   let offset: number | undefined;
   if (after !== null && after !== undefined) {
     const decoded = decodeCursor(after, list);
-    if (decoded === null) throw new ApiError('invalid_field', 'after is not a cursor of this list', { field: '/after' });
+    if (decoded === null)
+      throw new ApiError('invalid_field', 'after is not a cursor of this list', { field: '/after' });
     offset = decoded;
   }
   return pageWindow(checkFirst(first), offset, defaultLimit, maxLimit);
 }
 
 /** A connection over a list already in memory (children of one parent, loaded in one batch). */
-export function sliceConnection<T>(list: string, all: T[], first: number | null | undefined, after: string | null | undefined): Connection<T> {
+export function sliceConnection<T>(
+  list: string,
+  all: T[],
+  first: number | null | undefined,
+  after: string | null | undefined,
+): Connection<T> {
   const w = windowOf(list, first, after);
   return toConnection(all.slice(w.offset, w.offset + w.limit), w.offset, all.length, (p) => encodeCursor(p, list));
 }

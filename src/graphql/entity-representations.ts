@@ -8,16 +8,22 @@ import type { GraphQLFieldResolver, GraphQLSchema } from 'graphql';
 import { ApiError } from '../errors.ts';
 
 /** The entity types of the schema (each has `@key(fields: "id")`, DESIGN §10). */
-export const ENTITY_TYPES = new Set(['Agent', 'Tool', 'Skill', 'Workspace', 'Project', 'User']);
+const ENTITY_TYPES = new Set(['Agent', 'Tool', 'Skill', 'Workspace', 'Project', 'User']);
 
 function checkRepresentation(rep: unknown, i: number): void {
   const field = `/representations/${i}`;
-  if (rep === null || typeof rep !== 'object' || Array.isArray(rep)) throw new ApiError('invalid_field', `${field} must be an object`, { field });
+  if (rep === null || typeof rep !== 'object' || Array.isArray(rep))
+    throw new ApiError('invalid_field', `${field} must be an object`, { field });
   const { __typename: typename, id } = rep as { __typename?: unknown; id?: unknown };
   if (typeof typename !== 'string' || !ENTITY_TYPES.has(typename)) {
-    throw new ApiError('invalid_field', `${field}/__typename must name an entity type: ${[...ENTITY_TYPES].join(', ')}`, { field: `${field}/__typename` });
+    throw new ApiError(
+      'invalid_field',
+      `${field}/__typename must name an entity type: ${[...ENTITY_TYPES].join(', ')}`,
+      { field: `${field}/__typename` },
+    );
   }
-  if (typeof id !== 'string') throw new ApiError('invalid_field', `${field}/id must be a string`, { field: `${field}/id` });
+  if (typeof id !== 'string')
+    throw new ApiError('invalid_field', `${field}/id must be a string`, { field: `${field}/id` });
 }
 
 /** Wraps the schema's `Query._entities` resolver (in place, once) with the checks above. */

@@ -17,7 +17,13 @@ export function errorLogPlugin(log: FastifyBaseLogger): ApolloServerPlugin<Reque
         const status = graphqlErrorStatus(error);
         if (status < 500) continue;
         log.error(
-          { trace_id: contextValue.traceId, status, path: error.path, operation: operationName, err: unwrapResolverError(error) },
+          {
+            trace_id: contextValue.traceId,
+            status,
+            path: error.path,
+            operation: operationName,
+            err: unwrapResolverError(error),
+          },
           'graphql request failed',
         );
       }

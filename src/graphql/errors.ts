@@ -13,7 +13,7 @@ import { StoreUnavailableError } from '../store/registry-port.ts';
 import { ApiError, isApiError } from '../errors.ts';
 
 /** The `extensions` of a catalogue error. */
-export function apiErrorExtensions(err: ApiError): Record<string, unknown> {
+function apiErrorExtensions(err: ApiError): Record<string, unknown> {
   const extensions: Record<string, unknown> = { code: err.code, http: { status: err.status } };
   if (err.extras.field !== undefined) extensions.field = err.extras.field;
   if (err.extras.errors !== undefined) extensions.errors = err.extras.errors;
@@ -40,8 +40,13 @@ function isStackOverflow(error: unknown): boolean {
  */
 function isCodelessRequestError(error: unknown): error is GraphQLError {
   const status = httpStatusOf(error);
-  return error instanceof GraphQLError && error.extensions.code === undefined && error.originalError == null
-    && status !== undefined && status < 500;
+  return (
+    error instanceof GraphQLError &&
+    error.extensions.code === undefined &&
+    error.originalError == null &&
+    status !== undefined &&
+    status < 500
+  );
 }
 
 /**
@@ -51,7 +56,10 @@ function isCodelessRequestError(error: unknown): error is GraphQLError {
 export function graphqlErrorStatus(error: unknown): number {
   const original = unwrapResolverError(error);
   if (isApiError(original)) return original.status;
-  const coded = error instanceof GraphQLError && error.extensions.code !== undefined && error.extensions.code !== ApolloServerErrorCode.INTERNAL_SERVER_ERROR;
+  const coded =
+    error instanceof GraphQLError &&
+    error.extensions.code !== undefined &&
+    error.extensions.code !== ApolloServerErrorCode.INTERNAL_SERVER_ERROR;
   if (coded || isCodelessRequestError(error)) return httpStatusOf(error) ?? 400;
   return original instanceof StoreUnavailableError ? 503 : 500;
 }
@@ -73,11 +81,17 @@ export function formatGraphqlError(formatted: GraphQLFormattedError, error: unkn
     const message = isStackOverflow(error) ? 'the document is nested too deeply to be processed' : formatted.message;
     return { ...formatted, message, extensions: { ...formatted.extensions, ...http } };
   }
-  const internal = original instanceof StoreUnavailableError
-    ? new ApiError('service_unavailable', 'the registry store is unavailable; retry later')
-    : new ApiError('internal_error', 'an internal error occurred');
+  const internal =
+    original instanceof StoreUnavailableError
+      ? new ApiError('service_unavailable', 'the registry store is unavailable; retry later')
+      : new ApiError('internal_error', 'an internal error occurred');
   const { locations, path } = formatted;
-  return { message: internal.detail, ...(locations ? { locations } : {}), ...(path ? { path } : {}), extensions: apiErrorExtensions(internal) };
+  return {
+    message: internal.detail,
+    ...(locations ? { locations } : {}),
+    ...(path ? { path } : {}),
+    extensions: apiErrorExtensions(internal),
+  };
 }
 
 /**
@@ -92,6 +106,8 @@ export function graphqlRouteErrorHandler(toApiError: (err: FastifyError) => ApiE
     return reply
       .code(apiErr.status)
       .type('application/json; charset=utf-8')
-      .send({ errors: [{ message: apiErr.detail, extensions: { ...apiErrorExtensions(apiErr), traceId: request.id } }] });
+      .send({
+        errors: [{ message: apiErr.detail, extensions: { ...apiErrorExtensions(apiErr), traceId: request.id } }],
+      });
   };
 }

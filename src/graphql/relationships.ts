@@ -22,7 +22,8 @@ async function load(ctx: RequestContext, row: ArtifactVersion): Promise<Relation
     const toRow = readable.get(rel.to.id);
     if (fromRow === undefined || toRow === undefined) continue;
     if (rel.from.id === row.id) out.outgoing.push({ ...rel, direction: 'outgoing', fromRow, toRow });
-    if (rel.to.id === row.id && rel.from.id !== row.id) out.incoming.push({ ...rel, direction: 'incoming', fromRow, toRow });
+    if (rel.to.id === row.id && rel.from.id !== row.id)
+      out.incoming.push({ ...rel, direction: 'incoming', fromRow, toRow });
   }
   out.count = out.incoming.length + out.outgoing.length;
   return out;
@@ -54,7 +55,8 @@ export async function relatedArtifacts(
   const out = new Map<string, ArtifactVersion>();
   for (const rel of (await relationshipsOf(ctx, row))[direction]) {
     const other = direction === 'outgoing' ? rel.toRow : rel.fromRow;
-    if (rel.rel_type === relType && rel.relationship_status === 'active' && other.kind === kind) out.set(other.id, other);
+    if (rel.rel_type === relType && rel.relationship_status === 'active' && other.kind === kind)
+      out.set(other.id, other);
   }
   return [...out.values()];
 }

@@ -11,7 +11,8 @@ export const JSONScalar = new GraphQLScalarType({
 
 function safeInteger(value: unknown): number {
   const n = typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isSafeInteger(n)) throw new GraphQLError(`Int64 cannot represent ${String(value)}`);
+  if (typeof n !== 'number' || !Number.isSafeInteger(n))
+    throw new GraphQLError(`Int64 cannot represent ${String(value)}`);
   return n;
 }
 

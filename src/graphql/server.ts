@@ -62,7 +62,11 @@ export function createApolloServer(
   log?: FastifyBaseLogger,
 ): ApolloServer<RequestContext> {
   const production = services.config.nodeEnv === 'production';
-  const limits: OperationLimits = { ...DEFAULT_LIMITS, maxCost: services.config.bounds.graphqlMaxCost, ...options.limits };
+  const limits: OperationLimits = {
+    ...DEFAULT_LIMITS,
+    maxCost: services.config.bounds.graphqlMaxCost,
+    ...options.limits,
+  };
   const apqCache = options.apqCache;
   const apollo: ApolloServer<RequestContext> = new ApolloServer<RequestContext>({
     schema: SCHEMA,
@@ -72,7 +76,7 @@ export function createApolloServer(
     introspection: !production,
     hideSchemaDetailsFromClientErrors: production,
     includeStacktraceInErrorResponses: false,
-    parseOptions: { maxTokens: MAX_TOKENS },
+    parseOptions: { maxLexicalTokens: MAX_TOKENS },
     // Apollo's own bounded LRU (its `cache`) unless a shared cache is given, scoped per organization.
     persistedQueries: { cache: orgScopedCache(() => apqCache ?? apollo.cache) },
     nodeEnv: services.config.nodeEnv,
@@ -91,7 +95,11 @@ export function createApolloServer(
 }
 
 /** Serves GraphQL at /graphql in `api`, the authenticated scope whose hook sets `request.ctx`. */
-export async function registerGraphql(api: FastifyInstance, services: Services, options: GraphqlOptions): Promise<void> {
+export async function registerGraphql(
+  api: FastifyInstance,
+  services: Services,
+  options: GraphqlOptions,
+): Promise<void> {
   const apollo = createApolloServer(services, options, api.log);
   await apollo.start();
   // Fastify owns shutdown (it drains connections); fastifyApolloDrainPlugin would call
@@ -99,7 +107,11 @@ export async function registerGraphql(api: FastifyInstance, services: Services, 
   api.addHook('onClose', async () => apollo.stop());
   const handle = fastifyApolloHandler(apollo, { context: async (request) => request.ctx });
   // The caller's organization follows the request into Apollo, for the persisted-query cache.
-  const handler = function (this: FastifyInstance, request: Parameters<typeof handle>[0], reply: Parameters<typeof handle>[1]) {
+  const handler = function (
+    this: FastifyInstance,
+    request: Parameters<typeof handle>[0],
+    reply: Parameters<typeof handle>[1],
+  ) {
     return runInOrg(request.ctx.caller.orgId, () => handle.call(this, request, reply));
   };
   await api.register(async (scope) => {

@@ -6,7 +6,7 @@
 import { Ajv } from 'ajv';
 import type { PanelQueryInput, TraceStatsInput } from '../generated/graphql.ts';
 import { fieldErrors } from '../errors.ts';
-import { toFieldErrors } from '../rest/validation.ts';
+import { toFieldErrors } from '../shared/field-errors.ts';
 import { DIMENSIONS, MEASURES } from '../store/trace-port.ts';
 import { traceStatsRequestSchema, type PanelQuery, type TraceStatsRequest } from '../traces/stats-request.ts';
 
@@ -23,7 +23,15 @@ function panelQuery(q: PanelQueryInput): PanelQuery {
   return {
     name: q.name,
     measure: q.measure,
-    ...(q.filters != null ? { filters: q.filters.map((f) => ({ key: f.key, op: f.op, ...(f.value != null ? { value: f.value as never } : {}) })) } : {}),
+    ...(q.filters != null
+      ? {
+          filters: q.filters.map((f) => ({
+            key: f.key,
+            op: f.op,
+            ...(f.value != null ? { value: f.value as never } : {}),
+          })),
+        }
+      : {}),
     ...(q.groupBy != null ? { group_by: q.groupBy } : {}),
     ...(q.limit != null ? { limit: q.limit } : {}),
     ...(q.order != null ? { order: { by: orderBy(q.order.by), direction: q.order.direction } } : {}),

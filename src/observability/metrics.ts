@@ -76,9 +76,15 @@ export function instrumentStore<T extends object>(store: T, name: string, metric
             throw err;
           }
           if (result instanceof Promise) {
-            return result.then(
-              (v) => { end({ outcome: 'ok' }); return v; },
-              (err: unknown) => { end({ outcome: 'error' }); throw err; },
+            return (result as Promise<unknown>).then(
+              (v) => {
+                end({ outcome: 'ok' });
+                return v;
+              },
+              (err: unknown) => {
+                end({ outcome: 'error' });
+                throw err;
+              },
             );
           }
           end({ outcome: 'ok' });

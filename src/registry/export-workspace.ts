@@ -3,6 +3,7 @@
  * artifact in them, each with the caller's permissions. Counts are per container (an artifact
  * counts in the workspace and project that hold it directly, not in their ancestors).
  */
+import type { KindCounts } from '../store/registry-port.ts';
 import type { Access } from '../auth/access.ts';
 import type { RequestContext } from '../context.ts';
 import type { Project, Workspace } from '../domain/types.ts';
@@ -18,7 +19,12 @@ type Named = { id: string; name: string; display_name: string };
 const named = (x: Named) => ({ display_name: x.display_name, id: x.id, name: x.name });
 const total = (c: Record<string, number> | undefined) => Object.values(c ?? {}).reduce((a, b) => a + b, 0);
 
-function presentWorkspace(ws: Workspace, access: Access, counts: Record<string, number> | undefined, members: number): Record<string, unknown> {
+function presentWorkspace(
+  ws: Workspace,
+  access: Access,
+  counts: Record<string, number> | undefined,
+  members: number,
+): Record<string, unknown> {
   const { org_id: _org, ...fields } = ws;
   const out: Record<string, unknown> = { ...fields };
   out.artifact_count = total(counts);
@@ -34,7 +40,11 @@ function presentWorkspace(ws: Workspace, access: Access, counts: Record<string, 
   return out;
 }
 
-export function presentProject(p: Project, access: Access, counts: Record<string, number> | undefined): Record<string, unknown> {
+function presentProject(
+  p: Project,
+  access: Access,
+  counts: Record<string, number> | undefined,
+): Record<string, unknown> {
   const ws = access.workspace(p.workspace_id);
   const out: Record<string, unknown> = { ...p, root_workspace_id: ws?.root_workspace_id ?? p.workspace_id };
   out.artifact_count = total(counts);
@@ -60,7 +70,12 @@ export async function exportWorkspace(ctx: RequestContext, workspaceId: string):
   ]);
   ctx.checkDeadline();
   const [projectCounts, extras] = await Promise.all([
-    projects.length > 0 ? store.countArtifacts('project', projects.map((p) => p.id)) : Promise.resolve(new Map()),
+    projects.length > 0
+      ? store.countArtifacts(
+          'project',
+          projects.map((p) => p.id),
+        )
+      : Promise.resolve<KindCounts>(new Map()),
     loadArtifactExtras(store, access, artifacts),
   ]);
   ctx.checkDeadline();

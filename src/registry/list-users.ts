@@ -2,6 +2,7 @@
  * Operation 7: directory users of the caller's organization, ordered by id, paged by
  * limit/offset or by the opaque `next_cursor` of the previous page.
  */
+import type { KindCounts } from '../store/registry-port.ts';
 import type { RequestContext } from '../context.ts';
 import type { User } from '../domain/types.ts';
 import { ApiError } from '../errors.ts';
@@ -16,7 +17,7 @@ function kindTotal(counts: Record<string, number> | undefined): number {
   return Object.values(counts ?? {}).reduce((a, b) => a + b, 0);
 }
 
-export function presentUser(user: User, counts: Record<string, number> | undefined): Record<string, unknown> {
+function presentUser(user: User, counts: Record<string, number> | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = { id: user.id, created_at: user.created_at, updated_at: user.updated_at };
   if (user.name !== undefined) out.name = user.name;
   if (user.email !== undefined) out.email = user.email;
@@ -36,7 +37,8 @@ export function userListCursor(ctx: RequestContext, offset: number): string {
  * and ingests telemetry, and is refused the directory (DESIGN §12), over every transport.
  */
 export function assertDirectoryReader(ctx: RequestContext): void {
-  if (ctx.caller.kind === 'service_account') throw new ApiError('access_denied', 'service accounts cannot read the user directory');
+  if (ctx.caller.kind === 'service_account')
+    throw new ApiError('access_denied', 'service accounts cannot read the user directory');
 }
 
 /** The page of the user list as stored rows: paging of operation 7, `next_cursor` included. */
@@ -67,7 +69,13 @@ export async function listUsers(
   query: { limit?: number; offset?: number; cursor?: string },
 ): Promise<UserListResult> {
   const { rows, page } = await findUsers(ctx, query);
-  const counts = rows.length > 0 ? await ctx.registry.countArtifacts('creator', rows.map((u) => u.id)) : new Map();
+  const counts =
+    rows.length > 0
+      ? await ctx.registry.countArtifacts(
+          'creator',
+          rows.map((u) => u.id),
+        )
+      : (new Map() as KindCounts);
   ctx.checkDeadline();
   return { items: rows.map((u) => presentUser(u, counts.get(u.id))), page };
 }

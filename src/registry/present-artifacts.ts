@@ -40,7 +40,11 @@ export interface ArtifactExtras {
 }
 
 /** Relationships (other endpoint readable by the caller) and identities of these artifacts. */
-export async function loadArtifactExtras(store: RegistryStore, access: Access, rows: ArtifactVersion[]): Promise<ArtifactExtras> {
+export async function loadArtifactExtras(
+  store: RegistryStore,
+  access: Access,
+  rows: ArtifactVersion[],
+): Promise<ArtifactExtras> {
   const ids = rows.map((r) => r.id);
   const agentIds = rows.filter((r) => r.kind === 'agent').map((r) => r.id);
   const [rels, identities] = await Promise.all([
@@ -58,9 +62,15 @@ export async function loadArtifactExtras(store: RegistryStore, access: Access, r
   for (const rel of rels) {
     if (!readable.has(rel.from.id) || !readable.has(rel.to.id)) continue;
     const out = relationships.get(rel.from.id);
-    if (out) { out.outgoing.push(relationshipView(rel, 'outgoing')); out.count++; }
+    if (out) {
+      out.outgoing.push(relationshipView(rel, 'outgoing'));
+      out.count++;
+    }
     const inc = relationships.get(rel.to.id);
-    if (inc && rel.to.id !== rel.from.id) { inc.incoming.push(relationshipView(rel, 'incoming')); inc.count++; }
+    if (inc && rel.to.id !== rel.from.id) {
+      inc.incoming.push(relationshipView(rel, 'incoming'));
+      inc.count++;
+    }
   }
   return { relationships, identities: new Map(identities.map((i) => [i.agent_id, i])) };
 }
@@ -77,7 +87,11 @@ export function presentArtifact(row: ArtifactVersion, access: Access, extras: Ar
   return out;
 }
 
-export async function presentArtifacts(store: RegistryStore, access: Access, rows: ArtifactVersion[]): Promise<ApiArtifact[]> {
+export async function presentArtifacts(
+  store: RegistryStore,
+  access: Access,
+  rows: ArtifactVersion[],
+): Promise<ApiArtifact[]> {
   if (rows.length === 0) return [];
   const extras = await loadArtifactExtras(store, access, rows);
   return rows.map((row) => presentArtifact(row, access, extras));

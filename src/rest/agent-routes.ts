@@ -10,7 +10,11 @@ const searchBody = {
   additionalProperties: false,
   properties: {
     query: { type: 'string', maxLength: 1000, description: 'Text to search for; empty lists every readable agent' },
-    strategy: { type: 'string', enum: [...SEARCH_STRATEGIES], description: 'keyword (default, ranked full text), prefix or exact' },
+    strategy: {
+      type: 'string',
+      enum: [...SEARCH_STRATEGIES],
+      description: 'keyword (default, ranked full text), prefix or exact',
+    },
     sorts: {
       type: 'array',
       maxItems: 5,
@@ -27,52 +31,78 @@ const searchBody = {
 /** Raw bytes when the client asks for an image type and not for JSON; the JSON array otherwise. */
 function wantsRawImage(accept: string | undefined): boolean {
   if (accept === undefined) return false;
-  const types = accept.toLowerCase().split(',').map((t) => t.split(';')[0]?.trim() ?? '');
+  const types = accept
+    .toLowerCase()
+    .split(',')
+    .map((t) => t.split(';')[0]?.trim() ?? '');
   return types.some((t) => t.startsWith('image/')) && !types.includes('application/json');
 }
 
 export function registerAgentRoutes(api: FastifyInstance): void {
-  api.post('/agent/v1/agents/search', {
-    config: { responseCache: true },
-    schema: {
-      operationId: 'searchAgents',
-      tags: ['agents'],
-      summary: 'Search agents',
-      body: searchBody,
-      response: {
-        200: { type: 'object', required: ['items', 'page'], properties: { items: { type: 'array', items: agentSchema }, page: pageSchema } },
-        ...problemResponses(['invalid_json', 'invalid_request', 'unsupported_content_type', 'invalid_field', 'validation_failed', 'not_found']),
-      },
-    },
-  }, async (request) => searchAgents(request.ctx, (request.body ?? {}) as AgentSearchInput));
-
-  api.get('/agent/v1/agents/:agent_id/profile-image', {
-    config: { responseCache: true },
-    schema: {
-      operationId: 'getAgentProfileImage',
-      tags: ['agents'],
-      summary: "An agent's profile image",
-      description: 'A JSON array of the image bytes (0-255); with `Accept: image/*` the raw image with its content type.',
-      params: { type: 'object', required: ['agent_id'], properties: { agent_id: { type: 'string' } } },
-      querystring: { type: 'object', additionalProperties: false, properties: {} },
-      response: {
-        200: {
-          description: 'The image bytes',
-          content: {
-            'application/json': { schema: { type: 'array', items: { type: 'integer', minimum: 0, maximum: 255 } } },
-            'image/png': { schema: { type: 'string', format: 'binary' } },
+  api.post(
+    '/agent/v1/agents/search',
+    {
+      config: { responseCache: true },
+      schema: {
+        operationId: 'searchAgents',
+        tags: ['agents'],
+        summary: 'Search agents',
+        body: searchBody,
+        response: {
+          200: {
+            type: 'object',
+            required: ['items', 'page'],
+            properties: { items: { type: 'array', items: agentSchema }, page: pageSchema },
           },
+          ...problemResponses([
+            'invalid_json',
+            'invalid_request',
+            'unsupported_content_type',
+            'invalid_field',
+            'validation_failed',
+            'not_found',
+          ]),
         },
-        ...problemResponses(['invalid_query', 'not_found']),
       },
     },
-  }, async (request, reply) => {
-    const { agent_id } = request.params as { agent_id: string };
-    const image = await getProfileImage(request.ctx, agent_id);
-    reply.header('vary', 'accept');
-    if (wantsRawImage(request.headers.accept)) {
-      return reply.type(image.content_type).send(Buffer.from(image.bytes));
-    }
-    return reply.type('application/json').serializer((b: unknown) => b as string).send(JSON.stringify(Array.from(image.bytes)));
-  });
+    async (request) => searchAgents(request.ctx, (request.body ?? {}) as AgentSearchInput),
+  );
+
+  api.get(
+    '/agent/v1/agents/:agent_id/profile-image',
+    {
+      config: { responseCache: true },
+      schema: {
+        operationId: 'getAgentProfileImage',
+        tags: ['agents'],
+        summary: "An agent's profile image",
+        description:
+          'A JSON array of the image bytes (0-255); with `Accept: image/*` the raw image with its content type.',
+        params: { type: 'object', required: ['agent_id'], properties: { agent_id: { type: 'string' } } },
+        querystring: { type: 'object', additionalProperties: false, properties: {} },
+        response: {
+          200: {
+            description: 'The image bytes',
+            content: {
+              'application/json': { schema: { type: 'array', items: { type: 'integer', minimum: 0, maximum: 255 } } },
+              'image/png': { schema: { type: 'string', format: 'binary' } },
+            },
+          },
+          ...problemResponses(['invalid_query', 'not_found']),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { agent_id } = request.params as { agent_id: string };
+      const image = await getProfileImage(request.ctx, agent_id);
+      reply.header('vary', 'accept');
+      if (wantsRawImage(request.headers.accept)) {
+        return reply.type(image.content_type).send(Buffer.from(image.bytes));
+      }
+      return reply
+        .type('application/json')
+        .serializer((b: unknown) => b as string)
+        .send(JSON.stringify(Array.from(image.bytes)));
+    },
+  );
 }

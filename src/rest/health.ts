@@ -28,9 +28,11 @@ export function registerHealthRoutes(app: FastifyInstance, services: Services): 
       traces: () => services.traces.ping(),
     };
     const results: Record<string, string> = {};
-    await Promise.all(Object.entries(checks).map(async ([name, check]) => {
-      results[name] = await probe(check, 2000);
-    }));
+    await Promise.all(
+      Object.entries(checks).map(async ([name, check]) => {
+        results[name] = await probe(check, 2000);
+      }),
+    );
     const ready = Object.values(results).every((r) => r === 'ok');
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks: results });
   });

@@ -29,7 +29,10 @@ export function startDeadline(request: FastifyRequest, reply: FastifyReply, time
     controller.abort(timeoutError(timeoutMs));
     if (!reply.sent && !reply.raw.headersSent) {
       // Serialized here: the check before serializing would refuse this late answer again.
-      reply.code(504).type('application/problem+json').send(JSON.stringify(toProblem(timeoutError(timeoutMs), request.id)));
+      reply
+        .code(504)
+        .type('application/problem+json')
+        .send(JSON.stringify(toProblem(timeoutError(timeoutMs), request.id)));
     }
   }, timeoutMs);
   timer.unref();
@@ -73,7 +76,8 @@ export async function installOperating(app: FastifyInstance, options: OperatingO
     metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
     // Every 5xx is in the log with its trace id (the request logger carries it), whichever path sent
     // it: the error handler (which also logs the cause), the deadline, load shedding, GraphQL.
-    if (reply.statusCode >= 500) request.log.warn({ status: reply.statusCode, route: labels.route }, 'answered with a server error');
+    if (reply.statusCode >= 500)
+      request.log.warn({ status: reply.statusCode, route: labels.route }, 'answered with a server error');
   });
 
   await app.register(underPressure, {
@@ -81,7 +85,11 @@ export async function installOperating(app: FastifyInstance, options: OperatingO
     retryAfter: 5,
     exposeStatusRoute: false,
     pressureHandler: (request, reply, type, value) => {
-      const err = new ApiError('service_overloaded', `the service is overloaded (${type} ${String(value)}); retry later`, { retryAfter: 5 });
+      const err = new ApiError(
+        'service_overloaded',
+        `the service is overloaded (${type} ${String(value)}); retry later`,
+        { retryAfter: 5 },
+      );
       reply.code(503).header('retry-after', '5').type('application/problem+json').send(toProblem(err, request.id));
     },
   });

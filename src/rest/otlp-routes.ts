@@ -38,12 +38,17 @@ function gunzipped(payload: Readable, limit: number): Readable {
   const counted = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       out += chunk.length;
-      if (out > limit) return done(new PayloadError(`the body inflates to more than ${limit} bytes`));
-      return done(null, chunk);
+      if (out > limit) {
+        done(new PayloadError(`the body inflates to more than ${limit} bytes`));
+        return;
+      }
+      done(null, chunk);
     },
   }) as Transform & { receivedEncodedLength: number };
   counted.receivedEncodedLength = 0;
-  payload.on('data', (chunk: Buffer) => { counted.receivedEncodedLength += chunk.length; });
+  payload.on('data', (chunk: Buffer) => {
+    counted.receivedEncodedLength += chunk.length;
+  });
   const gunzip = zlib.createGunzip();
   return pipeline(payload, gunzip, counted, () => undefined);
 }
@@ -66,39 +71,54 @@ export function registerOtlpReceiver(api: FastifyInstance, bounds: Bounds): void
   api.addHook('onClose', async () => pool.close());
   void api.register(async (otlp) => {
     otlp.removeContentTypeParser('application/json');
-    otlp.addContentTypeParser([PROTOBUF, 'application/json'], { parseAs: 'buffer', bodyLimit: bounds.otlpMaxDecompressedBytes }, (_req, body, done) => done(null, body));
+    otlp.addContentTypeParser(
+      [PROTOBUF, 'application/json'],
+      { parseAs: 'buffer', bodyLimit: bounds.otlpMaxDecompressedBytes },
+      (_req, body, done) => done(null, body),
+    );
     otlp.setErrorHandler((err: FastifyError, request, reply) => {
       const problem = payloadProblem(err);
       // Anything else (authentication, permission, overload) is a problem+json of the catalogue.
       if (problem === null) throw err;
       const proto = isProtobuf(request);
-      return reply.code(400).type(proto ? PROTOBUF : 'application/json').send(encodeStatus(INVALID_ARGUMENT, problem, proto));
+      return reply
+        .code(400)
+        .type(proto ? PROTOBUF : 'application/json')
+        .send(encodeStatus(INVALID_ARGUMENT, problem, proto));
     });
-    otlp.post('/v1/traces', {
-      bodyLimit: bounds.otlpMaxDecompressedBytes,
-      schema: {
-        operationId: 'exportTraces',
-        tags: ['traces'],
-        summary: 'OTLP/HTTP trace receiver (protobuf or JSON, optional gzip)',
-        description: 'Answers an ExportTraceServiceResponse, with partial_success when spans were rejected.',
-        response: { ...problemResponses(['unsupported_content_type', 'invalid_request']) },
+    otlp.post(
+      '/v1/traces',
+      {
+        bodyLimit: bounds.otlpMaxDecompressedBytes,
+        schema: {
+          operationId: 'exportTraces',
+          tags: ['traces'],
+          summary: 'OTLP/HTTP trace receiver (protobuf or JSON, optional gzip)',
+          description: 'Answers an ExportTraceServiceResponse, with partial_success when spans were rejected.',
+          response: { ...problemResponses(['unsupported_content_type', 'invalid_request']) },
+        },
+        preParsing: async (request, _reply, payload) => {
+          await assertCanIngest(request.ctx);
+          const encoding = request.headers['content-encoding']?.trim().toLowerCase();
+          if (encoding === undefined || encoding === '' || encoding === 'identity') return payload;
+          if (encoding !== 'gzip') throw new PayloadError(`unsupported content-encoding ${encoding.slice(0, 40)}`);
+          return gunzipped(payload, bounds.otlpMaxDecompressedBytes);
+        },
       },
-      preParsing: async (request, _reply, payload) => {
-        await assertCanIngest(request.ctx);
-        const encoding = request.headers['content-encoding']?.trim().toLowerCase();
-        if (encoding === undefined || encoding === '' || encoding === 'identity') return payload;
-        if (encoding !== 'gzip') throw new PayloadError(`unsupported content-encoding ${encoding.slice(0, 40)}`);
-        return gunzipped(payload, bounds.otlpMaxDecompressedBytes);
+      async (request: FastifyRequest, reply: FastifyReply) => {
+        const proto = isProtobuf(request);
+        const body = (request.body as Buffer | undefined) ?? Buffer.alloc(0);
+        const spans = await pool.decode(body, proto, request.ctx.signal);
+        request.ctx.checkDeadline();
+        const result = await ingestSpans(request.ctx, spans);
+        request.ctx.services.metrics?.spansIngested.inc({ outcome: 'stored' }, result.accepted);
+        if (result.rejected > 0)
+          request.ctx.services.metrics?.spansIngested.inc({ outcome: 'rejected' }, result.rejected);
+        return reply
+          .code(200)
+          .type(proto ? PROTOBUF : 'application/json')
+          .send(encodeResponse(result.rejected, result.errorMessage, proto));
       },
-    }, async (request: FastifyRequest, reply: FastifyReply) => {
-      const proto = isProtobuf(request);
-      const body = (request.body as Buffer | undefined) ?? Buffer.alloc(0);
-      const spans = await pool.decode(body, proto, request.ctx.signal);
-      request.ctx.checkDeadline();
-      const result = await ingestSpans(request.ctx, request.ctx.services.traces, spans);
-      request.ctx.services.metrics?.spansIngested.inc({ outcome: 'stored' }, result.accepted);
-      if (result.rejected > 0) request.ctx.services.metrics?.spansIngested.inc({ outcome: 'rejected' }, result.rejected);
-      return reply.code(200).type(proto ? PROTOBUF : 'application/json').send(encodeResponse(result.rejected, result.errorMessage, proto));
-    });
+    );
   });
 }

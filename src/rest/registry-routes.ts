@@ -20,58 +20,82 @@ const insightSchemaItem = {
 } as const;
 
 export function registerRegistryRoutes(api: FastifyInstance): void {
-  api.get('/skill/v1/insights/schemas', {
-    config: { responseCache: true },
-    schema: {
-      operationId: 'listInsightSchemas',
-      tags: ['skills'],
-      summary: 'Insight payload schemas (JSON Schema 2020-12)',
-      response: {
-        200: { type: 'object', required: ['items'], properties: { items: { type: 'array', items: insightSchemaItem } } },
-        ...problemResponses([]),
+  api.get(
+    '/skill/v1/insights/schemas',
+    {
+      config: { responseCache: true },
+      schema: {
+        operationId: 'listInsightSchemas',
+        tags: ['skills'],
+        summary: 'Insight payload schemas (JSON Schema 2020-12)',
+        response: {
+          200: {
+            type: 'object',
+            required: ['items'],
+            properties: { items: { type: 'array', items: insightSchemaItem } },
+          },
+          ...problemResponses([]),
+        },
       },
     },
-  }, async () => listInsightSchemas());
+    async () => listInsightSchemas(),
+  );
 
-  api.get('/registry/v1/workspaces/:workspace_id/export', {
-    config: { responseCache: true },
-    schema: {
-      operationId: 'exportWorkspace',
-      tags: ['registry'],
-      summary: 'Export a workspace with its subtree, projects and latest artifacts',
-      params: { type: 'object', required: ['workspace_id'], properties: { workspace_id: { type: 'string' } } },
-      response: {
-        200: {
-          type: 'object',
-          required: ['artifacts', 'projects', 'workspaces'],
+  api.get(
+    '/registry/v1/workspaces/:workspace_id/export',
+    {
+      config: { responseCache: true },
+      schema: {
+        operationId: 'exportWorkspace',
+        tags: ['registry'],
+        summary: 'Export a workspace with its subtree, projects and latest artifacts',
+        params: { type: 'object', required: ['workspace_id'], properties: { workspace_id: { type: 'string' } } },
+        response: {
+          200: {
+            type: 'object',
+            required: ['artifacts', 'projects', 'workspaces'],
+            properties: {
+              artifacts: { type: 'array', items: exportedArtifactSchema },
+              projects: { type: 'array', items: projectSchema },
+              workspaces: { type: 'array', items: workspaceSchema },
+            },
+          },
+          ...problemResponses(['not_found']),
+        },
+      },
+    },
+    async (request) => exportWorkspace(request.ctx, (request.params as { workspace_id: string }).workspace_id),
+  );
+
+  api.get(
+    '/registry/v1/users',
+    {
+      config: { responseCache: true },
+      schema: {
+        operationId: 'listUsers',
+        tags: ['registry'],
+        summary: "List directory users of the caller's organization",
+        querystring: {
+          ...limitOffsetQuery,
           properties: {
-            artifacts: { type: 'array', items: exportedArtifactSchema },
-            projects: { type: 'array', items: projectSchema },
-            workspaces: { type: 'array', items: workspaceSchema },
+            ...limitOffsetQuery.properties,
+            cursor: {
+              type: 'string',
+              maxLength: 512,
+              description: 'The next_cursor of the previous page; not together with offset',
+            },
           },
         },
-        ...problemResponses(['not_found']),
-      },
-    },
-  }, async (request) => exportWorkspace(request.ctx, (request.params as { workspace_id: string }).workspace_id));
-
-  api.get('/registry/v1/users', {
-    config: { responseCache: true },
-    schema: {
-      operationId: 'listUsers',
-      tags: ['registry'],
-      summary: 'List directory users of the caller\'s organization',
-      querystring: {
-        ...limitOffsetQuery,
-        properties: {
-          ...limitOffsetQuery.properties,
-          cursor: { type: 'string', maxLength: 512, description: 'The next_cursor of the previous page; not together with offset' },
+        response: {
+          200: {
+            type: 'object',
+            required: ['items', 'page'],
+            properties: { items: { type: 'array', items: directoryUserSchema }, page: pageSchema },
+          },
+          ...problemResponses(['invalid_query']),
         },
       },
-      response: {
-        200: { type: 'object', required: ['items', 'page'], properties: { items: { type: 'array', items: directoryUserSchema }, page: pageSchema } },
-        ...problemResponses(['invalid_query']),
-      },
     },
-  }, async (request) => listUsers(request.ctx, request.query as { limit?: number; offset?: number; cursor?: string }));
+    async (request) => listUsers(request.ctx, request.query as { limit?: number; offset?: number; cursor?: string }),
+  );
 }

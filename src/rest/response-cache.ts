@@ -41,7 +41,11 @@ export function installResponseCache(api: FastifyInstance, registry: RegistrySto
       // Refresh recency: Map iteration order is insertion order.
       entries.delete(key);
       entries.set(key, hit);
-      return reply.header('x-cache', 'hit').type(hit.contentType).serializer((p: unknown) => p as string).send(hit.payload);
+      return reply
+        .header('x-cache', 'hit')
+        .type(hit.contentType)
+        .serializer((p: unknown) => p as string)
+        .send(hit.payload);
     }
     request.cacheSlot = { key, generation };
   });
@@ -52,7 +56,11 @@ export function installResponseCache(api: FastifyInstance, registry: RegistrySto
     if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
     if (payload.length > MAX_PAYLOAD_BYTES) return payload;
     if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string);
-    entries.set(slot.key, { generation: slot.generation, contentType: String(reply.getHeader('content-type')), payload });
+    entries.set(slot.key, {
+      generation: slot.generation,
+      contentType: String(reply.getHeader('content-type')),
+      payload,
+    });
     return payload;
   });
 }

@@ -11,13 +11,20 @@ const aggregateBody = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    group_by: { type: 'array', maxItems: TOOL_GROUP_FIELDS.length, items: { type: 'string', enum: [...TOOL_GROUP_FIELDS] } },
+    group_by: {
+      type: 'array',
+      maxItems: TOOL_GROUP_FIELDS.length,
+      items: { type: 'string', enum: [...TOOL_GROUP_FIELDS] },
+    },
     filters: {
       type: 'object',
       description: 'Equality filters on group fields; an array means any of its values',
       additionalProperties: false,
       properties: Object.fromEntries(
-        TOOL_GROUP_FIELDS.map((f) => [f, { anyOf: [filterValue, { type: 'array', maxItems: 100, items: filterValue }] }]),
+        TOOL_GROUP_FIELDS.map((f) => [
+          f,
+          { anyOf: [filterValue, { type: 'array', maxItems: 100, items: filterValue }] },
+        ]),
       ),
     },
     metrics: { type: 'array', items: { type: 'string', enum: [...TOOL_METRICS] } },
@@ -37,34 +44,58 @@ const groupSchema = {
 } as const;
 
 export function registerToolRoutes(api: FastifyInstance): void {
-  api.get('/mcp/v1/tools', {
-    config: { responseCache: true, rateLimited: 'tools.list' },
-    schema: {
-      operationId: 'listTools',
-      tags: ['tools'],
-      summary: 'List the tool catalog',
-      querystring: limitOffsetQuery,
-      response: {
-        200: { type: 'object', required: ['items', 'page'], properties: { items: { type: 'array', items: toolSchema }, page: pageSchema } },
-        ...problemResponses(['invalid_query', 'rate_limited']),
+  api.get(
+    '/mcp/v1/tools',
+    {
+      config: { responseCache: true, rateLimited: 'tools.list' },
+      schema: {
+        operationId: 'listTools',
+        tags: ['tools'],
+        summary: 'List the tool catalog',
+        querystring: limitOffsetQuery,
+        response: {
+          200: {
+            type: 'object',
+            required: ['items', 'page'],
+            properties: { items: { type: 'array', items: toolSchema }, page: pageSchema },
+          },
+          ...problemResponses(['invalid_query', 'rate_limited']),
+        },
       },
     },
-  }, async (request) => {
-    const q = request.query as { limit?: number; offset?: number };
-    return listTools(request.ctx, q.limit, q.offset);
-  });
+    async (request) => {
+      const q = request.query as { limit?: number; offset?: number };
+      return listTools(request.ctx, q.limit, q.offset);
+    },
+  );
 
-  api.post('/mcp/v1/tools/aggregate', {
-    config: { responseCache: true, rateLimited: 'tools.aggregate' },
-    schema: {
-      operationId: 'aggregateTools',
-      tags: ['tools'],
-      summary: 'Aggregate the tool catalog',
-      body: aggregateBody,
-      response: {
-        200: { type: 'object', required: ['groups', 'page'], properties: { groups: { type: 'array', items: groupSchema }, page: pageSchema } },
-        ...problemResponses(['invalid_json', 'invalid_request', 'unsupported_content_type', 'invalid_field', 'validation_failed', 'not_found', 'rate_limited']),
+  api.post(
+    '/mcp/v1/tools/aggregate',
+    {
+      config: { responseCache: true, rateLimited: 'tools.aggregate' },
+      schema: {
+        operationId: 'aggregateTools',
+        tags: ['tools'],
+        summary: 'Aggregate the tool catalog',
+        body: aggregateBody,
+        response: {
+          200: {
+            type: 'object',
+            required: ['groups', 'page'],
+            properties: { groups: { type: 'array', items: groupSchema }, page: pageSchema },
+          },
+          ...problemResponses([
+            'invalid_json',
+            'invalid_request',
+            'unsupported_content_type',
+            'invalid_field',
+            'validation_failed',
+            'not_found',
+            'rate_limited',
+          ]),
+        },
       },
     },
-  }, async (request) => aggregateTools(request.ctx, (request.body ?? {}) as ToolAggregateInput));
+    async (request) => aggregateTools(request.ctx, (request.body ?? {}) as ToolAggregateInput),
+  );
 }

@@ -14,22 +14,57 @@ const dataSchema = {
     request_type: { type: 'string', enum: ['scalar', 'table', 'time_series'] },
     results: {
       type: 'array',
-      items: { type: 'object', required: ['query_name', 'measure'], properties: { query_name: { type: 'string' }, measure: { type: 'string' }, value: num, unit: { type: ['string', 'null'] } } },
+      items: {
+        type: 'object',
+        required: ['query_name', 'measure'],
+        properties: {
+          query_name: { type: 'string' },
+          measure: { type: 'string' },
+          value: num,
+          unit: { type: ['string', 'null'] },
+        },
+      },
     },
     columns: {
       type: 'array',
-      items: { type: 'object', required: ['name', 'column_type'], properties: { name: { type: 'string' }, column_type: { type: 'string', enum: ['group', 'measure'] }, unit: { type: ['string', 'null'] } } },
+      items: {
+        type: 'object',
+        required: ['name', 'column_type'],
+        properties: {
+          name: { type: 'string' },
+          column_type: { type: 'string', enum: ['group', 'measure'] },
+          unit: { type: ['string', 'null'] },
+        },
+      },
     },
-    rows: { type: 'array', items: { type: 'object', properties: { groups: { type: 'object', additionalProperties: true }, values: { type: 'object', additionalProperties: true } } } },
+    rows: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          groups: { type: 'object', additionalProperties: true },
+          values: { type: 'object', additionalProperties: true },
+        },
+      },
+    },
     series: {
       type: 'array',
       items: {
         type: 'object',
         required: ['query_name', 'measure', 'points'],
         properties: {
-          query_name: { type: 'string' }, measure: { type: 'string' }, unit: { type: ['string', 'null'] },
+          query_name: { type: 'string' },
+          measure: { type: 'string' },
+          unit: { type: ['string', 'null'] },
           groups: { type: 'object', additionalProperties: true },
-          points: { type: 'array', items: { type: 'object', required: ['timestamp_unix_seconds'], properties: { timestamp_unix_seconds: { type: 'integer' }, value: num } } },
+          points: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['timestamp_unix_seconds'],
+              properties: { timestamp_unix_seconds: { type: 'integer' }, value: num },
+            },
+          },
         },
       },
     },
@@ -45,29 +80,51 @@ const envelopeSchema = {
     comparison: nullable({
       type: 'object',
       required: ['start_time_unix_seconds', 'end_time_unix_seconds', 'data'],
-      properties: { start_time_unix_seconds: { type: 'integer' }, end_time_unix_seconds: { type: 'integer' }, data: dataSchema },
+      properties: {
+        start_time_unix_seconds: { type: 'integer' },
+        end_time_unix_seconds: { type: 'integer' },
+        data: dataSchema,
+      },
     }),
   },
 } as const;
 
 export function registerTraceRoutes(api: FastifyInstance): void {
-  api.post('/skill/v1/skills/:skill_id/traces/stats/query', {
-    schema: {
-      operationId: 'queryTraceStats',
-      tags: ['skills'],
-      summary: 'Trace statistics of a skill',
-      params: { type: 'object', required: ['skill_id'], properties: { skill_id: { type: 'string' } } },
-      querystring: { type: 'object', additionalProperties: false, properties: { version_ordinal: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } } },
-      body: traceStatsRequestSchema,
-      response: {
-        200: envelopeSchema,
-        ...problemResponses(['invalid_json', 'invalid_request', 'invalid_query', 'unsupported_content_type', 'invalid_field',
-          'validation_failed', 'not_found', 'traces_unavailable', 'missing_org', 'untrusted_issuer']),
+  api.post(
+    '/skill/v1/skills/:skill_id/traces/stats/query',
+    {
+      schema: {
+        operationId: 'queryTraceStats',
+        tags: ['skills'],
+        summary: 'Trace statistics of a skill',
+        params: { type: 'object', required: ['skill_id'], properties: { skill_id: { type: 'string' } } },
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { version_ordinal: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } },
+        },
+        body: traceStatsRequestSchema,
+        response: {
+          200: envelopeSchema,
+          ...problemResponses([
+            'invalid_json',
+            'invalid_request',
+            'invalid_query',
+            'unsupported_content_type',
+            'invalid_field',
+            'validation_failed',
+            'not_found',
+            'traces_unavailable',
+            'missing_org',
+            'untrusted_issuer',
+          ]),
+        },
       },
     },
-  }, async (request) => {
-    const { skill_id } = request.params as { skill_id: string };
-    const { version_ordinal } = request.query as { version_ordinal?: number };
-    return queryTraceStats(request.ctx, request.ctx.services.traces, skill_id, version_ordinal, request.body as TraceStatsRequest);
-  });
+    async (request) => {
+      const { skill_id } = request.params as { skill_id: string };
+      const { version_ordinal } = request.query as { version_ordinal?: number };
+      return queryTraceStats(request.ctx, skill_id, version_ordinal, request.body as TraceStatsRequest);
+    },
+  );
 }

@@ -4,10 +4,11 @@
  * serialization, and validate here, in order: query string (400 invalid_query), body root
  * (400 invalid_request), body fields (422 invalid_field / validation_failed).
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
-import { ApiError, fieldErrors, type FieldError } from '../errors.ts';
+import { ApiError, fieldErrors } from '../errors.ts';
+import { toFieldErrors } from '../shared/field-errors.ts';
 
 const queryAjv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: false, strict: false });
 const bodyAjv = new Ajv({ allErrors: true, useDefaults: false, strict: false });
@@ -18,43 +19,6 @@ interface Validators {
   body?: ValidateFunction;
 }
 
-function pointer(e: ErrorObject): string {
-  const base = e.instancePath;
-  const p = e.params as Record<string, unknown>;
-  if (e.keyword === 'required') return `${base}/${String(p.missingProperty)}`;
-  if (e.keyword === 'additionalProperties') return `${base}/${String(p.additionalProperty)}`;
-  return base === '' ? '/' : base;
-}
-
-function describe(e: ErrorObject): string {
-  const p = e.params as Record<string, unknown>;
-  switch (e.keyword) {
-    case 'required':
-      return `${String(p.missingProperty)} is required`;
-    case 'additionalProperties':
-      return `unknown field ${String(p.additionalProperty)}`;
-    case 'enum':
-      return `must be one of: ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
-    default:
-      return e.message ?? 'is invalid';
-  }
-}
-
-/** One entry per field: Ajv may report several keywords for one pointer. */
-export function toFieldErrors(errors: ErrorObject[]): FieldError[] {
-  const seen = new Map<string, FieldError>();
-  for (const e of errors) {
-    if (e.keyword === 'if' || e.keyword === 'anyOf' || e.keyword === 'oneOf') continue;
-    const field = pointer(e);
-    if (!seen.has(field)) seen.set(field, { field, detail: `${field} ${describe(e)}` });
-  }
-  if (seen.size === 0 && errors.length > 0) {
-    const e = errors[0] as ErrorObject;
-    seen.set(pointer(e), { field: pointer(e), detail: `${pointer(e)} ${describe(e)}` });
-  }
-  return [...seen.values()];
-}
-
 function validatorsFor(route: RouteOptions): Validators {
   const schema = (route.schema ?? {}) as { querystring?: object; body?: object };
   const v: Validators = {};
@@ -63,7 +27,7 @@ function validatorsFor(route: RouteOptions): Validators {
   return v;
 }
 
-export function validateRequest(request: FastifyRequest, v: Validators): void {
+function validateRequest(request: FastifyRequest, v: Validators): void {
   if (v.query && !v.query(request.query)) {
     const [first] = toFieldErrors(v.query.errors ?? []);
     const name = first?.field.replace(/^\//, '') ?? 'query';
@@ -90,6 +54,7 @@ export function installValidation(app: FastifyInstance): void {
     if (!v.query && !v.body) return;
     const hook = async (request: FastifyRequest) => validateRequest(request, v);
     const existing = route.preValidation;
-    route.preValidation = existing === undefined ? [hook] : [...(Array.isArray(existing) ? existing : [existing]), hook];
+    route.preValidation =
+      existing === undefined ? [hook] : [...(Array.isArray(existing) ? existing : [existing]), hook];
   });
 }

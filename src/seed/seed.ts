@@ -16,13 +16,28 @@ export async function seedDemoIfEmpty(store: RegistryStore): Promise<boolean> {
  * First-start telemetry: `spans` demo spans for the skills of org-acme over the last 30 days,
  * into an empty trace store only.
  */
-export async function seedDemoTracesIfEmpty(registry: RegistryStore, traces: TraceStore, spans: number, endS = Math.floor(Date.now() / 1000)): Promise<boolean> {
+export async function seedDemoTracesIfEmpty(
+  registry: RegistryStore,
+  traces: TraceStore,
+  spans: number,
+  endS = Math.floor(Date.now() / 1000),
+): Promise<boolean> {
   if (spans === 0 || (await traces.countSpans()) > 0) return false;
   const workspaces = await registry.listOrgWorkspaces('org-acme');
-  const skills = await registry.listArtifacts(workspaces.map((w) => w.id), 'skill');
+  const skills = await registry.listArtifacts(
+    workspaces.map((w) => w.id),
+    'skill',
+  );
   if (skills.length === 0) return false;
   const users = (await registry.listUsers('org-acme', 200, 0)).items.map((u) => u.id);
-  const options = { orgId: 'org-acme', skills: skills.map((s) => ({ id: s.id, workspaceId: s.workspace_id })), users, spans, endS, days: 30 };
+  const options = {
+    orgId: 'org-acme',
+    skills: skills.map((s) => ({ id: s.id, workspaceId: s.workspace_id })),
+    users,
+    spans,
+    endS,
+    days: 30,
+  };
   for (const batch of demoSpans(options)) await traces.insertSpans(batch);
   return true;
 }

@@ -20,4 +20,3 @@ export function timeoutError(timeoutMs: number): ApiError {
 export function checkDeadline(deadline: Deadline): void {
   if (deadline.signal.aborted || Date.now() >= deadline.at) throw timeoutError(deadline.timeoutMs);
 }
-

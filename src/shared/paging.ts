@@ -6,7 +6,12 @@ export interface Window {
   offset: number;
 }
 
-export function pageWindow(limit: number | undefined, offset: number | undefined, defaultLimit: number, maxLimit: number): Window {
+export function pageWindow(
+  limit: number | undefined,
+  offset: number | undefined,
+  defaultLimit: number,
+  maxLimit: number,
+): Window {
   return { limit: Math.min(limit ?? defaultLimit, maxLimit), offset: offset ?? 0 };
 }
 

@@ -46,5 +46,7 @@ export class RateLimits {
 
 /** 429 rate_limited for a call over its quota, with the seconds to wait. */
 export function rateLimitedError(quota: Quota): ApiError {
-  return new ApiError('rate_limited', `more than ${quota.limit} requests a minute; retry in ${quota.resetS} s`, { retryAfter: quota.resetS });
+  return new ApiError('rate_limited', `more than ${quota.limit} requests a minute; retry in ${quota.resetS} s`, {
+    retryAfter: quota.resetS,
+  });
 }

@@ -24,14 +24,24 @@ const window = {
   additionalProperties: false,
 };
 
-function payload(name: string, title: string, required: string[], properties: Record<string, unknown>): Record<string, unknown> {
+function payload(
+  name: string,
+  title: string,
+  required: string[],
+  properties: Record<string, unknown>,
+): Record<string, unknown> {
   return {
     $schema: DIALECT,
     $id: `${BASE}:${name}:1`,
     title,
     type: 'object',
     required: ['kind', 'skill_id', 'window', ...required],
-    properties: { kind: { const: name }, skill_id: { type: 'string', minLength: 1 }, window: { $ref: '#/$defs/window' }, ...properties },
+    properties: {
+      kind: { const: name },
+      skill_id: { type: 'string', minLength: 1 },
+      window: { $ref: '#/$defs/window' },
+      ...properties,
+    },
     additionalProperties: false,
     $defs: { window },
   };
@@ -47,7 +57,10 @@ const SCHEMAS: readonly InsightSchema[] = [
     title: 'Usage summary',
     description: 'Traces, sessions, active users and tokens of a skill over a window.',
     schema: payload('usage_summary', 'Usage summary', ['traces', 'sessions', 'active_users', 'tokens'], {
-      traces: count, sessions: count, active_users: count, tokens: count,
+      traces: count,
+      sessions: count,
+      active_users: count,
+      tokens: count,
       cost_usd: { type: ['number', 'null'], minimum: 0 },
     }),
   },
@@ -55,14 +68,20 @@ const SCHEMAS: readonly InsightSchema[] = [
     name: 'tool_failure_hotspot',
     version: '1',
     title: 'Tool failure hotspot',
-    description: 'Tools whose calls fail most often during a skill\'s traces.',
+    description: "Tools whose calls fail most often during a skill's traces.",
     schema: payload('tool_failure_hotspot', 'Tool failure hotspot', ['tools'], {
       tools: {
         type: 'array',
         items: {
           type: 'object',
           required: ['tool', 'calls', 'errors', 'error_rate'],
-          properties: { tool: { type: 'string' }, mcp: { type: ['string', 'null'] }, calls: count, errors: count, error_rate: ratio },
+          properties: {
+            tool: { type: 'string' },
+            mcp: { type: ['string', 'null'] },
+            calls: count,
+            errors: count,
+            error_rate: ratio,
+          },
           additionalProperties: false,
         },
       },
@@ -73,13 +92,18 @@ const SCHEMAS: readonly InsightSchema[] = [
     version: '1',
     title: 'Latency regression',
     description: 'A latency percentile of a skill that rose against the previous period.',
-    schema: payload('latency_regression', 'Latency regression', ['percentile', 'current_ms', 'previous_ms', 'change_ratio'], {
-      percentile: { enum: ['p50', 'p90', 'p99'] },
-      current_ms: { type: 'number', minimum: 0 },
-      previous_ms: { type: 'number', minimum: 0 },
-      change_ratio: { type: 'number' },
-      skill_version: { type: ['integer', 'null'], minimum: 1 },
-    }),
+    schema: payload(
+      'latency_regression',
+      'Latency regression',
+      ['percentile', 'current_ms', 'previous_ms', 'change_ratio'],
+      {
+        percentile: { enum: ['p50', 'p90', 'p99'] },
+        current_ms: { type: 'number', minimum: 0 },
+        previous_ms: { type: 'number', minimum: 0 },
+        change_ratio: { type: 'number' },
+        skill_version: { type: ['integer', 'null'], minimum: 1 },
+      },
+    ),
   },
   {
     name: 'cost_spike',

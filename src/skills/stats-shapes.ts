@@ -5,17 +5,43 @@
  * exactly the ones shown. Work is linear in the rows and the answer (bounded by its points).
  */
 import {
-  compareGroups, compareValues, type AggregateRow, type Dimension, type GroupRanking, type GroupValues, type Measure,
+  compareGroups,
+  compareValues,
+  type AggregateRow,
+  type Dimension,
+  type GroupRanking,
+  type GroupValues,
+  type Measure,
 } from '../store/trace-port.ts';
 import { bucketStarts, groupLimitOf, type PanelQuery } from '../traces/stats-request.ts';
 
-export const UNIT: Record<Measure, string> = {
-  sessions: 'count', traces: 'count', spans: 'count', skill_invocations: 'count', tool_calls: 'count',
-  active_users: 'count', tokens: 'tokens', tokens_per_trace: 'tokens', cost: 'usd', error_rate: 'ratio',
-  success_rate: 'ratio', latency_p50: 'ms', latency_p90: 'ms', latency_p99: 'ms',
+const UNIT: Record<Measure, string> = {
+  sessions: 'count',
+  traces: 'count',
+  spans: 'count',
+  skill_invocations: 'count',
+  tool_calls: 'count',
+  active_users: 'count',
+  tokens: 'tokens',
+  tokens_per_trace: 'tokens',
+  cost: 'usd',
+  error_rate: 'ratio',
+  success_rate: 'ratio',
+  latency_p50: 'ms',
+  latency_p90: 'ms',
+  latency_p99: 'ms',
 };
 /** Measures that are 0, not null, over no spans. */
-const ADDITIVE = new Set<Measure>(['sessions', 'traces', 'spans', 'skill_invocations', 'tool_calls', 'active_users', 'tokens', 'cost']);
+const ADDITIVE = new Set<Measure>([
+  'sessions',
+  'traces',
+  'spans',
+  'skill_invocations',
+  'tool_calls',
+  'active_users',
+  'tokens',
+  'cost',
+]);
 
 type Value = number | null;
 /** Rows of each query, by query name. */
@@ -45,7 +71,12 @@ export function tableRanking(queries: PanelQuery[]): { ranking: GroupRanking; qu
 }
 
 /** Sorts in the engines' ranking order: the value in `direction`, nulls last, then the groups. */
-function rank<T extends { groups: GroupValues }>(items: T[], value: (t: T) => Value | string, direction: 'asc' | 'desc', dims: readonly Dimension[]): T[] {
+function rank<T extends { groups: GroupValues }>(
+  items: T[],
+  value: (t: T) => Value | string,
+  direction: 'asc' | 'desc',
+  dims: readonly Dimension[],
+): T[] {
   const sign = direction === 'desc' ? -1 : 1;
   return items.sort((a, b) => {
     const va = value(a);
@@ -82,7 +113,7 @@ export function tableData(queries: PanelQuery[], results: QueryRows) {
   }
   const { ranking, query } = tableRanking(queries);
   const value = (r: { groups: GroupValues; values: Record<string, Value> }): Value | string =>
-    query !== undefined ? (r.values[query.name] ?? null) : ((r.groups[ranking.by as Dimension] ?? null) as Value | string);
+    query !== undefined ? (r.values[query.name] ?? null) : (r.groups[ranking.by as Dimension] ?? null);
   return {
     request_type: 'table',
     columns: [
@@ -93,14 +124,23 @@ export function tableData(queries: PanelQuery[], results: QueryRows) {
   };
 }
 
-export function timeSeriesData(queries: PanelQuery[], results: QueryRows, startS: number, endS: number, bucket: 'day' | 'week') {
+export function timeSeriesData(
+  queries: PanelQuery[],
+  results: QueryRows,
+  startS: number,
+  endS: number,
+  bucket: 'day' | 'week',
+) {
   const stamps = bucketStarts(startS, endS, bucket);
   const series = queries.flatMap((q) => {
     const rows = results.get(q.name) ?? [];
     const dims = q.group_by ?? [];
     const empty = emptyValue(q.measure);
     // One pass over the rows: each group's values by bucket, and its total row (bucket null).
-    const byGroup = new Map<string, { groups: GroupValues; total: Value; ranked: boolean; points: Map<number, Value> }>();
+    const byGroup = new Map<
+      string,
+      { groups: GroupValues; total: Value; ranked: boolean; points: Map<number, Value> }
+    >();
     for (const r of rows) {
       const key = groupKey(r.groups);
       let g = byGroup.get(key);
@@ -111,17 +151,28 @@ export function timeSeriesData(queries: PanelQuery[], results: QueryRows, startS
       if (r.bucket === null) {
         g.total = r.values[q.measure] ?? null;
         g.ranked = true;
-      }
-      else g.points.set(r.bucket, r.values[q.measure] ?? null);
+      } else g.points.set(r.bucket, r.values[q.measure] ?? null);
     }
     const ranking = seriesRanking(q);
     // Grouped series rank the groups by their totals; an ungrouped one is the single series.
-    const shown = dims.length === 0
-      ? [byGroup.values().next().value ?? { groups: {}, points: new Map<number, Value>() }]
-      : rank([...byGroup.values()].filter((g) => g.ranked), (g) => g.total, ranking.direction, dims).slice(0, ranking.limit);
+    const shown =
+      dims.length === 0
+        ? [byGroup.values().next().value ?? { groups: {}, points: new Map<number, Value>() }]
+        : rank(
+            [...byGroup.values()].filter((g) => g.ranked),
+            (g) => g.total,
+            ranking.direction,
+            dims,
+          ).slice(0, ranking.limit);
     return shown.map((g) => ({
-      query_name: q.name, measure: q.measure, unit: UNIT[q.measure], ...(dims.length > 0 ? { groups: g.groups } : {}),
-      points: stamps.map((t) => ({ timestamp_unix_seconds: t, value: g.points.has(t) ? (g.points.get(t) as Value) : empty })),
+      query_name: q.name,
+      measure: q.measure,
+      unit: UNIT[q.measure],
+      ...(dims.length > 0 ? { groups: g.groups } : {}),
+      points: stamps.map((t) => ({
+        timestamp_unix_seconds: t,
+        value: g.points.has(t) ? (g.points.get(t) as Value) : empty,
+      })),
     }));
   });
   return { request_type: 'time_series', series };

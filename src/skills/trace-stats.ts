@@ -8,9 +8,22 @@
 import type { RequestContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import {
-  QueryCancelledError, TraceStoreUnavailableError, type AggregateQuery, type GroupRanking, type GroupValues, type SpanFilter, type TraceStore,
+  QueryCancelledError,
+  TraceStoreUnavailableError,
+  type AggregateQuery,
+  type GroupRanking,
+  type GroupValues,
+  type SpanFilter,
+  type TraceStore,
 } from '../store/trace-port.ts';
-import { MAX_GROUP_LIMIT, bucketOf, checkAnswerSize, checkRules, type PanelQuery, type TraceStatsRequest } from '../traces/stats-request.ts';
+import {
+  MAX_GROUP_LIMIT,
+  bucketOf,
+  checkAnswerSize,
+  checkRules,
+  type PanelQuery,
+  type TraceStatsRequest,
+} from '../traces/stats-request.ts';
 import { scalarData, seriesRanking, tableData, tableRanking, timeSeriesData, type QueryRows } from './stats-shapes.ts';
 
 interface Window {
@@ -64,10 +77,17 @@ class Aggregation {
     const first = batch[0] as PanelQuery;
     const { scope, win } = this;
     const query: AggregateQuery = {
-      orgId: scope.orgId, skill: scope.skill, ...(scope.skillVersion !== undefined ? { skillVersion: scope.skillVersion } : {}),
-      startS: win.startS, endS: win.endS, workspaceIds: scope.workspaceIds, filters: filtersOf(first),
-      groupBy: first.group_by ?? [], measures: batch.map((q) => q.measure),
-      ...(scope.bucket !== undefined ? { bucket: scope.bucket } : {}), ...keep,
+      orgId: scope.orgId,
+      skill: scope.skill,
+      ...(scope.skillVersion !== undefined ? { skillVersion: scope.skillVersion } : {}),
+      startS: win.startS,
+      endS: win.endS,
+      workspaceIds: scope.workspaceIds,
+      filters: filtersOf(first),
+      groupBy: first.group_by ?? [],
+      measures: batch.map((q) => q.measure),
+      ...(scope.bucket !== undefined ? { bucket: scope.bucket } : {}),
+      ...keep,
     };
     const rows = keep.onlyGroups?.length === 0 ? [] : await this.store.aggregate(query, this.signal);
     for (const q of batch) this.rows.set(q.name, rows);
@@ -89,10 +109,12 @@ async function aggregateAll(req: TraceStatsRequest, agg: Aggregation): Promise<Q
     const shown = distinct((agg.rows.get((leader[0] as PanelQuery).name) ?? []).map((r) => r.groups));
     await Promise.all(batches.filter((b) => b !== leader).map((b) => agg.run(b, { onlyGroups: shown })));
   } else {
-    await Promise.all(batches.map((b) => {
-      const rankings = (b[0]?.group_by ?? []).length > 0 ? distinct(b.map(seriesRanking)) : [];
-      return agg.run(b, rankings.length > 0 ? { top: rankings } : {});
-    }));
+    await Promise.all(
+      batches.map((b) => {
+        const rankings = (b[0]?.group_by ?? []).length > 0 ? distinct(b.map(seriesRanking)) : [];
+        return agg.run(b, rankings.length > 0 ? { top: rankings } : {});
+      }),
+    );
   }
   return agg.rows;
 }
@@ -109,14 +131,16 @@ async function compute(ctx: RequestContext, req: TraceStatsRequest, store: Trace
 function warningsOf(req: TraceStatsRequest, maxGroupLimit: number): string[] {
   const warnings: string[] = [];
   const limited = req.request_type === 'table' ? req.queries.slice(0, 1) : req.queries;
-  for (const q of limited) if ((q.group_by ?? []).length > 0 && (q.limit ?? 0) > maxGroupLimit) warnings.push(`queries ${q.name}: limit clamped to ${maxGroupLimit}`);
-  if (req.request_type !== 'time_series' && req.bucket != null) warnings.push('bucket applies to time_series requests only and was ignored');
+  for (const q of limited)
+    if ((q.group_by ?? []).length > 0 && (q.limit ?? 0) > maxGroupLimit)
+      warnings.push(`queries ${q.name}: limit clamped to ${maxGroupLimit}`);
+  if (req.request_type !== 'time_series' && req.bucket != null)
+    warnings.push('bucket applies to time_series requests only and was ignored');
   return warnings;
 }
 
 export async function queryTraceStats(
   ctx: RequestContext,
-  store: TraceStore,
   skillId: string,
   versionOrdinal: number | undefined,
   req: TraceStatsRequest,
@@ -127,29 +151,39 @@ export async function queryTraceStats(
   access.assertReadable(skill.workspace_id, 'skill', skillId);
   checkRules(req);
   checkAnswerSize(req, ctx.services.config.bounds.statsMaxPoints);
-  const workspaceIds = req.workspace_id == null ? access.readableWorkspaceIds : (access.assertReadable(req.workspace_id), [req.workspace_id]);
+  const workspaceIds =
+    req.workspace_id == null
+      ? access.readableWorkspaceIds
+      : (access.assertReadable(req.workspace_id), [req.workspace_id]);
   const win = { startS: req.start_time_unix_seconds, endS: req.end_time_unix_seconds };
   const scope: Scope = {
-    orgId: ctx.caller.orgId, skill: skillId, workspaceIds,
+    orgId: ctx.caller.orgId,
+    skill: skillId,
+    workspaceIds,
     ...(versionOrdinal !== undefined ? { skillVersion: versionOrdinal } : {}),
     ...(req.request_type === 'time_series' ? { bucket: bucketOf(req) } : {}),
   };
   try {
     const previous = { startS: win.startS - (win.endS - win.startS), endS: win.startS };
     const [data, comparison] = await Promise.all([
-      compute(ctx, req, store, scope, win),
-      req.compare === 'previous_period' ? compute(ctx, req, store, scope, previous) : Promise.resolve(null),
+      compute(ctx, req, ctx.traces, scope, win),
+      req.compare === 'previous_period' ? compute(ctx, req, ctx.traces, scope, previous) : Promise.resolve(null),
     ]);
     ctx.checkDeadline();
     return {
       data,
       meta: { warnings: warningsOf(req, MAX_GROUP_LIMIT) },
-      comparison: comparison === null ? null : { start_time_unix_seconds: previous.startS, end_time_unix_seconds: previous.endS, data: comparison },
+      comparison:
+        comparison === null
+          ? null
+          : { start_time_unix_seconds: previous.startS, end_time_unix_seconds: previous.endS, data: comparison },
     };
   } catch (err) {
-    if (err instanceof QueryCancelledError || ctx.signal.aborted) throw new ApiError('request_timeout', 'the statistics query ran past the request deadline');
+    if (err instanceof QueryCancelledError || ctx.signal.aborted)
+      throw new ApiError('request_timeout', 'the statistics query ran past the request deadline');
     if (err instanceof ApiError) throw err;
-    if (err instanceof TraceStoreUnavailableError) throw new ApiError('traces_unavailable', 'the trace store is unavailable; the rest of the service is up');
+    if (err instanceof TraceStoreUnavailableError)
+      throw new ApiError('traces_unavailable', 'the trace store is unavailable; the rest of the service is up');
     throw new ApiError('traces_unavailable', 'the trace store could not answer');
   }
 }

@@ -6,9 +6,19 @@
  * name an object of the same bundle. API keys given in clear are hashed here and never kept.
  */
 import { createHash } from 'node:crypto';
+import { compact } from '../shared/compact.ts';
 import {
-  ARTIFACT_KINDS, type ArtifactKind, type ArtifactVersion, type Bundle, type Enrichment, type Identity, type Membership,
-  type Organization, type Project, type Relationship, type User,
+  ARTIFACT_KINDS,
+  type ArtifactKind,
+  type ArtifactVersion,
+  type Bundle,
+  type Enrichment,
+  type Identity,
+  type Membership,
+  type Organization,
+  type Project,
+  type Relationship,
+  type User,
 } from '../domain/types.ts';
 
 /** A broken bundle rule; `path` is the JSON path of the offending value (`artifacts[12].workspace_id`). */
@@ -27,7 +37,18 @@ export function hashApiKey(key: string): string {
 }
 
 type Obj = Record<string, unknown>;
-type FieldType = 'string' | 'timestamp' | 'boolean' | 'integer' | 'number' | 'object' | 'array' | 'any';
+/** The field types a bundle declares, and the value each one is once checked. */
+interface FieldValues {
+  string: string;
+  timestamp: string;
+  boolean: boolean;
+  integer: number;
+  number: number;
+  object: Obj;
+  array: unknown[];
+  any: unknown;
+}
+type FieldType = keyof FieldValues;
 
 const ORG_STATUSES = ['active', 'suspended'] as const;
 const WORKSPACE_KINDS = ['org', 'team', 'user_default'] as const;
@@ -44,21 +65,56 @@ const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:
 
 /** The "always present" strings of the specification's Artifact table. */
 const ARTIFACT_REQUIRED: Record<string, FieldType> = {
-  id: 'string', name: 'string', kind: 'string', artifact_status: 'string', source_type: 'string', extension: 'string',
-  content_hash_hex: 'string', commit_ts: 'timestamp', created_at: 'timestamp', created_by: 'string',
-  updated_at: 'timestamp', updated_by: 'string', workspace_id: 'string',
+  id: 'string',
+  name: 'string',
+  kind: 'string',
+  artifact_status: 'string',
+  source_type: 'string',
+  extension: 'string',
+  content_hash_hex: 'string',
+  commit_ts: 'timestamp',
+  created_at: 'timestamp',
+  created_by: 'string',
+  updated_at: 'timestamp',
+  updated_by: 'string',
+  workspace_id: 'string',
 };
 
 /** Optional artifact fields (common, agent, tool, exported) and their types, checked when present. */
 const ARTIFACT_OPTIONAL: Record<string, FieldType> = {
-  display_name: 'string', oidc_client_id: 'string', owner_id: 'string', project_id: 'string', repo_id: 'string',
-  source_created_at: 'string', source_created_by: 'string', source_digest: 'string', source_id: 'string',
-  source_last_modified_at: 'string', source_last_modified_by: 'string', source_metadata: 'any',
-  source_synced_at: 'string', source_uri: 'string', source_version: 'string', version_label: 'string',
-  metadata: 'object', permissions: 'object', identity: 'object', profile_image_base64: 'string',
-  agent_framework_id: 'string', agent_provider_id: 'string', instructions: 'string', is_system: 'boolean',
-  max_step_count: 'integer', model_id: 'string', tools: 'array', profile_image_url: 'string',
-  input_schema: 'object', output_schema: 'object', owner: 'string', provider_kind: 'string', server_id: 'string',
+  display_name: 'string',
+  oidc_client_id: 'string',
+  owner_id: 'string',
+  project_id: 'string',
+  repo_id: 'string',
+  source_created_at: 'string',
+  source_created_by: 'string',
+  source_digest: 'string',
+  source_id: 'string',
+  source_last_modified_at: 'string',
+  source_last_modified_by: 'string',
+  source_metadata: 'any',
+  source_synced_at: 'string',
+  source_uri: 'string',
+  source_version: 'string',
+  version_label: 'string',
+  metadata: 'object',
+  permissions: 'object',
+  identity: 'object',
+  profile_image_base64: 'string',
+  agent_framework_id: 'string',
+  agent_provider_id: 'string',
+  instructions: 'string',
+  is_system: 'boolean',
+  max_step_count: 'integer',
+  model_id: 'string',
+  tools: 'array',
+  profile_image_url: 'string',
+  input_schema: 'object',
+  output_schema: 'object',
+  owner: 'string',
+  provider_kind: 'string',
+  server_id: 'string',
   tool_name: 'string',
 };
 
@@ -67,20 +123,34 @@ const COMPUTED = new Set(['identity', 'permissions', 'relationships', 'profile_i
 
 function isType(v: unknown, type: FieldType): boolean {
   switch (type) {
-    case 'string': return typeof v === 'string' && v !== '';
-    case 'timestamp': return typeof v === 'string' && TIMESTAMP.test(v) && !Number.isNaN(Date.parse(v));
-    case 'boolean': return typeof v === 'boolean';
-    case 'integer': return Number.isSafeInteger(v);
-    case 'number': return typeof v === 'number' && Number.isFinite(v);
-    case 'object': return v !== null && typeof v === 'object' && !Array.isArray(v);
-    case 'array': return Array.isArray(v);
-    case 'any': return true;
+    case 'string':
+      return typeof v === 'string' && v !== '';
+    case 'timestamp':
+      return typeof v === 'string' && TIMESTAMP.test(v) && !Number.isNaN(Date.parse(v));
+    case 'boolean':
+      return typeof v === 'boolean';
+    case 'integer':
+      return Number.isSafeInteger(v);
+    case 'number':
+      return typeof v === 'number' && Number.isFinite(v);
+    case 'object':
+      return v !== null && typeof v === 'object' && !Array.isArray(v);
+    case 'array':
+      return Array.isArray(v);
+    case 'any':
+      return true;
   }
 }
 
 const TYPE_NAMES: Record<FieldType, string> = {
-  string: 'a non-empty string', timestamp: 'an RFC 3339 timestamp', boolean: 'a boolean', integer: 'an integer',
-  number: 'a finite number', object: 'an object', array: 'an array', any: 'a JSON value',
+  string: 'a non-empty string',
+  timestamp: 'an RFC 3339 timestamp',
+  boolean: 'a boolean',
+  integer: 'an integer',
+  number: 'a finite number',
+  object: 'an object',
+  array: 'an array',
+  any: 'a JSON value',
 };
 
 function obj(v: unknown, at: string): Obj {
@@ -95,29 +165,26 @@ function list(root: Obj, key: string): Obj[] {
   return v.map((item, i) => obj(item, `${key}[${i}]`));
 }
 
-function req<T = string>(o: Obj, key: string, at: string, type: FieldType = 'string'): T {
+function req<K extends FieldType = 'string'>(o: Obj, key: string, at: string, type?: K): FieldValues[K] {
   const v = o[key];
-  if (!isType(v, type)) throw new BundleError(`${at}.${key}`, `must be ${TYPE_NAMES[type]}`);
-  return v as T;
+  const t = type ?? 'string';
+  if (!isType(v, t)) throw new BundleError(`${at}.${key}`, `must be ${TYPE_NAMES[t]}`);
+  return v as FieldValues[K];
 }
 
 /** An optional field: absent or null -> undefined; otherwise it must have the type. */
-function opt<T = string>(o: Obj, key: string, at: string, type: FieldType = 'string'): T | undefined {
+function opt<K extends FieldType = 'string'>(o: Obj, key: string, at: string, type?: K): FieldValues[K] | undefined {
   const v = o[key];
   if (v === undefined || v === null) return undefined;
-  if (!isType(v, type)) throw new BundleError(`${at}.${key}`, `must be ${TYPE_NAMES[type]}`);
-  return v as T;
+  const t = type ?? 'string';
+  if (!isType(v, t)) throw new BundleError(`${at}.${key}`, `must be ${TYPE_NAMES[t]}`);
+  return v as FieldValues[K];
 }
 
 function oneOf<T extends string>(o: Obj, key: string, at: string, allowed: readonly T[]): T {
   const v = req(o, key, at);
   if (!allowed.includes(v as T)) throw new BundleError(`${at}.${key}`, `must be one of ${allowed.join(', ')}`);
   return v as T;
-}
-
-/** Copies the entries whose value is defined, so optional fields stay absent. */
-function present<T extends object>(o: T): T {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 }
 
 function uniqueIds(items: { id: string }[], key: string): Set<string> {
@@ -129,7 +196,12 @@ function uniqueIds(items: { id: string }[], key: string): Set<string> {
   return seen;
 }
 
-function ref(known: ReadonlySet<string> | ReadonlyMap<string, unknown>, id: string | undefined, at: string, what: string): void {
+function ref(
+  known: ReadonlySet<string> | ReadonlyMap<string, unknown>,
+  id: string | undefined,
+  at: string,
+  what: string,
+): void {
   if (id !== undefined && !known.has(id)) throw new BundleError(at, `unknown ${what} ${id}`);
 }
 
@@ -142,20 +214,23 @@ function sniffImageType(b: Uint8Array): string | null {
 }
 
 function parseUser(u: Obj, at: string, orgIds: Set<string>): User {
-  const enrichment = opt<Obj>(u, 'enrichment', at, 'object');
+  const enrichment = opt(u, 'enrichment', at, 'object');
   if (enrichment !== undefined) {
     const e = `${at}.enrichment`;
     req(enrichment, 'enrichment_status', e);
     for (const k of ['enriched_at', 'error_class', 'provider', 'reason', 'stamped_at']) opt(enrichment, k, e);
     opt(enrichment, 'grounding', e, 'object');
-    const profile = opt<Obj>(enrichment, 'profile', e, 'object');
+    const profile = opt(enrichment, 'profile', e, 'object');
     if (profile !== undefined) for (const k of Object.keys(profile)) opt(profile, k, `${e}.profile`);
   }
-  const user: User = present({
-    id: req(u, 'id', at), org_id: req(u, 'org_id', at),
-    name: opt(u, 'name', at), email: opt(u, 'email', at),
+  const user: User = compact({
+    id: req(u, 'id', at),
+    org_id: req(u, 'org_id', at),
+    name: opt(u, 'name', at),
+    email: opt(u, 'email', at),
     status: u.status === undefined ? 'active' : oneOf(u, 'status', at, ORG_STATUSES),
-    created_at: req(u, 'created_at', at, 'timestamp'), updated_at: req(u, 'updated_at', at, 'timestamp'),
+    created_at: req(u, 'created_at', at, 'timestamp'),
+    updated_at: req(u, 'updated_at', at, 'timestamp'),
     enrichment: enrichment as Enrichment | undefined,
   });
   ref(orgIds, user.org_id, `${at}.org_id`, 'organization');
@@ -165,12 +240,18 @@ function parseUser(u: Obj, at: string, orgIds: Set<string>): User {
 function parseWorkspaces(root: Obj, orgIds: Set<string>): Bundle['workspaces'] {
   const workspaces = list(root, 'workspaces').map((w, i) => {
     const at = `workspaces[${i}]`;
-    return present({
-      id: req(w, 'id', at), org_id: req(w, 'org_id', at), name: req(w, 'name', at), display_name: req(w, 'display_name', at),
-      kind: oneOf(w, 'kind', at, WORKSPACE_KINDS), workspace_status: oneOf(w, 'workspace_status', at, WORKSPACE_STATUSES),
+    return compact({
+      id: req(w, 'id', at),
+      org_id: req(w, 'org_id', at),
+      name: req(w, 'name', at),
+      display_name: req(w, 'display_name', at),
+      kind: oneOf(w, 'kind', at, WORKSPACE_KINDS),
+      workspace_status: oneOf(w, 'workspace_status', at, WORKSPACE_STATUSES),
       parent_id: opt(w, 'parent_id', at),
-      created_at: req(w, 'created_at', at, 'timestamp'), created_by: req(w, 'created_by', at),
-      updated_at: req(w, 'updated_at', at, 'timestamp'), updated_by: req(w, 'updated_by', at),
+      created_at: req(w, 'created_at', at, 'timestamp'),
+      created_by: req(w, 'created_by', at),
+      updated_at: req(w, 'updated_at', at, 'timestamp'),
+      updated_by: req(w, 'updated_by', at),
     });
   });
   uniqueIds(workspaces, 'workspaces');
@@ -199,7 +280,8 @@ interface ArtifactContext {
 function checkArtifactFields(a: Obj, at: string): void {
   for (const [key, type] of Object.entries(ARTIFACT_REQUIRED)) req(a, key, at, type);
   for (const [key, type] of Object.entries(ARTIFACT_OPTIONAL)) opt(a, key, at, type);
-  if (!/^[0-9a-f]{64}$/i.test(a.content_hash_hex as string)) throw new BundleError(`${at}.content_hash_hex`, 'must be 64 hex digits (sha256)');
+  if (!/^[0-9a-f]{64}$/i.test(a.content_hash_hex as string))
+    throw new BundleError(`${at}.content_hash_hex`, 'must be 64 hex digits (sha256)');
   if (Array.isArray(a.tools)) {
     a.tools.forEach((t, j) => {
       const tool = obj(t, `${at}.tools[${j}]`);
@@ -216,7 +298,8 @@ function toVersion(a: Obj, kind: ArtifactKind, at: string, ctx: ArtifactContext)
   ref(ctx.projects, projectId, `${at}.project_id`, 'project');
   if (projectId !== undefined) {
     const projectOrg = ctx.orgOfWorkspace.get(ctx.projects.get(projectId)?.workspace_id ?? '');
-    if (projectOrg !== ctx.orgOfWorkspace.get(workspaceId)) throw new BundleError(`${at}.project_id`, 'project belongs to another organization');
+    if (projectOrg !== ctx.orgOfWorkspace.get(workspaceId))
+      throw new BundleError(`${at}.project_id`, 'project belongs to another organization');
   }
   const doc: Obj = {};
   for (const [k, v] of Object.entries(a)) {
@@ -224,27 +307,43 @@ function toVersion(a: Obj, kind: ArtifactKind, at: string, ctx: ArtifactContext)
     if (v === null && ARTIFACT_OPTIONAL[k] !== undefined && ARTIFACT_OPTIONAL[k] !== 'any') continue;
     doc[k] = v;
   }
-  return present({
-    id: a.id as string, version_ordinal: a.version_ordinal as number, is_latest: a.is_latest as boolean, kind,
-    name: a.name as string, display_name: opt(a, 'display_name', at), workspace_id: workspaceId, project_id: projectId,
-    artifact_status: a.artifact_status as string, created_at: a.created_at as string, created_by: a.created_by as string,
-    updated_at: a.updated_at as string, updated_by: a.updated_by as string,
-    server_id: kind === 'tool' ? opt(a, 'server_id', at) : undefined, doc,
+  return compact({
+    id: a.id as string,
+    version_ordinal: a.version_ordinal as number,
+    is_latest: a.is_latest as boolean,
+    kind,
+    name: a.name as string,
+    display_name: opt(a, 'display_name', at),
+    workspace_id: workspaceId,
+    project_id: projectId,
+    artifact_status: a.artifact_status as string,
+    created_at: a.created_at as string,
+    created_by: a.created_by as string,
+    updated_at: a.updated_at as string,
+    updated_by: a.updated_by as string,
+    server_id: kind === 'tool' ? opt(a, 'server_id', at) : undefined,
+    doc,
   });
 }
 
 function parseIdentity(o: Obj, agentId: string, at: string): Identity {
   const kind = oneOf(o, 'credential_kind', at, CREDENTIAL_KINDS);
   const key = opt(o, 'api_key', at);
-  if (kind === 'api_key' && key === undefined) throw new BundleError(`${at}.api_key`, 'is required when credential_kind is api_key');
-  if (kind !== 'api_key' && key !== undefined) throw new BundleError(`${at}.api_key`, 'is only allowed when credential_kind is api_key');
+  if (kind === 'api_key' && key === undefined)
+    throw new BundleError(`${at}.api_key`, 'is required when credential_kind is api_key');
+  if (kind !== 'api_key' && key !== undefined)
+    throw new BundleError(`${at}.api_key`, 'is only allowed when credential_kind is api_key');
   if (key !== undefined && (key.length < 16 || /[.\s]/.test(key))) {
     throw new BundleError(`${at}.api_key`, 'must be at least 16 characters without dots or spaces');
   }
-  return present({
-    agent_id: agentId, client_id: req(o, 'client_id', at), credential_kind: kind,
-    api_key_hash: key === undefined ? undefined : hashApiKey(key), api_key_last4: key?.slice(-4),
-    expires_at: opt(o, 'expires_at', at, 'timestamp'), revoked: opt<boolean>(o, 'revoked', at, 'boolean') === true ? true : undefined,
+  return compact({
+    agent_id: agentId,
+    client_id: req(o, 'client_id', at),
+    credential_kind: kind,
+    api_key_hash: key === undefined ? undefined : hashApiKey(key),
+    api_key_last4: key?.slice(-4),
+    expires_at: opt(o, 'expires_at', at, 'timestamp'),
+    revoked: opt(o, 'revoked', at, 'boolean') === true ? true : undefined,
   });
 }
 
@@ -267,9 +366,9 @@ function parseArtifacts(root: Obj, ctx: ArtifactContext): ParsedArtifacts {
     checkArtifactFields(a, at);
     const kind = oneOf(a, 'kind', at, ARTIFACT_KINDS);
     oneOf(a, 'artifact_status', at, ARTIFACT_STATUSES);
-    const ordinal = req<number>(a, 'version_ordinal', at, 'integer');
+    const ordinal = req(a, 'version_ordinal', at, 'integer');
     if (ordinal < 1) throw new BundleError(`${at}.version_ordinal`, 'must be an integer >= 1');
-    const isLatest = req<boolean>(a, 'is_latest', at, 'boolean');
+    const isLatest = req(a, 'is_latest', at, 'boolean');
     const id = a.id as string;
     const versionKey = `${id}@${ordinal}`;
     if (versions.has(versionKey)) throw new BundleError(`${at}.version_ordinal`, `duplicate version ${versionKey}`);
@@ -286,10 +385,12 @@ function parseArtifacts(root: Obj, ctx: ArtifactContext): ParsedArtifacts {
       if (kind !== 'agent') throw new BundleError(`${at}.identity`, 'only agents have identities');
       const identity = parseIdentity(a.identity as Obj, id, `${at}.identity`);
       if (isLatest) {
-        if (clientIds.has(identity.client_id)) throw new BundleError(`${at}.identity.client_id`, `duplicate client id ${identity.client_id}`);
+        if (clientIds.has(identity.client_id))
+          throw new BundleError(`${at}.identity.client_id`, `duplicate client id ${identity.client_id}`);
         clientIds.add(identity.client_id);
         if (identity.api_key_hash !== undefined) {
-          if (keyHashes.has(identity.api_key_hash)) throw new BundleError(`${at}.identity.api_key`, 'duplicate api key');
+          if (keyHashes.has(identity.api_key_hash))
+            throw new BundleError(`${at}.identity.api_key`, 'duplicate api key');
           keyHashes.add(identity.api_key_hash);
         }
         out.identities.push(identity);
@@ -300,7 +401,8 @@ function parseArtifacts(root: Obj, ctx: ArtifactContext): ParsedArtifacts {
       if (kind !== 'agent') throw new BundleError(`${at}.profile_image_base64`, 'only agents have profile images');
       const bytes = new Uint8Array(Buffer.from(image, 'base64'));
       const type = /^[A-Za-z0-9+/]+={0,2}$/.test(image) ? sniffImageType(bytes) : null;
-      if (type === null) throw new BundleError(`${at}.profile_image_base64`, 'must be a base64 PNG, JPEG, GIF or WebP image');
+      if (type === null)
+        throw new BundleError(`${at}.profile_image_base64`, 'must be a base64 PNG, JPEG, GIF or WebP image');
       if (isLatest) out.images.push({ agent_id: id, content_type: type, bytes });
     }
   });
@@ -319,17 +421,21 @@ function parseRelationships(root: Obj, kinds: Map<string, ArtifactKind>): Relati
       const id = req(o, 'id', `${at}.${key}`);
       const kind = req(o, 'kind', `${at}.${key}`);
       ref(kinds, id, `${at}.${key}.id`, 'artifact');
-      if (kinds.get(id) !== kind) throw new BundleError(`${at}.${key}.kind`, `artifact ${id} is a ${kinds.get(id)}, not a ${kind}`);
+      if (kinds.get(id) !== kind)
+        throw new BundleError(`${at}.${key}.kind`, `artifact ${id} is a ${kinds.get(id)}, not a ${kind}`);
       return { id, kind };
     };
-    const rel: Relationship = present({
-      from: end('from'), to: end('to'),
+    const rel: Relationship = compact({
+      from: end('from'),
+      to: end('to'),
       rel_type: oneOf(r, 'rel_type', at, REL_TYPES),
       provenance: oneOf(r, 'provenance', at, PROVENANCES),
       relationship_status: oneOf(r, 'relationship_status', at, REL_STATUSES),
-      label: opt(r, 'label', at), role: opt(r, 'role', at),
-      weight: opt<number>(r, 'weight', at, 'number'), confidence: opt<number>(r, 'confidence', at, 'number'),
-      attributes: opt<Record<string, unknown>>(r, 'attributes', at, 'object'),
+      label: opt(r, 'label', at),
+      role: opt(r, 'role', at),
+      weight: opt(r, 'weight', at, 'number'),
+      confidence: opt(r, 'confidence', at, 'number'),
+      attributes: opt(r, 'attributes', at, 'object'),
     });
     const key = JSON.stringify([rel.from.id, rel.to.id, rel.rel_type]);
     if (seen.has(key)) throw new BundleError(at, `duplicate relationship ${rel.from.id} ${rel.rel_type} ${rel.to.id}`);
@@ -358,29 +464,40 @@ export function parseBundle(input: unknown): Bundle {
   const pairs = new Set<string>();
   const memberships: Membership[] = list(root, 'memberships').map((m, i) => {
     const at = `memberships[${i}]`;
-    const membership = { workspace_id: req(m, 'workspace_id', at), user_id: req(m, 'user_id', at), role: oneOf(m, 'role', at, ROLES) };
+    const membership = {
+      workspace_id: req(m, 'workspace_id', at),
+      user_id: req(m, 'user_id', at),
+      role: oneOf(m, 'role', at, ROLES),
+    };
     ref(orgOfWorkspace, membership.workspace_id, `${at}.workspace_id`, 'workspace');
     ref(orgOfUser, membership.user_id, `${at}.user_id`, 'user');
     if (orgOfUser.get(membership.user_id) !== orgOfWorkspace.get(membership.workspace_id)) {
       throw new BundleError(`${at}.user_id`, 'user belongs to another organization than the workspace');
     }
     const pair = JSON.stringify([membership.workspace_id, membership.user_id]);
-    if (pairs.has(pair)) throw new BundleError(at, `duplicate membership of ${membership.user_id} in ${membership.workspace_id}`);
+    if (pairs.has(pair))
+      throw new BundleError(at, `duplicate membership of ${membership.user_id} in ${membership.workspace_id}`);
     pairs.add(pair);
     return membership;
   });
 
   const projects: Project[] = list(root, 'projects').map((p, i) => {
     const at = `projects[${i}]`;
-    const urls = opt<unknown[]>(p, 'knowledge_urls', at, 'array');
+    const urls = opt(p, 'knowledge_urls', at, 'array');
     urls?.forEach((u, j) => {
       if (!isType(u, 'string')) throw new BundleError(`${at}.knowledge_urls[${j}]`, `must be ${TYPE_NAMES.string}`);
     });
-    const project: Project = present({
-      id: req(p, 'id', at), workspace_id: req(p, 'workspace_id', at), name: req(p, 'name', at), display_name: req(p, 'display_name', at),
-      project_status: req(p, 'project_status', at), knowledge_urls: urls as string[] | undefined,
-      created_at: req(p, 'created_at', at, 'timestamp'), created_by: req(p, 'created_by', at),
-      updated_at: req(p, 'updated_at', at, 'timestamp'), updated_by: req(p, 'updated_by', at),
+    const project: Project = compact({
+      id: req(p, 'id', at),
+      workspace_id: req(p, 'workspace_id', at),
+      name: req(p, 'name', at),
+      display_name: req(p, 'display_name', at),
+      project_status: req(p, 'project_status', at),
+      knowledge_urls: urls as string[] | undefined,
+      created_at: req(p, 'created_at', at, 'timestamp'),
+      created_by: req(p, 'created_by', at),
+      updated_at: req(p, 'updated_at', at, 'timestamp'),
+      updated_by: req(p, 'updated_by', at),
     });
     ref(orgOfWorkspace, project.workspace_id, `${at}.workspace_id`, 'workspace');
     return project;
@@ -390,7 +507,14 @@ export function parseBundle(input: unknown): Bundle {
   const parsed = parseArtifacts(root, { orgOfWorkspace, projects: new Map(projects.map((p) => [p.id, p])) });
   const relationships = parseRelationships(root, parsed.kinds);
   return {
-    organizations, users, workspaces, memberships, projects, artifacts: parsed.artifacts,
-    identities: parsed.identities, relationships, profile_images: parsed.images,
+    organizations,
+    users,
+    workspaces,
+    memberships,
+    projects,
+    artifacts: parsed.artifacts,
+    identities: parsed.identities,
+    relationships,
+    profile_images: parsed.images,
   };
 }

@@ -64,13 +64,7 @@ export interface Page<T> {
 }
 
 export type ToolGroupField =
-  | 'server_id'
-  | 'provider_kind'
-  | 'owner'
-  | 'workspace_id'
-  | 'artifact_status'
-  | 'is_system'
-  | 'source_type';
+  'server_id' | 'provider_kind' | 'owner' | 'workspace_id' | 'artifact_status' | 'is_system' | 'source_type';
 
 export interface ToolAggregateQuery {
   workspaceIds: readonly string[];

@@ -10,43 +10,40 @@ import type {
   User,
   Workspace,
 } from '../domain/types.ts';
+import { compact } from '../shared/compact.ts';
 
 export type Row = Record<string, unknown>;
 
-const opt = <T>(v: unknown): T | undefined => (v === null || v === undefined ? undefined : (v as T));
-
-/** Copies only the defined values, so optional fields stay absent rather than undefined. */
-function defined<T extends object>(obj: T): T {
-  for (const k of Object.keys(obj) as (keyof T)[]) if (obj[k] === undefined) delete obj[k];
-  return obj;
-}
+/** A nullable text or number column: SQL NULL becomes an absent field. */
+const opt = (v: unknown): string | undefined => (v === null || v === undefined ? undefined : (v as string));
+const optNumber = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : Number(v));
 
 export function toOrganization(r: Row): Organization {
   return { id: r.id as string, name: r.name as string, status: r.status as Organization['status'] };
 }
 
 export function toUser(r: Row): User {
-  return defined({
+  return compact({
     id: r.id as string,
     org_id: r.org_id as string,
-    name: opt<string>(r.name),
-    email: opt<string>(r.email),
+    name: opt(r.name),
+    email: opt(r.email),
     status: r.status as User['status'],
     created_at: r.created_at as string,
     updated_at: r.updated_at as string,
-    enrichment: r.enrichment == null ? undefined : JSON.parse(r.enrichment as string),
+    enrichment: r.enrichment == null ? undefined : (JSON.parse(r.enrichment as string) as User['enrichment']),
   });
 }
 
 export function toWorkspace(r: Row): Workspace {
-  return defined({
+  return compact({
     id: r.id as string,
     org_id: r.org_id as string,
     name: r.name as string,
     display_name: r.display_name as string,
     kind: r.kind as string,
     workspace_status: r.workspace_status as string,
-    parent_id: opt<string>(r.parent_id),
+    parent_id: opt(r.parent_id),
     root_workspace_id: r.root_workspace_id as string,
     created_at: r.created_at as string,
     created_by: r.created_by as string,
@@ -60,7 +57,7 @@ export function toMembership(r: Row): Membership {
 }
 
 export function toProject(r: Row): Project {
-  return defined({
+  return compact({
     id: r.id as string,
     workspace_id: r.workspace_id as string,
     name: r.name as string,
@@ -75,48 +72,48 @@ export function toProject(r: Row): Project {
 }
 
 export function toArtifact(r: Row): ArtifactVersion {
-  return defined({
+  return compact({
     id: r.id as string,
     version_ordinal: Number(r.version_ordinal),
     is_latest: Number(r.is_latest) === 1,
     kind: r.kind as ArtifactKind,
     name: r.name as string,
-    display_name: opt<string>(r.display_name),
+    display_name: opt(r.display_name),
     workspace_id: r.workspace_id as string,
-    project_id: opt<string>(r.project_id),
+    project_id: opt(r.project_id),
     artifact_status: r.artifact_status as string,
     created_at: r.created_at as string,
     created_by: r.created_by as string,
     updated_at: r.updated_at as string,
     updated_by: r.updated_by as string,
-    server_id: opt<string>(r.server_id),
+    server_id: opt(r.server_id),
     doc: JSON.parse(r.doc as string) as Record<string, unknown>,
   });
 }
 
 export function toRelationship(r: Row): Relationship {
-  return defined({
+  return compact({
     from: { id: r.from_id as string, kind: r.from_kind as string },
     to: { id: r.to_id as string, kind: r.to_kind as string },
     rel_type: r.rel_type as string,
     provenance: r.provenance as string,
     relationship_status: r.relationship_status as string,
-    label: opt<string>(r.label),
-    role: opt<string>(r.role),
-    weight: opt<number>(r.weight),
-    confidence: opt<number>(r.confidence),
+    label: opt(r.label),
+    role: opt(r.role),
+    weight: optNumber(r.weight),
+    confidence: optNumber(r.confidence),
     attributes: r.attributes == null ? undefined : (JSON.parse(r.attributes as string) as Record<string, unknown>),
   });
 }
 
 export function toIdentity(r: Row): Identity {
-  return defined({
+  return compact({
     agent_id: r.agent_id as string,
     client_id: r.client_id as string,
     credential_kind: r.credential_kind as Identity['credential_kind'],
-    api_key_hash: opt<string>(r.api_key_hash),
-    api_key_last4: opt<string>(r.api_key_last4),
-    expires_at: opt<string>(r.expires_at),
+    api_key_hash: opt(r.api_key_hash),
+    api_key_last4: opt(r.api_key_last4),
+    expires_at: opt(r.expires_at),
     revoked: Number(r.revoked) === 1,
   });
 }

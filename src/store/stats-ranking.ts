@@ -34,7 +34,10 @@ const groupCol = (d: Dimension) => `"g_${d}"`;
 const sortCol = (d: Dimension) => `"s_${d}"`;
 
 /** The per-dimension lists of onlyGroups' stored values, and whether null is among them. */
-function valuesByDimension(only: readonly GroupValues[], c: GroupColumns): Map<Dimension, { values: (string | number)[]; withNull: boolean }> {
+function valuesByDimension(
+  only: readonly GroupValues[],
+  c: GroupColumns,
+): Map<Dimension, { values: (string | number)[]; withNull: boolean }> {
   const out = new Map<Dimension, { values: (string | number)[]; withNull: boolean }>();
   for (const d of c.groupBy) {
     const seen = new Map<string, string | number>();
@@ -54,23 +57,34 @@ function valuesByDimension(only: readonly GroupValues[], c: GroupColumns): Map<D
  * group dimension's value is among the listed ones (null when a listed group has null). Exact for
  * one dimension; with several it narrows the rows before aggregating and onlyGroupsSql decides.
  */
-export function onlyGroupsRowsSql(only: readonly GroupValues[], column: (d: Dimension) => string, c: GroupColumns): string {
+export function onlyGroupsRowsSql(
+  only: readonly GroupValues[],
+  column: (d: Dimension) => string,
+  c: GroupColumns,
+): string {
   if (only.length === 0) return 'FALSE';
-  return [...valuesByDimension(only, c)].map(([d, { values, withNull }]) => {
-    const col = column(d);
-    if (values.length === 0) return `${col} IS NULL`;
-    return withNull ? `(${c.inList(col, values)} OR ${col} IS NULL)` : c.inList(col, values);
-  }).join(' AND ');
+  return [...valuesByDimension(only, c)]
+    .map(([d, { values, withNull }]) => {
+      const col = column(d);
+      if (values.length === 0) return `${col} IS NULL`;
+      return withNull ? `(${c.inList(col, values)} OR ${col} IS NULL)` : c.inList(col, values);
+    })
+    .join(' AND ');
 }
 
 /** The predicate over result rows (alias `r`) of exactly the listed groups, null-safe on every dimension. */
 function onlyGroupsSql(only: readonly GroupValues[], c: GroupColumns): string {
   if (c.groupBy.length === 1 || only.length === 0) return onlyGroupsRowsSql(only, (d) => `r.${groupCol(d)}`, c);
   const sqlType = (d: Dimension) => (c.type(d) === 'integer' ? 'INTEGER' : c.dialect === 'duckdb' ? 'VARCHAR' : 'TEXT');
-  const tuples = only.map((g) => `(${c.groupBy.map((d) => {
-    const v = g[d];
-    return `CAST(${v === null || v === undefined ? 'NULL' : c.param(c.encode(d, v))} AS ${sqlType(d)})`;
-  }).join(', ')})`);
+  const tuples = only.map(
+    (g) =>
+      `(${c.groupBy
+        .map((d) => {
+          const v = g[d];
+          return `CAST(${v === null || v === undefined ? 'NULL' : c.param(c.encode(d, v))} AS ${sqlType(d)})`;
+        })
+        .join(', ')})`,
+  );
   const names = c.groupBy.map(groupCol).join(', ');
   return `EXISTS (SELECT 1 FROM (VALUES ${tuples.join(', ')}) AS o(${names}) WHERE ${c.groupBy.map((d) => sameSql(`o.${groupCol(d)}`, `r.${groupCol(d)}`, d, c)).join(' AND ')})`;
 }
@@ -95,7 +109,11 @@ function orderTerm(d: Dimension, direction: 'ASC' | 'DESC', c: GroupColumns): st
 function rankingOrder(r: GroupRanking, c: GroupColumns): string {
   const direction = r.direction === 'desc' ? 'DESC' : 'ASC';
   // A dimension outside group_by has one value (none) for every group: the tie-break decides.
-  const value = isMeasure(r.by) ? [`"m_${r.by}" ${direction} NULLS LAST`] : c.groupBy.includes(r.by) ? [orderTerm(r.by, direction, c)] : [];
+  const value = isMeasure(r.by)
+    ? [`"m_${r.by}" ${direction} NULLS LAST`]
+    : c.groupBy.includes(r.by)
+      ? [orderTerm(r.by, direction, c)]
+      : [];
   return [...value, ...c.groupBy.map((d) => orderTerm(d, 'ASC', c))].join(', ');
 }
 
@@ -108,7 +126,9 @@ function rankingOrder(r: GroupRanking, c: GroupColumns): string {
  */
 function keptSql(keyed: string, top: readonly GroupRanking[], c: GroupColumns): string {
   const groups = c.groupBy.map(groupCol).join(', ');
-  return top.map((r) => `(SELECT ${groups} FROM ${keyed} ORDER BY ${rankingOrder(r, c)} LIMIT ${c.param(r.limit)})`).join('\nUNION ');
+  return top
+    .map((r) => `(SELECT ${groups} FROM ${keyed} ORDER BY ${rankingOrder(r, c)} LIMIT ${c.param(r.limit)})`)
+    .join('\nUNION ');
 }
 
 /**
@@ -118,8 +138,13 @@ function keptSql(keyed: string, top: readonly GroupRanking[], c: GroupColumns): 
  * bucket null); a kept group keeps all its rows by a join on the group values. `only` is checked
  * here when the rows were not already narrowed to exactly those groups (onlyGroupsRowsSql).
  */
-export function keepGroupsSql(result: string, columns: readonly string[], bucketed: boolean, c: GroupColumns,
-  keep: { top?: readonly GroupRanking[] | undefined; only?: readonly GroupValues[] | undefined }): string {
+export function keepGroupsSql(
+  result: string,
+  columns: readonly string[],
+  bucketed: boolean,
+  c: GroupColumns,
+  keep: { top?: readonly GroupRanking[] | undefined; only?: readonly GroupValues[] | undefined },
+): string {
   const out = columns.map((col) => `r.${col}`).join(', ');
   const conditions = keep.only === undefined ? [] : [onlyGroupsSql(keep.only, c)];
   let sql: string;

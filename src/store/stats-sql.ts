@@ -11,7 +11,15 @@
  * aggregation alone, unchanged.
  */
 import { keepGroupsSql, onlyGroupsRowsSql, type GroupColumns } from './stats-ranking.ts';
-import { MEASURES, type AggregateQuery, type AggregateRow, type Dimension, type Measure, type SpanFilter } from './trace-port.ts';
+import {
+  MEASURES,
+  type AggregateQuery,
+  type AggregateRow,
+  type Dimension,
+  type Measure,
+  type SpanFilter,
+} from './trace-port.ts';
+import { sqlText } from './sql-values.ts';
 
 export type SqlDialect = 'duckdb' | 'postgres';
 
@@ -31,8 +39,26 @@ const COLUMN: Record<Dimension, string> = {
  * with equality), `is_invocation` and `is_tool_call` are the span's category as booleans (cheaper
  * to test than strings), the others are the span columns of store/trace-port.ts SpanRow.
  */
-export const SOURCE_COLUMNS = ['trace_key', 'start_s', 'workspace_id', 'harness', 'skill', 'skill_version', 'command', 'mcp', 'tool',
-  'model', 'user_id', 'session_id', 'is_invocation', 'is_tool_call', 'is_error', 'tokens', 'cost', 'duration_ms'] as const;
+export const SOURCE_COLUMNS = [
+  'trace_key',
+  'start_s',
+  'workspace_id',
+  'harness',
+  'skill',
+  'skill_version',
+  'command',
+  'mcp',
+  'tool',
+  'model',
+  'user_id',
+  'session_id',
+  'is_invocation',
+  'is_tool_call',
+  'is_error',
+  'tokens',
+  'cost',
+  'duration_ms',
+] as const;
 
 /** SOURCE_COLUMNS as a select list over a table of span rows (with `category` and its trace column). */
 export function spanSourceColumns(traceColumn: string): string {
@@ -81,12 +107,24 @@ export interface CompiledAggregate {
 
 const INVOCATION = 'is_invocation';
 
-type Part = 'spans' | 'inv' | 'err' | 'tool' | 'tokens' | 'cost' | 'traces' | 'sessions' | 'users' | 'p50' | 'p90' | 'p99';
+type Part =
+  'spans' | 'inv' | 'err' | 'tool' | 'tokens' | 'cost' | 'traces' | 'sessions' | 'users' | 'p50' | 'p90' | 'p99';
 
 const PARTS: Record<Measure, Part[]> = {
-  sessions: ['sessions'], traces: ['traces'], spans: ['spans'], skill_invocations: ['inv'], tool_calls: ['tool'], tokens: ['tokens'],
-  active_users: ['users'], error_rate: ['inv', 'err'], success_rate: ['inv', 'err'], tokens_per_trace: ['tokens', 'traces'],
-  cost: ['cost'], latency_p50: ['p50'], latency_p90: ['p90'], latency_p99: ['p99'],
+  sessions: ['sessions'],
+  traces: ['traces'],
+  spans: ['spans'],
+  skill_invocations: ['inv'],
+  tool_calls: ['tool'],
+  tokens: ['tokens'],
+  active_users: ['users'],
+  error_rate: ['inv', 'err'],
+  success_rate: ['inv', 'err'],
+  tokens_per_trace: ['tokens', 'traces'],
+  cost: ['cost'],
+  latency_p50: ['p50'],
+  latency_p90: ['p90'],
+  latency_p99: ['p99'],
 };
 const ADDITIVE = new Set<Part>(['spans', 'inv', 'err', 'tool', 'tokens', 'cost']);
 const DISTINCT = new Set<Part>(['traces', 'sessions', 'users']);
@@ -96,7 +134,10 @@ const dbl = (dialect: SqlDialect) => (dialect === 'duckdb' ? 'DOUBLE' : 'double 
 
 /** Exact nearest-rank percentile of skill-invocation durations; `filtered` when other rows are present. */
 function percentileSql(q: number, dialect: SqlDialect, filtered: boolean): string {
-  const agg = dialect === 'duckdb' ? `quantile_disc(duration_ms, ${q})` : `percentile_disc(${q}) WITHIN GROUP (ORDER BY duration_ms)`;
+  const agg =
+    dialect === 'duckdb'
+      ? `quantile_disc(duration_ms, ${q})`
+      : `percentile_disc(${q}) WITHIN GROUP (ORDER BY duration_ms)`;
   return filtered ? `${agg} FILTER (WHERE ${INVOCATION})` : agg;
 }
 
@@ -104,16 +145,26 @@ function percentileSql(q: number, dialect: SqlDialect, filtered: boolean): strin
 function partSql(p: Part, dialect: SqlDialect): string {
   const sql = ((): string => {
     switch (p) {
-      case 'spans': return 'COUNT(*)';
-      case 'inv': return `COUNT(*) FILTER (WHERE ${INVOCATION})`;
-      case 'err': return `COUNT(*) FILTER (WHERE ${INVOCATION} AND is_error)`;
-      case 'tool': return 'COUNT(*) FILTER (WHERE is_tool_call)';
-      case 'tokens': return 'COALESCE(SUM(tokens), 0)';
-      case 'cost': return 'COALESCE(SUM(cost), 0)';
-      case 'traces': return 'COUNT(DISTINCT trace_key)';
-      case 'sessions': return 'COUNT(DISTINCT session_id)';
-      case 'users': return 'COUNT(DISTINCT user_id)';
-      default: return percentileSql(QUANTILE[p] as number, dialect, true);
+      case 'spans':
+        return 'COUNT(*)';
+      case 'inv':
+        return `COUNT(*) FILTER (WHERE ${INVOCATION})`;
+      case 'err':
+        return `COUNT(*) FILTER (WHERE ${INVOCATION} AND is_error)`;
+      case 'tool':
+        return 'COUNT(*) FILTER (WHERE is_tool_call)';
+      case 'tokens':
+        return 'COALESCE(SUM(tokens), 0)';
+      case 'cost':
+        return 'COALESCE(SUM(cost), 0)';
+      case 'traces':
+        return 'COUNT(DISTINCT trace_key)';
+      case 'sessions':
+        return 'COUNT(DISTINCT session_id)';
+      case 'users':
+        return 'COUNT(DISTINCT user_id)';
+      default:
+        return percentileSql(QUANTILE[p] as number, dialect, true);
     }
   })();
   return `(${sql})::${dbl(dialect)}`;
@@ -123,20 +174,34 @@ function partSql(p: Part, dialect: SqlDialect): string {
 function finalSql(m: Measure): string {
   const errorRate = 'p_err / NULLIF(p_inv, 0)';
   switch (m) {
-    case 'sessions': return 'p_sessions';
-    case 'traces': return 'p_traces';
-    case 'spans': return 'p_spans';
-    case 'skill_invocations': return 'p_inv';
-    case 'tool_calls': return 'p_tool';
-    case 'tokens': return 'p_tokens';
-    case 'active_users': return 'p_users';
-    case 'error_rate': return errorRate;
-    case 'success_rate': return `1 - ${errorRate}`;
-    case 'tokens_per_trace': return 'p_tokens / NULLIF(p_traces, 0)';
-    case 'cost': return 'p_cost';
-    case 'latency_p50': return 'p_p50';
-    case 'latency_p90': return 'p_p90';
-    case 'latency_p99': return 'p_p99';
+    case 'sessions':
+      return 'p_sessions';
+    case 'traces':
+      return 'p_traces';
+    case 'spans':
+      return 'p_spans';
+    case 'skill_invocations':
+      return 'p_inv';
+    case 'tool_calls':
+      return 'p_tool';
+    case 'tokens':
+      return 'p_tokens';
+    case 'active_users':
+      return 'p_users';
+    case 'error_rate':
+      return errorRate;
+    case 'success_rate':
+      return `1 - ${errorRate}`;
+    case 'tokens_per_trace':
+      return 'p_tokens / NULLIF(p_traces, 0)';
+    case 'cost':
+      return 'p_cost';
+    case 'latency_p50':
+      return 'p_p50';
+    case 'latency_p90':
+      return 'p_p90';
+    case 'latency_p99':
+      return 'p_p99';
   }
 }
 
@@ -156,7 +221,12 @@ function inListSql(col: string, values: readonly (string | number)[], param: Par
   return dialect === 'duckdb' ? `list_contains([${placeholders}], ${col})` : `${col} IN (${placeholders})`;
 }
 
-function filterSql(f: SpanFilter, param: Param, dialect: SqlDialect, encode: (v: string | number) => string | number): string {
+function filterSql(
+  f: SpanFilter,
+  param: Param,
+  dialect: SqlDialect,
+  encode: (v: string | number) => string | number,
+): string {
   const col = COLUMN[f.key];
   switch (f.op) {
     case 'exists':
@@ -173,13 +243,20 @@ function filterSql(f: SpanFilter, param: Param, dialect: SqlDialect, encode: (v:
 }
 
 /** The stored value of a dimension value: its code when the source encodes the dimension. */
-const storedValue = (source: RowSource, dim: Dimension, v: string | number): string | number => source.codes?.(dim)?.encode(v) ?? v;
+const storedValue = (source: RowSource, dim: Dimension, v: string | number): string | number =>
+  source.codes?.(dim)?.encode(v) ?? v;
 
 /**
  * The predicate every source applies to its span columns: time range, workspaces, filters, and
  * `extra` (the rows of onlyGroups, when they can be narrowed before aggregating).
  */
-function commonWhere(q: AggregateQuery, source: RowSource, param: Param, dialect: SqlDialect, extra: (() => string) | null): string {
+function commonWhere(
+  q: AggregateQuery,
+  source: RowSource,
+  param: Param,
+  dialect: SqlDialect,
+  extra: (() => string) | null,
+): string {
   return [
     `start_s >= ${param(q.startS)}`,
     `start_s < ${param(q.endS)}`,
@@ -192,7 +269,9 @@ function commonWhere(q: AggregateQuery, source: RowSource, param: Param, dialect
 /** The group columns of a query as the ranking SQL sees them (stats-ranking.ts). */
 function groupColumns(q: AggregateQuery, source: RowSource, param: Param, dialect: SqlDialect): GroupColumns {
   return {
-    dialect, groupBy: q.groupBy, param,
+    dialect,
+    groupBy: q.groupBy,
+    param,
     type: (d) => (d === 'skill_version' || source.codes?.(d) !== undefined ? 'integer' : 'text'),
     encode: (d, v) => storedValue(source, d, v),
     sortKey: (d, column) => source.codes?.(d)?.sortKey(column) ?? column,
@@ -201,10 +280,17 @@ function groupColumns(q: AggregateQuery, source: RowSource, param: Param, dialec
 }
 
 /** One row per key of the parts that the branches set, each branch setting only its own parts. */
-function combineSql(keys: string[], parts: Part[], branches: { from: string; keys: string[]; groupBy: string; set: (p: Part) => string | null }[], dialect: SqlDialect): string {
+function combineSql(
+  keys: string[],
+  parts: Part[],
+  branches: { from: string; keys: string[]; groupBy: string; set: (p: Part) => string | null }[],
+  dialect: SqlDialect,
+): string {
   const typedNull = `NULL::${dbl(dialect)}`;
-  const selects = branches.map((b) =>
-    `SELECT ${[...b.keys, ...parts.map((p) => `${b.set(p) ?? typedNull} AS p_${p}`)].join(', ')} FROM ${b.from} ${b.groupBy}`);
+  const selects = branches.map(
+    (b) =>
+      `SELECT ${[...b.keys, ...parts.map((p) => `${b.set(p) ?? typedNull} AS p_${p}`)].join(', ')} FROM ${b.from} ${b.groupBy}`,
+  );
   const groupBy = keys.length > 0 ? ` GROUP BY ${keys.join(', ')}` : '';
   return `SELECT ${[...keys, ...parts.map((p) => `SUM(p_${p}) AS p_${p}`)].join(', ')} FROM (${selects.join('\nUNION ALL ')}) branches${groupBy}`;
 }
@@ -234,20 +320,50 @@ function totalsSql(s: Shape): string {
   const dimSelect = s.dimCols.map((c, i) => `${c} AS ${s.groups[i]}`);
   const crossingRows = 'base WHERE trace_key IN (SELECT trace_key FROM crossing)';
   const groupsBy = `GROUP BY ${s.groups.join(', ')}`;
-  return combineSql(s.groups, s.parts, [
-    { from: 'gb', keys: s.groups, groupBy: groupsBy, set: (p) => (additive.includes(p) ? `SUM(p_${p})` : null) },
-    ...(s.parts.includes('traces')
-      ? [
-        { from: `(SELECT ${dimSelect.join(', ')}, COUNT(DISTINCT trace_key) AS n FROM ${crossingRows} GROUP BY ${s.dimCols.join(', ')}, ${s.bucket}) per_bucket`,
-          keys: s.groups, groupBy: groupsBy, set: only('traces', `-SUM(n)::${dbl(s.dialect)}`) },
-        { from: crossingRows, keys: dimSelect, groupBy: byGroup, set: only('traces', partSql('traces', s.dialect)) },
-      ]
-      : []),
-    ...(distinct.length > 0 ? [{ from: 'base', keys: dimSelect, groupBy: byGroup, set: (p: Part) => (distinct.includes(p) ? partSql(p, s.dialect) : null) }] : []),
-    ...(s.parts.some((p) => QUANTILE[p] !== undefined)
-      ? [{ from: 'pct WHERE bucket IS NULL', keys: s.groups, groupBy: '', set: (p: Part) => (QUANTILE[p] !== undefined ? `p_${p}` : null) }]
-      : []),
-  ], s.dialect);
+  return combineSql(
+    s.groups,
+    s.parts,
+    [
+      { from: 'gb', keys: s.groups, groupBy: groupsBy, set: (p) => (additive.includes(p) ? `SUM(p_${p})` : null) },
+      ...(s.parts.includes('traces')
+        ? [
+            {
+              from: `(SELECT ${dimSelect.join(', ')}, COUNT(DISTINCT trace_key) AS n FROM ${crossingRows} GROUP BY ${s.dimCols.join(', ')}, ${s.bucket}) per_bucket`,
+              keys: s.groups,
+              groupBy: groupsBy,
+              set: only('traces', `-SUM(n)::${dbl(s.dialect)}`),
+            },
+            {
+              from: crossingRows,
+              keys: dimSelect,
+              groupBy: byGroup,
+              set: only('traces', partSql('traces', s.dialect)),
+            },
+          ]
+        : []),
+      ...(distinct.length > 0
+        ? [
+            {
+              from: 'base',
+              keys: dimSelect,
+              groupBy: byGroup,
+              set: (p: Part) => (distinct.includes(p) ? partSql(p, s.dialect) : null),
+            },
+          ]
+        : []),
+      ...(s.parts.some((p) => QUANTILE[p] !== undefined)
+        ? [
+            {
+              from: 'pct WHERE bucket IS NULL',
+              keys: s.groups,
+              groupBy: '',
+              set: (p: Part) => (QUANTILE[p] !== undefined ? `p_${p}` : null),
+            },
+          ]
+        : []),
+    ],
+    s.dialect,
+  );
 }
 
 /**
@@ -263,10 +379,24 @@ function groupedSeriesSql(s: Shape, base: string, reuse: string, crossing: strin
   const pct = `SELECT ${[...keys, ...quantiles.map((p) => `(${percentileSql(QUANTILE[p] as number, s.dialect, false)})::${dbl(s.dialect)} AS p_${p}`)].join(', ')}
 FROM base WHERE ${INVOCATION} GROUP BY GROUPING SETS ((${[...s.dimCols, s.bucket].join(', ')}), (${s.dimCols.join(', ')}))`;
   const bucketKeys = [...s.groups, 'bucket'];
-  const bucketRows = combineSql(bucketKeys, s.parts, [
-    { from: 'gb', keys: bucketKeys, groupBy: '', set: (p) => (others.includes(p) ? `p_${p}` : null) },
-    ...(quantiles.length > 0 ? [{ from: 'pct WHERE bucket IS NOT NULL', keys: bucketKeys, groupBy: '', set: (p: Part) => (quantiles.includes(p) ? `p_${p}` : null) }] : []),
-  ], s.dialect);
+  const bucketRows = combineSql(
+    bucketKeys,
+    s.parts,
+    [
+      { from: 'gb', keys: bucketKeys, groupBy: '', set: (p) => (others.includes(p) ? `p_${p}` : null) },
+      ...(quantiles.length > 0
+        ? [
+            {
+              from: 'pct WHERE bucket IS NOT NULL',
+              keys: bucketKeys,
+              groupBy: '',
+              set: (p: Part) => (quantiles.includes(p) ? `p_${p}` : null),
+            },
+          ]
+        : []),
+    ],
+    s.dialect,
+  );
   return `WITH base AS ${reuse} (${base}),
 gb AS MATERIALIZED (${gb})${quantiles.length > 0 ? `,\npct AS MATERIALIZED (${pct})` : ''}${s.parts.includes('traces') ? `,\ncrossing AS MATERIALIZED (${crossing})` : ''}
 SELECT ${[...bucketKeys, ...s.parts.map((p) => `p_${p}`)].join(', ')} FROM (${bucketRows}) bucket_rows
@@ -279,7 +409,11 @@ UNION ALL SELECT ${[...s.groups, 'NULL AS bucket', ...s.parts.map((p) => `p_${p}
  * `top` narrows the rows before aggregating (a group's values depend on its own rows only); with
  * `top` the groups are ranked among all of them first, then both conditions must hold.
  */
-export function compileAggregate(q: AggregateQuery, source: RowSource, dialect: SqlDialect = 'duckdb'): CompiledAggregate {
+export function compileAggregate(
+  q: AggregateQuery,
+  source: RowSource,
+  dialect: SqlDialect = 'duckdb',
+): CompiledAggregate {
   const params: (string | number)[] = [];
   const param: Param = (v) => {
     params.push(v);
@@ -292,7 +426,9 @@ export function compileAggregate(q: AggregateQuery, source: RowSource, dialect: 
   const narrow = only !== undefined && top === undefined ? () => onlyGroupsRowsSql(only, (d) => COLUMN[d], cols) : null;
   const base = source.sql(q, commonWhere(q, source, param, dialect, narrow), param);
   // Ranked measures are computed even when not asked for (they are not returned).
-  const ranked = (top ?? []).map((r) => r.by).filter((by): by is Measure => (MEASURES as readonly string[]).includes(by));
+  const ranked = (top ?? [])
+    .map((r) => r.by)
+    .filter((by): by is Measure => (MEASURES as readonly string[]).includes(by));
   const measures = [...new Set([...q.measures, ...ranked])];
   const parts = [...new Set(measures.flatMap((m) => PARTS[m]))];
   const dimCols = q.groupBy.map((d) => COLUMN[d]);
@@ -304,15 +440,20 @@ export function compileAggregate(q: AggregateQuery, source: RowSource, dialect: 
   if (q.bucket !== undefined && grouped) {
     const bucket = bucketSql(q.bucket, dialect);
     // Only `traces` needs the crossing traces; placeholders are made only for SQL that is written.
-    const crossing = !parts.includes('traces') ? ''
-      : source.crossingTraces?.(q, param) ?? `SELECT trace_key FROM base GROUP BY trace_key HAVING MIN(${bucket}) <> MAX(${bucket})`;
+    const crossing = !parts.includes('traces')
+      ? ''
+      : (source.crossingTraces?.(q, param) ??
+        `SELECT trace_key FROM base GROUP BY trace_key HAVING MIN(${bucket}) <> MAX(${bucket})`);
     const reuse = source.rescan ? 'NOT MATERIALIZED' : 'MATERIALIZED';
     const series = groupedSeriesSql({ parts, groups, dimCols, bucket, dialect }, base, reuse, crossing);
     sql = `SELECT ${[...outKeys, ...finals].join(', ')} FROM (${series}) series`;
   } else {
     // No bucket totals: one GROUP BY (its group rows are what a table ranks), or none, for one row even over no rows.
     const keyCols = [...dimCols, ...(q.bucket !== undefined ? [bucketSql(q.bucket, dialect)] : [])];
-    const keys = [...dimCols.map((c, i) => `${c} AS ${groups[i]}`), ...(q.bucket !== undefined ? [`${bucketSql(q.bucket, dialect)} AS bucket`] : [])];
+    const keys = [
+      ...dimCols.map((c, i) => `${c} AS ${groups[i]}`),
+      ...(q.bucket !== undefined ? [`${bucketSql(q.bucket, dialect)} AS bucket`] : []),
+    ];
     const gb = `SELECT ${[...keys, ...parts.map((p) => `${partSql(p, dialect)} AS p_${p}`)].join(', ')} FROM base${keyCols.length > 0 ? ` GROUP BY ${keyCols.join(', ')}` : ''}`;
     sql = `WITH base AS NOT MATERIALIZED (${base})\nSELECT ${[...outKeys, ...finals].join(', ')} FROM (${gb}) gb`;
   }
@@ -328,12 +469,23 @@ const num = (v: unknown): number | null => (v === null || v === undefined ? null
  * Result rows of a compiled aggregate (any dialect; numbers may arrive as bigint or text); `decode`
  * turns an encoded group value back into the dimension's value.
  */
-export function toAggregateRows(rows: Record<string, unknown>[], query: AggregateQuery, decode?: (dim: Dimension, stored: unknown) => string): AggregateRow[] {
+export function toAggregateRows(
+  rows: Record<string, unknown>[],
+  query: AggregateQuery,
+  decode?: (dim: Dimension, stored: unknown) => string,
+): AggregateRow[] {
   return rows.map((r) => {
     const groups: AggregateRow['groups'] = {};
     for (const d of query.groupBy) {
       const v = r[`g_${d}`];
-      groups[d] = v === null || v === undefined ? null : d === 'skill_version' ? Number(v) : decode !== undefined ? decode(d, v) : String(v);
+      groups[d] =
+        v === null || v === undefined
+          ? null
+          : d === 'skill_version'
+            ? Number(v)
+            : decode !== undefined
+              ? decode(d, v)
+              : sqlText(v);
     }
     const values: AggregateRow['values'] = {};
     for (const m of query.measures) values[m] = num(r[`m_${m}`]);

@@ -10,8 +10,20 @@ export const DIMENSIONS = ['harness', 'skill', 'skill_version', 'command', 'mcp'
 export type Dimension = (typeof DIMENSIONS)[number];
 
 export const MEASURES = [
-  'sessions', 'traces', 'spans', 'skill_invocations', 'tool_calls', 'tokens', 'active_users', 'error_rate',
-  'success_rate', 'tokens_per_trace', 'cost', 'latency_p50', 'latency_p90', 'latency_p99',
+  'sessions',
+  'traces',
+  'spans',
+  'skill_invocations',
+  'tool_calls',
+  'tokens',
+  'active_users',
+  'error_rate',
+  'success_rate',
+  'tokens_per_trace',
+  'cost',
+  'latency_p50',
+  'latency_p90',
+  'latency_p99',
 ] as const;
 export type Measure = (typeof MEASURES)[number];
 
@@ -42,9 +54,28 @@ export interface SpanRow {
 }
 
 /** The fields of a SpanRow, in its declaration order. */
-export const SPAN_FIELDS = [
-  'org_id', 'workspace_id', 'trace_id', 'span_id', 'parent_span_id', 'name', 'start_s', 'duration_ms', 'category', 'harness', 'skill',
-  'skill_version', 'command', 'mcp', 'tool', 'model', 'user', 'session', 'tokens', 'cost', 'is_error',
+const SPAN_FIELDS = [
+  'org_id',
+  'workspace_id',
+  'trace_id',
+  'span_id',
+  'parent_span_id',
+  'name',
+  'start_s',
+  'duration_ms',
+  'category',
+  'harness',
+  'skill',
+  'skill_version',
+  'command',
+  'mcp',
+  'tool',
+  'model',
+  'user',
+  'session',
+  'tokens',
+  'cost',
+  'is_error',
 ] as const satisfies readonly (keyof SpanRow)[];
 
 /**
@@ -57,13 +88,16 @@ export interface SpanColumns {
 }
 
 export function toSpanColumns(rows: readonly SpanRow[]): SpanColumns {
-  const columns = Object.fromEntries(SPAN_FIELDS.map((f) => [f, rows.map((r) => r[f])])) as unknown as SpanColumns['columns'];
+  const columns = Object.fromEntries(
+    SPAN_FIELDS.map((f) => [f, rows.map((r) => r[f])]),
+  ) as unknown as SpanColumns['columns'];
   return { length: rows.length, columns };
 }
 
 export function toSpanRows(spans: SpanColumns): SpanRow[] {
   const rows: SpanRow[] = [];
-  for (let i = 0; i < spans.length; i++) rows.push(Object.fromEntries(SPAN_FIELDS.map((f) => [f, spans.columns[f][i]])) as unknown as SpanRow);
+  for (let i = 0; i < spans.length; i++)
+    rows.push(Object.fromEntries(SPAN_FIELDS.map((f) => [f, spans.columns[f][i]])) as unknown as SpanRow);
   return rows;
 }
 
@@ -117,7 +151,7 @@ export interface GroupRanking {
 }
 
 /** Text by Unicode code point (PostgreSQL `COLLATE "C"`, DuckDB's binary order of UTF-8). */
-export function compareText(a: string, b: string): number {
+function compareText(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }
 

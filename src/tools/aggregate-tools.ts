@@ -7,10 +7,16 @@ import { pageWindow } from '../shared/paging.ts';
 import type { ToolGroupField } from '../store/registry-port.ts';
 
 export const TOOL_GROUP_FIELDS: readonly ToolGroupField[] = [
-  'server_id', 'provider_kind', 'owner', 'workspace_id', 'artifact_status', 'is_system', 'source_type',
+  'server_id',
+  'provider_kind',
+  'owner',
+  'workspace_id',
+  'artifact_status',
+  'is_system',
+  'source_type',
 ];
 export const TOOL_METRICS = ['count', 'servers', 'latest_updated_at'] as const;
-export type ToolMetric = (typeof TOOL_METRICS)[number];
+type ToolMetric = (typeof TOOL_METRICS)[number];
 
 export interface ToolAggregateInput {
   group_by?: ToolGroupField[];
@@ -31,10 +37,11 @@ export async function aggregateTools(ctx: RequestContext, input: ToolAggregateIn
   const window = pageWindow(input.limit, input.offset, 50, 200);
   const access = await ctx.access();
   const scope = access.scope(input.workspace_id);
-  const metrics: readonly ToolMetric[] = input.metrics && input.metrics.length > 0 ? [...new Set(input.metrics)] : TOOL_METRICS;
+  const metrics: readonly ToolMetric[] =
+    input.metrics && input.metrics.length > 0 ? [...new Set(input.metrics)] : TOOL_METRICS;
   const filters = Object.entries(input.filters ?? {}).map(([field, value]) => ({
     field: field as ToolGroupField,
-    values: Array.isArray(value) ? value : [value as string | boolean],
+    values: Array.isArray(value) ? value : [value],
   }));
   const page = await ctx.registry.aggregateTools({
     workspaceIds: scope,

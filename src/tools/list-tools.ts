@@ -4,8 +4,8 @@ import type { ArtifactVersion } from '../domain/types.ts';
 import { presentArtifacts, type ApiArtifact } from '../registry/present-artifacts.ts';
 import { pageWindow } from '../shared/paging.ts';
 
-export const LIST_DEFAULT_LIMIT = 50;
-export const LIST_MAX_LIMIT = 200;
+const LIST_DEFAULT_LIMIT = 50;
+const LIST_MAX_LIMIT = 200;
 
 export interface ToolListResult {
   items: ApiArtifact[];

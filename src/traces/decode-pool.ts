@@ -45,7 +45,10 @@ export function createDecodePool(limits: { maxSpans: number; bounds: SpanBounds 
     async decode(body, protobuf, signal) {
       // A large body moves to the thread without a copy when it owns its memory; small ones share
       // Node's buffer pool (which must not move) and are copied.
-      const own = body.byteLength >= TRANSFER_MIN_BYTES && body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? body : new Uint8Array(body);
+      const own =
+        body.byteLength >= TRANSFER_MIN_BYTES && body.byteOffset === 0 && body.byteLength === body.buffer.byteLength
+          ? body
+          : new Uint8Array(body);
       const task: DecodeTask = { body: own, protobuf, maxSpans: limits.maxSpans, bounds: limits.bounds };
       let result: DecodeResult;
       try {
@@ -63,9 +66,12 @@ export function createDecodePool(limits: { maxSpans: number; bounds: SpanBounds 
 function poolError(err: unknown, signal: AbortSignal): Error {
   if (signal.aborted) return new ApiError('request_timeout', 'decoding the telemetry ran past the request deadline');
   const code = (err as { code?: string }).code;
-  if (code === 'ERR_WORKER_OUT_OF_MEMORY') return new OtlpDecodeError(`the body needs more than ${HEAP_MB} MiB to decode`);
+  if (code === 'ERR_WORKER_OUT_OF_MEMORY')
+    return new OtlpDecodeError(`the body needs more than ${HEAP_MB} MiB to decode`);
   if (err instanceof Error && /queue is at limit/i.test(err.message)) {
-    return new ApiError('service_overloaded', 'too much telemetry is waiting to be decoded; retry later', { retryAfter: 1 });
+    return new ApiError('service_overloaded', 'too much telemetry is waiting to be decoded; retry later', {
+      retryAfter: 1,
+    });
   }
   return err instanceof Error ? err : new Error(String(err));
 }

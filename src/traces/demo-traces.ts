@@ -31,7 +31,10 @@ const MCP: [string, string[]][] = [
 
 const hex = (rnd: () => number, chars: number) => {
   let s = '';
-  while (s.length < chars) s += Math.floor(rnd() * 0x100000000).toString(16).padStart(8, '0');
+  while (s.length < chars)
+    s += Math.floor(rnd() * 0x100000000)
+      .toString(16)
+      .padStart(8, '0');
   return s.slice(0, chars);
 };
 
@@ -39,7 +42,8 @@ const hex = (rnd: () => number, chars: number) => {
 export function* demoSpans(o: DemoTraceOptions, batchSize = 10_000): Generator<SpanRow[]> {
   const rnd = prng(o.seed ?? 7);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
-  const lognormal = (median: number, sigma: number) => median * Math.exp(sigma * Math.sqrt(-2 * Math.log(rnd() + 1e-12)) * Math.cos(2 * Math.PI * rnd()));
+  const lognormal = (median: number, sigma: number) =>
+    median * Math.exp(sigma * Math.sqrt(-2 * Math.log(rnd() + 1e-12)) * Math.cos(2 * Math.PI * rnd()));
   const begin = o.endS - o.days * 86400;
   // About 4 spans a trace: one invocation, 1-3 model calls, 0-2 tool calls.
   const traces = Math.max(1, Math.round(o.spans / 4));
@@ -53,34 +57,77 @@ export function* demoSpans(o: DemoTraceOptions, batchSize = 10_000): Generator<S
     const traceId = hex(rnd, 32);
     const user = pick(o.users);
     const common = {
-      org_id: o.orgId, workspace_id: skill.workspaceId, trace_id: traceId, harness: pick(HARNESSES), command: pick(COMMANDS),
-      user, session: `sess-${user}-${Math.floor(startS / 3600)}`,
+      org_id: o.orgId,
+      workspace_id: skill.workspaceId,
+      trace_id: traceId,
+      harness: pick(HARNESSES),
+      command: pick(COMMANDS),
+      user,
+      session: `sess-${user}-${Math.floor(startS / 3600)}`,
     };
     const rootId = hex(rnd, 16);
     const failed = rnd() < 0.03 + 0.02 * version;
-    const spans: SpanRow[] = [{
-      ...common, span_id: rootId, parent_span_id: null, name: `invoke_skill ${skill.id}`, start_s: startS,
-      duration_ms: Math.round(lognormal(1800 + 400 * version, 0.6)), category: 'skill_invocation', skill: skill.id,
-      skill_version: version, mcp: null, tool: null, model: null, tokens: 0, cost: 0, is_error: failed,
-    }];
+    const spans: SpanRow[] = [
+      {
+        ...common,
+        span_id: rootId,
+        parent_span_id: null,
+        name: `invoke_skill ${skill.id}`,
+        start_s: startS,
+        duration_ms: Math.round(lognormal(1800 + 400 * version, 0.6)),
+        category: 'skill_invocation',
+        skill: skill.id,
+        skill_version: version,
+        mcp: null,
+        tool: null,
+        model: null,
+        tokens: 0,
+        cost: 0,
+        is_error: failed,
+      },
+    ];
     const modelCalls = 1 + Math.floor(rnd() * 3);
     for (let m = 0; m < modelCalls && made + spans.length < o.spans; m++) {
       const model = pick(MODELS);
       const input = 200 + Math.floor(rnd() * 3000);
       const output = 50 + Math.floor(rnd() * 800);
       spans.push({
-        ...common, span_id: hex(rnd, 16), parent_span_id: rootId, name: `chat ${model}`, start_s: startS,
-        duration_ms: Math.round(lognormal(700, 0.5)), category: 'model_call', skill: null, skill_version: null,
-        mcp: null, tool: null, model, tokens: input + output, cost: priceOf(model, input, output), is_error: false,
+        ...common,
+        span_id: hex(rnd, 16),
+        parent_span_id: rootId,
+        name: `chat ${model}`,
+        start_s: startS,
+        duration_ms: Math.round(lognormal(700, 0.5)),
+        category: 'model_call',
+        skill: null,
+        skill_version: null,
+        mcp: null,
+        tool: null,
+        model,
+        tokens: input + output,
+        cost: priceOf(model, input, output),
+        is_error: false,
       });
     }
     const toolCalls = Math.floor(rnd() * 3);
     for (let c = 0; c < toolCalls && made + spans.length < o.spans; c++) {
       const [server, tools] = pick(MCP);
       spans.push({
-        ...common, span_id: hex(rnd, 16), parent_span_id: rootId, name: `tools/call ${server}`, start_s: startS,
-        duration_ms: Math.round(lognormal(250, 0.8)), category: 'tool_call', skill: null, skill_version: null,
-        mcp: server, tool: pick(tools), model: null, tokens: 0, cost: 0, is_error: rnd() < 0.04,
+        ...common,
+        span_id: hex(rnd, 16),
+        parent_span_id: rootId,
+        name: `tools/call ${server}`,
+        start_s: startS,
+        duration_ms: Math.round(lognormal(250, 0.8)),
+        category: 'tool_call',
+        skill: null,
+        skill_version: null,
+        mcp: server,
+        tool: pick(tools),
+        model: null,
+        tokens: 0,
+        cost: 0,
+        is_error: rnd() < 0.04,
       });
     }
     made += spans.length;

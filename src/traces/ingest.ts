@@ -10,7 +10,6 @@ import type { Access } from '../auth/access.ts';
 import type { RequestContext } from '../context.ts';
 import type { ArtifactVersion } from '../domain/types.ts';
 import { ApiError } from '../errors.ts';
-import type { TraceStore } from '../store/trace-port.ts';
 import { keptColumns, type SpanBatch } from './span-batch.ts';
 
 export interface IngestResult {
@@ -20,7 +19,7 @@ export interface IngestResult {
 }
 
 /** Skill names one request may ask to resolve (each is one registry lookup). */
-export const MAX_SKILL_NAMES = 100;
+const MAX_SKILL_NAMES = 100;
 /** Distinct reasons listed in the answer; the others are counted together. */
 const MAX_REASONS = 20;
 
@@ -35,7 +34,8 @@ function defaultWorkspace(ctx: RequestContext, access: Access): string | null {
  * so a caller without the right costs the service no decoding.
  */
 export async function assertCanIngest(ctx: RequestContext): Promise<void> {
-  if (defaultWorkspace(ctx, await ctx.access()) === null) throw new ApiError('access_denied', 'the caller may not create content in any workspace');
+  if (defaultWorkspace(ctx, await ctx.access()) === null)
+    throw new ApiError('access_denied', 'the caller may not create content in any workspace');
 }
 
 const short = (s: string) => JSON.stringify(s.length > 64 ? `${s.slice(0, 64)}…` : s);
@@ -45,7 +45,11 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
 const distinctOf = (values: (string | null)[]) => [...new Set(values.filter((v): v is string => v !== null))];
 
 /** The skills the spans name, resolved in the caller's scope: `id:…`/`name:…` -> skill id, or why not. */
-async function resolveSkills(ctx: RequestContext, access: Access, spans: SpanBatch): Promise<Map<string, string | { reason: string }>> {
+async function resolveSkills(
+  ctx: RequestContext,
+  access: Access,
+  spans: SpanBatch,
+): Promise<Map<string, string | { reason: string }>> {
   const out = new Map<string, string | { reason: string }>();
   const unreadable = (what: string) => ({ reason: `skill ${what} does not exist or the sender cannot read it` });
   const ids = distinctOf(spans.skillId);
@@ -57,11 +61,14 @@ async function resolveSkills(ctx: RequestContext, access: Access, spans: SpanBat
     const ok = skill !== undefined && skill.kind === 'skill' && access.canRead(skill.workspace_id);
     out.set(`id:${id}`, ok ? id : unreadable(short(id)));
   }
-  await Promise.all(names.map(async (name, i) => {
-    if (i >= MAX_SKILL_NAMES) return out.set(`name:${name}`, { reason: `more than ${MAX_SKILL_NAMES} distinct skill names in one request` });
-    const skill = await ctx.registry.findSkillByName(access.readableWorkspaceIds, name);
-    return out.set(`name:${name}`, skill !== null ? skill.id : unreadable(`named ${short(name)}`));
-  }));
+  await Promise.all(
+    names.map(async (name, i) => {
+      if (i >= MAX_SKILL_NAMES)
+        return out.set(`name:${name}`, { reason: `more than ${MAX_SKILL_NAMES} distinct skill names in one request` });
+      const skill = await ctx.registry.findSkillByName(access.readableWorkspaceIds, name);
+      return out.set(`name:${name}`, skill !== null ? skill.id : unreadable(`named ${short(name)}`));
+    }),
+  );
   return out;
 }
 
@@ -72,7 +79,8 @@ class Rejections {
 
   add(why: string): void {
     this.count++;
-    if (this.reasons.has(why) || this.reasons.size < MAX_REASONS) this.reasons.set(why, (this.reasons.get(why) ?? 0) + 1);
+    if (this.reasons.has(why) || this.reasons.size < MAX_REASONS)
+      this.reasons.set(why, (this.reasons.get(why) ?? 0) + 1);
   }
 
   message(): string {
@@ -82,7 +90,7 @@ class Rejections {
   }
 }
 
-export async function ingestSpans(ctx: RequestContext, store: TraceStore, spans: SpanBatch): Promise<IngestResult> {
+export async function ingestSpans(ctx: RequestContext, spans: SpanBatch): Promise<IngestResult> {
   const access = await ctx.access();
   const fallback = defaultWorkspace(ctx, access);
   if (fallback === null) throw new ApiError('access_denied', 'the caller may not create content in any workspace');
@@ -96,13 +104,22 @@ export async function ingestSpans(ctx: RequestContext, store: TraceStore, spans:
   const rejected = new Rejections();
   for (let i = 0; i < spans.length; i++) {
     const invalid = spans.invalid[i];
-    if (invalid !== null && invalid !== undefined) { rejected.add(invalid); continue; }
+    if (invalid !== null && invalid !== undefined) {
+      rejected.add(invalid);
+      continue;
+    }
     const workspaceId = spans.workspace[i] ?? fallback;
-    if (!access.canCreateContent(workspaceId)) { rejected.add(`no permission to write to workspace ${short(workspaceId)}`); continue; }
+    if (!access.canCreateContent(workspaceId)) {
+      rejected.add(`no permission to write to workspace ${short(workspaceId)}`);
+      continue;
+    }
     const id = spans.skillId[i];
     const name = spans.skillName[i];
     const skill = id != null ? skills.get(`id:${id}`) : name != null ? skills.get(`name:${name}`) : null;
-    if (skill !== null && typeof skill !== 'string') { rejected.add(skill?.reason ?? 'unresolved skill'); continue; }
+    if (skill !== null && typeof skill !== 'string') {
+      rejected.add(skill?.reason ?? 'unresolved skill');
+      continue;
+    }
     kept.push(i);
     workspaceIds.push(workspaceId);
     skillIds.push(skill);
@@ -110,6 +127,6 @@ export async function ingestSpans(ctx: RequestContext, store: TraceStore, spans:
   // Checking the spans and handing them to the store are each a few milliseconds of synchronous
   // work per 10,000 spans: the event loop serves other requests in between.
   await yieldToEventLoop();
-  await store.insertColumns(keptColumns(spans, kept, { orgId: ctx.caller.orgId, workspaceIds, skills: skillIds }));
+  await ctx.traces.insertColumns(keptColumns(spans, kept, { orgId: ctx.caller.orgId, workspaceIds, skills: skillIds }));
   return { accepted: kept.length, rejected: rejected.count, errorMessage: rejected.message() };
 }

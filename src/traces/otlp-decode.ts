@@ -9,7 +9,7 @@ import protobuf from 'protobufjs';
 import { decodeExportRequestProto } from './otlp-proto-reader.ts';
 import { OtlpDecodeError, tooManySpans, type AttrValue, type Attributes, type DecodedSpan } from './otlp-types.ts';
 
-export { OtlpDecodeError, type AttrValue, type Attributes, type DecodedSpan } from './otlp-types.ts';
+export { OtlpDecodeError, type DecodedSpan } from './otlp-types.ts';
 
 /** The message definitions (also used by the tests' protobufjs reference decoder). */
 export const otlpMessages = protobuf.Root.fromJSON({
@@ -18,9 +18,16 @@ export const otlpMessages = protobuf.Root.fromJSON({
       nested: {
         ExportTraceServiceRequest: { fields: { resourceSpans: { rule: 'repeated', type: 'ResourceSpans', id: 1 } } },
         ExportTraceServiceResponse: { fields: { partialSuccess: { type: 'ExportTracePartialSuccess', id: 1 } } },
-        ExportTracePartialSuccess: { fields: { rejectedSpans: { type: 'int64', id: 1 }, errorMessage: { type: 'string', id: 2 } } },
+        ExportTracePartialSuccess: {
+          fields: { rejectedSpans: { type: 'int64', id: 1 }, errorMessage: { type: 'string', id: 2 } },
+        },
         Status: { fields: { code: { type: 'int32', id: 1 }, message: { type: 'string', id: 2 } } },
-        ResourceSpans: { fields: { resource: { type: 'Resource', id: 1 }, scopeSpans: { rule: 'repeated', type: 'ScopeSpans', id: 2 } } },
+        ResourceSpans: {
+          fields: {
+            resource: { type: 'Resource', id: 1 },
+            scopeSpans: { rule: 'repeated', type: 'ScopeSpans', id: 2 },
+          },
+        },
         Resource: { fields: { attributes: { rule: 'repeated', type: 'KeyValue', id: 1 } } },
         ScopeSpans: { fields: { spans: { rule: 'repeated', type: 'Span', id: 2 } } },
         Span: {
@@ -39,7 +46,11 @@ export const otlpMessages = protobuf.Root.fromJSON({
         SpanStatus: { fields: { message: { type: 'string', id: 2 }, code: { type: 'int32', id: 3 } } },
         KeyValue: { fields: { key: { type: 'string', id: 1 }, value: { type: 'AnyValue', id: 2 } } },
         AnyValue: {
-          oneofs: { value: { oneof: ['stringValue', 'boolValue', 'intValue', 'doubleValue', 'arrayValue', 'kvlistValue', 'bytesValue'] } },
+          oneofs: {
+            value: {
+              oneof: ['stringValue', 'boolValue', 'intValue', 'doubleValue', 'arrayValue', 'kvlistValue', 'bytesValue'],
+            },
+          },
           fields: {
             stringValue: { type: 'string', id: 1 },
             boolValue: { type: 'bool', id: 2 },
@@ -63,16 +74,23 @@ const StatusMessage = otlpMessages.lookupType('otlp.Status');
 
 type Obj = Record<string, unknown>;
 
+/**
+ * A value as String() writes it: protobufjs Longs, JSON numbers and numeric text all print their
+ * decimal digits, which is what the callers want (an object without its own toString reads as NaN).
+ */
+const text = (v: unknown): string => String(v);
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object';
+
 function anyValue(v: unknown): AttrValue {
   if (v === null || typeof v !== 'object') return null;
   const o = v as Obj;
   // An object naming its set oneof member in `value` (as protobufjs messages do) is read through it.
   if (typeof o.value === 'string' && o.value in o) {
     const set = o[o.value];
-    if (o.value === 'stringValue') return String(set);
+    if (o.value === 'stringValue') return text(set);
     if (o.value === 'boolValue') return Boolean(set);
     if (o.value === 'intValue' || o.value === 'doubleValue') {
-      const n = Number(typeof set === 'object' && set !== null ? String(set) : set);
+      const n = Number(isObj(set) ? text(set) : set);
       return Number.isFinite(n) ? n : null;
     }
     return null;
@@ -80,7 +98,7 @@ function anyValue(v: unknown): AttrValue {
   if (typeof o.stringValue === 'string') return o.stringValue;
   if (typeof o.boolValue === 'boolean') return o.boolValue;
   if (o.intValue !== undefined && o.intValue !== null) {
-    const n = Number(typeof o.intValue === 'object' ? String(o.intValue) : o.intValue);
+    const n = Number(isObj(o.intValue) ? text(o.intValue) : o.intValue);
     return Number.isFinite(n) ? n : null;
   }
   if (o.doubleValue !== undefined && o.doubleValue !== null) {
@@ -114,7 +132,7 @@ function nanos(v: unknown): bigint {
     return (BigInt(high >>> 0) << 32n) | BigInt(low >>> 0);
   }
   try {
-    return BigInt(typeof v === 'object' ? String(v) : (v as string | number));
+    return BigInt(typeof v === 'object' ? text(v) : (v as string | number));
   } catch {
     return -1n;
   }
@@ -124,16 +142,21 @@ function nanos(v: unknown): bigint {
  * The spans of a decoded ExportTraceServiceRequest object: parsed OTLP/JSON, or a protobufjs
  * message (`hexId` turns the message's id fields into lowercase hex).
  */
-export function collectSpans(message: Obj, hexId: (v: unknown) => string, maxSpans = Number.POSITIVE_INFINITY): DecodedSpan[] {
+export function collectSpans(
+  message: Obj,
+  hexId: (v: unknown) => string,
+  maxSpans = Number.POSITIVE_INFINITY,
+): DecodedSpan[] {
   const out: DecodedSpan[] = [];
   const resourceSpans = message.resourceSpans;
-  if (resourceSpans !== undefined && !Array.isArray(resourceSpans)) throw new OtlpDecodeError('resourceSpans must be an array');
-  for (const rs of (resourceSpans ?? []) as Obj[]) {
-    if (rs === null || typeof rs !== 'object') throw new OtlpDecodeError('resourceSpans entries must be objects');
-    const resource = attributes((rs.resource as Obj | undefined)?.attributes);
-    for (const ss of (Array.isArray(rs.scopeSpans) ? rs.scopeSpans : []) as Obj[]) {
-      for (const s of (Array.isArray(ss?.spans) ? ss.spans : []) as Obj[]) {
-        if (s === null || typeof s !== 'object') throw new OtlpDecodeError('spans entries must be objects');
+  if (resourceSpans !== undefined && !Array.isArray(resourceSpans))
+    throw new OtlpDecodeError('resourceSpans must be an array');
+  for (const rs of (resourceSpans ?? []) as unknown[]) {
+    if (!isObj(rs)) throw new OtlpDecodeError('resourceSpans entries must be objects');
+    const resource = attributes(isObj(rs.resource) ? rs.resource.attributes : undefined);
+    for (const ss of (Array.isArray(rs.scopeSpans) ? rs.scopeSpans : []) as unknown[]) {
+      for (const s of (isObj(ss) && Array.isArray(ss.spans) ? ss.spans : []) as unknown[]) {
+        if (!isObj(s)) throw new OtlpDecodeError('spans entries must be objects');
         if (out.length >= maxSpans) throw tooManySpans(maxSpans);
         const status = (s.status ?? {}) as Obj;
         out.push({
@@ -162,16 +185,17 @@ export function decodeProtobuf(body: Uint8Array, maxSpans = Number.POSITIVE_INFI
  * and 3 more per nested array or kvlist value. Deeper documents are refused before they are parsed,
  * so that a body of brackets cannot make the parser build millions of nested values.
  */
-export const MAX_JSON_DEPTH = 64;
+const MAX_JSON_DEPTH = 64;
 
 /** Whether `body`'s arrays and objects nest at most `max` deep (strings skipped); one pass, no allocation. */
-export function jsonDepthWithin(body: Uint8Array, max: number): boolean {
+function jsonDepthWithin(body: Uint8Array, max: number): boolean {
   let depth = 0;
   let inString = false;
   for (let i = 0; i < body.length; i++) {
     const c = body[i] as number;
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped byte
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped byte
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) {
       inString = true;
@@ -185,7 +209,8 @@ export function jsonDepthWithin(body: Uint8Array, max: number): boolean {
 }
 
 export function decodeJson(body: Uint8Array, maxSpans = Number.POSITIVE_INFINITY): DecodedSpan[] {
-  if (!jsonDepthWithin(body, MAX_JSON_DEPTH)) throw new OtlpDecodeError(`the body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`);
+  if (!jsonDepthWithin(body, MAX_JSON_DEPTH))
+    throw new OtlpDecodeError(`the body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`);
   let message: unknown;
   try {
     message = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));

@@ -7,8 +7,24 @@ import type { SpanColumns } from '../store/trace-port.ts';
 import type { MappedSpan, SpanFields } from './span-mapping.ts';
 
 const FIELDS = [
-  'trace_id', 'span_id', 'parent_span_id', 'name', 'start_s', 'duration_ms', 'category', 'harness', 'skill_version', 'command',
-  'mcp', 'tool', 'model', 'user', 'session', 'tokens', 'cost', 'is_error',
+  'trace_id',
+  'span_id',
+  'parent_span_id',
+  'name',
+  'start_s',
+  'duration_ms',
+  'category',
+  'harness',
+  'skill_version',
+  'command',
+  'mcp',
+  'tool',
+  'model',
+  'user',
+  'session',
+  'tokens',
+  'cost',
+  'is_error',
 ] as const satisfies readonly (keyof SpanFields)[];
 
 type Columns = { [K in keyof SpanFields]: (SpanFields[K] | null)[] };
@@ -53,7 +69,11 @@ export function toBatch(spans: readonly MappedSpan[]): SpanBatch {
  * The columns to store: spans `kept` (indexes of valid spans, ascending) with the context ingestion
  * resolved for each. Column arrays are reused as they are when every span is kept.
  */
-export function keptColumns(batch: SpanBatch, kept: readonly number[], ctx: { orgId: string; workspaceIds: string[]; skills: (string | null)[] }): SpanColumns {
+export function keptColumns(
+  batch: SpanBatch,
+  kept: readonly number[],
+  ctx: { orgId: string; workspaceIds: string[]; skills: (string | null)[] },
+): SpanColumns {
   const all = kept.length === batch.length;
   const pick = (column: readonly unknown[]): unknown[] => (all ? (column as unknown[]) : kept.map((i) => column[i]));
   const c = batch.columns;
@@ -64,7 +84,9 @@ export function keptColumns(batch: SpanBatch, kept: readonly number[], ctx: { or
       workspace_id: ctx.workspaceIds,
       skill: ctx.skills,
       // Kept spans are valid: none of their cells holds the placeholder null of a refused span.
-      ...(Object.fromEntries(FIELDS.map((f) => [f, pick(c[f])])) as unknown as { [K in (typeof FIELDS)[number]]: SpanFields[K][] }),
+      ...(Object.fromEntries(FIELDS.map((f) => [f, pick(c[f])])) as unknown as {
+        [K in (typeof FIELDS)[number]]: SpanFields[K][];
+      }),
     },
   };
 }

@@ -20,18 +20,17 @@ export interface SpanBounds {
 }
 
 /** Attributes of one span (or one resource) beyond which the span is refused (the OpenTelemetry SDKs' default limit). */
-export const MAX_ATTRIBUTES = 128;
+const MAX_ATTRIBUTES = 128;
 
 /** What a span says about its skill before resolution: an id, a name, or nothing. */
-export type SkillRef = { id: string } | { name: string };
+type SkillRef = { id: string } | { name: string };
 
 /** A span row before the caller's context is known: the fields ingest.ts adds are left out. */
 export type SpanFields = Omit<SpanRow, 'org_id' | 'workspace_id' | 'skill'>;
 
 /** A decoded span, mapped and checked: the reason it is refused, or its fields and claims. */
 export type MappedSpan =
-  | { invalid: string }
-  | { invalid: null; fields: SpanFields; workspace: string | null; skill: SkillRef | null };
+  { invalid: string } | { invalid: null; fields: SpanFields; workspace: string | null; skill: SkillRef | null };
 
 function first(span: DecodedSpan, ...keys: string[]): AttrValue {
   for (const source of [span.attributes, span.resource] as Attributes[]) {
@@ -44,11 +43,12 @@ function first(span: DecodedSpan, ...keys: string[]): AttrValue {
 }
 
 const text = (v: AttrValue): string | null => (v === null ? null : String(v));
-const number = (v: AttrValue): number => (typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : 0);
+const number = (v: AttrValue): number =>
+  typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : 0;
 
 const MODEL_OPS = new Set(['chat', 'text_completion', 'generate_content', 'embeddings']);
 
-export function categoryOf(span: DecodedSpan, hasSkill: boolean): SpanCategory {
+function categoryOf(span: DecodedSpan, hasSkill: boolean): SpanCategory {
   const op = text(span.attributes.get('gen_ai.operation.name') ?? null);
   if (op === 'invoke_skill' || (op === null && hasSkill)) return 'skill_invocation';
   if (op === 'execute_tool' || span.attributes.get('mcp.method.name') === 'tools/call') return 'tool_call';
@@ -56,7 +56,7 @@ export function categoryOf(span: DecodedSpan, hasSkill: boolean): SpanCategory {
   return 'other';
 }
 
-export function skillRef(span: DecodedSpan): SkillRef | null {
+function skillRef(span: DecodedSpan): SkillRef | null {
   const id = text(first(span, 'skill.id', 'gen_ai.skill.id'));
   if (id !== null) return { id };
   const name = text(first(span, 'skill.name', 'gen_ai.skill.name'));
@@ -67,9 +67,11 @@ export function skillRef(span: DecodedSpan): SkillRef | null {
 function malformed(span: DecodedSpan): string | null {
   if (span.traceId.length !== 32 || !ID.test(span.traceId) || /^0+$/.test(span.traceId)) return 'invalid trace_id';
   if (span.spanId.length !== 16 || !ID.test(span.spanId) || /^0+$/.test(span.spanId)) return 'invalid span_id';
-  if (span.parentSpanId !== null && (span.parentSpanId.length !== 16 || !ID.test(span.parentSpanId))) return 'invalid parent_span_id';
+  if (span.parentSpanId !== null && (span.parentSpanId.length !== 16 || !ID.test(span.parentSpanId)))
+    return 'invalid parent_span_id';
   if (span.startNs <= 0n || span.endNs < span.startNs) return 'invalid start or end time';
-  if (span.attributes.size > MAX_ATTRIBUTES || span.resource.size > MAX_ATTRIBUTES) return `more than ${MAX_ATTRIBUTES} attributes on the span or its resource`;
+  if (span.attributes.size > MAX_ATTRIBUTES || span.resource.size > MAX_ATTRIBUTES)
+    return `more than ${MAX_ATTRIBUTES} attributes on the span or its resource`;
   return null;
 }
 
@@ -79,14 +81,23 @@ const MAX_VERSION = 2 ** 31 - 1;
 const bytes = (s: string | null) => (s === null ? 0 : Buffer.byteLength(s, 'utf8'));
 
 /** Why the mapped values are out of their bounds (DESIGN §12), or null. */
-function outOfBounds(f: SpanFields, claims: (string | null)[], input: number, output: number, b: SpanBounds): string | null {
+function outOfBounds(
+  f: SpanFields,
+  claims: (string | null)[],
+  input: number,
+  output: number,
+  b: SpanBounds,
+): string | null {
   const values = [f.harness, f.command, f.mcp, f.tool, f.model, f.user, f.session, ...claims];
   if (values.some((v) => bytes(v) > b.maxValueBytes) || bytes(f.name) > 4 * b.maxValueBytes) {
     return `an attribute value longer than ${b.maxValueBytes} bytes (span name: ${4 * b.maxValueBytes})`;
   }
-  if (!(input >= 0 && output >= 0 && f.tokens <= b.spanMaxTokens)) return `token counts out of range (0 to ${b.spanMaxTokens.toLocaleString('en-US')} per span)`;
-  if (!(f.cost >= 0 && f.cost <= b.spanMaxCostUsd)) return `cost out of range (0 to ${b.spanMaxCostUsd.toLocaleString('en-US')} USD per span)`;
-  if (f.duration_ms > b.spanMaxDurationS * 1000) return `duration out of range (at most ${b.spanMaxDurationS.toLocaleString('en-US')} s)`;
+  if (!(input >= 0 && output >= 0 && f.tokens <= b.spanMaxTokens))
+    return `token counts out of range (0 to ${b.spanMaxTokens.toLocaleString('en-US')} per span)`;
+  if (!(f.cost >= 0 && f.cost <= b.spanMaxCostUsd))
+    return `cost out of range (0 to ${b.spanMaxCostUsd.toLocaleString('en-US')} USD per span)`;
+  if (f.duration_ms > b.spanMaxDurationS * 1000)
+    return `duration out of range (at most ${b.spanMaxDurationS.toLocaleString('en-US')} s)`;
   return null;
 }
 
@@ -99,7 +110,9 @@ export function mapSpan(span: DecodedSpan, bounds: SpanBounds): MappedSpan {
   const model = text(first(span, 'gen_ai.response.model')) ?? text(first(span, 'gen_ai.request.model'));
   const explicitCost = first(span, 'gen_ai.usage.cost');
   const version = number(first(span, 'skill.version'));
-  const mcp = text(first(span, 'mcp.server.name')) ?? (span.attributes.has('mcp.method.name') ? text(first(span, 'server.address')) : null);
+  const mcp =
+    text(first(span, 'mcp.server.name')) ??
+    (span.attributes.has('mcp.method.name') ? text(first(span, 'server.address')) : null);
   const skill = skillRef(span);
   const workspace = text(span.resource.get('workspace.id') ?? null);
   const fields: SpanFields = {
@@ -124,5 +137,7 @@ export function mapSpan(span: DecodedSpan, bounds: SpanBounds): MappedSpan {
   };
   const claims = [skill === null ? null : 'id' in skill ? skill.id : skill.name, workspace];
   const why = outOfBounds(fields, claims, inputTokens, outputTokens, bounds);
-  return why !== null ? { invalid: why } : { invalid: null, fields, workspace: workspace === '' ? null : workspace, skill };
+  return why !== null
+    ? { invalid: why }
+    : { invalid: null, fields, workspace: workspace === '' ? null : workspace, skill };
 }

@@ -6,13 +6,13 @@
 import { ApiError, type FieldError } from '../errors.ts';
 import { DIMENSIONS, MEASURES, bucketStart, type Dimension, type FilterOp, type Measure } from '../store/trace-port.ts';
 
-export const MAX_QUERIES = 20;
-export const MAX_GROUP_BY = 3;
-export const MAX_RANGE_S = 366 * 86400;
-export const DEFAULT_GROUP_LIMIT = 100;
+const MAX_QUERIES = 20;
+const MAX_GROUP_BY = 3;
+const MAX_RANGE_S = 366 * 86400;
+const DEFAULT_GROUP_LIMIT = 100;
 export const MAX_GROUP_LIMIT = 1000;
 
-export type RequestType = 'scalar' | 'table' | 'time_series';
+type RequestType = 'scalar' | 'table' | 'time_series';
 
 export interface PanelQuery {
   name: string;
@@ -103,7 +103,8 @@ export function checkRules(req: TraceStatsRequest): void {
     if (groupBy.length > MAX_GROUP_BY) fail(`${at}/group_by`, `at most ${MAX_GROUP_BY} group_by dimensions`);
     if (new Set(groupBy).size !== groupBy.length) fail(`${at}/group_by`, 'group_by dimensions must be distinct');
     if (req.request_type === 'scalar' && groupBy.length > 0) fail(`${at}/group_by`, 'scalar queries take no group_by');
-    if (req.request_type === 'table' && JSON.stringify(groupBy) !== firstGroupBy) fail(`${at}/group_by`, 'every query of a table must share the same group_by');
+    if (req.request_type === 'table' && JSON.stringify(groupBy) !== firstGroupBy)
+      fail(`${at}/group_by`, 'every query of a table must share the same group_by');
     (q.filters ?? []).forEach((f, j) => {
       const fat = `${at}/filters/${j}/value`;
       const v = f.value;
@@ -121,8 +122,11 @@ export function checkRules(req: TraceStatsRequest): void {
     });
     if (q.order) {
       const dims: readonly string[] = req.request_type === 'table' ? groupBy : [];
-      const ok = (MEASURES as readonly string[]).includes(q.order.by) || names.has(q.order.by) ||
-        req.queries.some((o) => o.name === q.order?.by) || dims.includes(q.order.by);
+      const ok =
+        (MEASURES as readonly string[]).includes(q.order.by) ||
+        names.has(q.order.by) ||
+        req.queries.some((o) => o.name === q.order?.by) ||
+        dims.includes(q.order.by);
       if (!ok) fail(`${at}/order/by`, 'order.by must name a measure, a query or (tables) a group_by dimension');
     }
   });
@@ -155,13 +159,21 @@ export function groupLimitOf(q: PanelQuery): number {
  */
 export function answerPoints(req: TraceStatsRequest): number {
   const span = req.end_time_unix_seconds - req.start_time_unix_seconds;
-  const buckets = req.request_type !== 'time_series' || span <= 0
-    ? 1
-    : bucketStarts(req.start_time_unix_seconds, Math.min(req.end_time_unix_seconds, req.start_time_unix_seconds + MAX_RANGE_S), bucketOf(req)).length;
+  const buckets =
+    req.request_type !== 'time_series' || span <= 0
+      ? 1
+      : bucketStarts(
+          req.start_time_unix_seconds,
+          Math.min(req.end_time_unix_seconds, req.start_time_unix_seconds + MAX_RANGE_S),
+          bucketOf(req),
+        ).length;
   const lead = req.queries[0];
-  const points = req.request_type === 'table'
-    ? (lead === undefined ? 0 : groupLimitOf(lead) * req.queries.length)
-    : req.queries.reduce((sum, q) => sum + (req.request_type === 'scalar' ? 1 : groupLimitOf(q) * buckets), 0);
+  const points =
+    req.request_type === 'table'
+      ? lead === undefined
+        ? 0
+        : groupLimitOf(lead) * req.queries.length
+      : req.queries.reduce((sum, q) => sum + (req.request_type === 'scalar' ? 1 : groupLimitOf(q) * buckets), 0);
   return points * (req.compare === 'previous_period' ? 2 : 1);
 }
 
@@ -170,6 +182,10 @@ export function checkAnswerSize(req: TraceStatsRequest, maxPoints: number): void
   const points = answerPoints(req);
   if (points <= maxPoints) return;
   const detail = `the answer could hold ${points.toLocaleString('en-US')} values (queries × groups × buckets${req.compare === 'previous_period' ? ' × 2 for compare' : ''}), over the limit of ${maxPoints.toLocaleString('en-US')}: ask for fewer queries, lower limits, a shorter range or week buckets`;
-  const fields = ['/queries', ...(req.request_type === 'time_series' ? ['/end_time_unix_seconds', '/bucket'] : []), ...(req.compare === 'previous_period' ? ['/compare'] : [])];
+  const fields = [
+    '/queries',
+    ...(req.request_type === 'time_series' ? ['/end_time_unix_seconds', '/bucket'] : []),
+    ...(req.compare === 'previous_period' ? ['/compare'] : []),
+  ];
   throw new ApiError('validation_failed', detail, { errors: fields.map((field) => ({ field, detail })) });
 }

@@ -9,12 +9,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 let t: TestApp;
-beforeAll(async () => { t = await startTestApp(); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
 
 async function post(payload: object, user = 'u-admin', org = 'org-a') {
   const started = Date.now();
-  const res = await t.app.inject({ method: 'POST', url: '/graphql', headers: { ...(await t.auth(user, org)), 'content-type': 'application/json' }, payload });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/graphql',
+    headers: { ...(await t.auth(user, org)), 'content-type': 'application/json' },
+    payload,
+  });
   return { status: res.statusCode, body: res.json(), ms: Date.now() - started, bytes: res.body.length };
 }
 
@@ -26,7 +35,11 @@ describe('finding 1 over GraphQL: traceStats priced by its answer', () => {
   it('refuses 4 aliases of skill { traceStats(compare) } before any runs (killed the process before)', async () => {
     const res = await post({ query: `{ skill(id: "sk-1") { a: ${stats} b: ${stats} c: ${stats} d: ${stats} } }` });
     expect(res.status).toBe(400);
-    expect(res.body.errors[0].extensions).toMatchObject({ code: 'GRAPHQL_VALIDATION_FAILED', limit: 'cost', max: 25_000 });
+    expect(res.body.errors[0].extensions).toMatchObject({
+      code: 'GRAPHQL_VALIDATION_FAILED',
+      limit: 'cost',
+      max: 25_000,
+    });
     expect(res.body.errors[0].extensions.value).toBeGreaterThan(4 * 2 * 1000 * 53);
     expect(res.body.data).toBeUndefined();
   });
@@ -35,9 +48,15 @@ describe('finding 1 over GraphQL: traceStats priced by its answer', () => {
 describe('finding 4: cost bypass through defaults and introspection', () => {
   const nested = 'nodes { id usedTools { id usedBy { id usedTools { id } } } }';
   for (const [how, query] of [
-    ['a variable default', `query($n: Int = 200) { ${Array.from({ length: 10 }, (_, i) => `a${i}: agentSearch(first: $n) { ${nested} }`).join(' ')} }`],
+    [
+      'a variable default',
+      `query($n: Int = 200) { ${Array.from({ length: 10 }, (_, i) => `a${i}: agentSearch(first: $n) { ${nested} }`).join(' ')} }`,
+    ],
     ['an omitted first', `{ ${Array.from({ length: 10 }, (_, i) => `a${i}: agentSearch { ${nested} }`).join(' ')} }`],
-    ['first: null', `{ ${Array.from({ length: 10 }, (_, i) => `a${i}: agentSearch(first: null) { ${nested} }`).join(' ')} }`],
+    [
+      'first: null',
+      `{ ${Array.from({ length: 10 }, (_, i) => `a${i}: agentSearch(first: null) { ${nested} }`).join(' ')} }`,
+    ],
   ] as const) {
     it(`prices a list by the page it will get with ${how}`, async () => {
       const res = await post({ query });
@@ -47,7 +66,8 @@ describe('finding 4: cost bypass through defaults and introspection', () => {
   }
 
   it('counts aliases and lists under __schema (a 107 KB introspection query answered 61 MB before)', async () => {
-    const alias = (i: number) => `s${i}: __schema { types { name fields { name args { name type { name } } type { name ofType { name } } } } }`;
+    const alias = (i: number) =>
+      `s${i}: __schema { types { name fields { name args { name type { name } } type { name ofType { name } } } } }`;
     const res = await post({ query: `{ ${Array.from({ length: 25 }, (_, i) => alias(i)).join(' ')} }` });
     expect(res.status).toBe(400);
     expect(res.body.errors[0].extensions).toMatchObject({ code: 'GRAPHQL_VALIDATION_FAILED', limit: 'cost' });
@@ -67,7 +87,10 @@ describe('finding 7 over GraphQL', () => {
   });
 
   it('answers a hash that does not match its query with a request error, not internal_error', async () => {
-    const res = await post({ query: '{ viewer { orgId } }', extensions: { persistedQuery: { version: 1, sha256Hash: 'ab'.repeat(32) } } });
+    const res = await post({
+      query: '{ viewer { orgId } }',
+      extensions: { persistedQuery: { version: 1, sha256Hash: 'ab'.repeat(32) } },
+    });
     expect(res.status).toBe(400);
     expect(res.body.errors[0].extensions).toMatchObject({ code: 'BAD_REQUEST', http: { status: 400 } });
   });

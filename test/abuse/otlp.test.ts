@@ -15,7 +15,9 @@ beforeAll(async () => {
   t = await startTestApp({ bundle: abuseBundle() });
   url = await t.app.listen({ host: '127.0.0.1', port: 0 });
 });
-afterAll(async () => { await t.close(); });
+afterAll(async () => {
+  await t.close();
+});
 
 const MiB = 1024 * 1024;
 const rssMiB = () => process.memoryUsage().rss / MiB;
@@ -23,7 +25,8 @@ const rssMiB = () => process.memoryUsage().rss / MiB;
 async function post(body: Buffer | string, headers: Record<string, string>, gzip = false) {
   const started = Date.now();
   const res = await fetch(`${url}/v1/traces`, {
-    method: 'POST', body: gzip ? zlib.gzipSync(body) : body,
+    method: 'POST',
+    body: gzip ? zlib.gzipSync(body) : body,
     headers: { 'content-type': 'application/json', ...(gzip ? { 'content-encoding': 'gzip' } : {}), ...headers },
   });
   return { status: res.status, ms: Date.now() - started, text: await res.text() };
@@ -33,13 +36,25 @@ async function post(body: Buffer | string, headers: Record<string, string>, gzip
 async function totals(skill: string) {
   const now = Math.floor(Date.now() / 1000);
   const res = await t.app.inject({
-    method: 'POST', url: `/skill/v1/skills/${skill}/traces/stats/query`, headers: await t.auth('u-admin'),
-    payload: { start_time_unix_seconds: now - 7 * 86400, end_time_unix_seconds: now + 3600, request_type: 'scalar', queries: [
-      { name: 'spans', measure: 'spans' }, { name: 'cost', measure: 'cost' }, { name: 'tokens', measure: 'tokens' }, { name: 'errors', measure: 'error_rate' },
-    ] },
+    method: 'POST',
+    url: `/skill/v1/skills/${skill}/traces/stats/query`,
+    headers: await t.auth('u-admin'),
+    payload: {
+      start_time_unix_seconds: now - 7 * 86400,
+      end_time_unix_seconds: now + 3600,
+      request_type: 'scalar',
+      queries: [
+        { name: 'spans', measure: 'spans' },
+        { name: 'cost', measure: 'cost' },
+        { name: 'tokens', measure: 'tokens' },
+        { name: 'errors', measure: 'error_rate' },
+      ],
+    },
   });
   expect(res.statusCode, res.body).toBe(200);
-  return Object.fromEntries(res.json().data.results.map((r: { query_name: string; value: number }) => [r.query_name, r.value]));
+  return Object.fromEntries(
+    res.json().data.results.map((r: { query_name: string; value: number }) => [r.query_name, r.value]),
+  );
 }
 
 describe('finding 2: a gzip bomb and a flood of spans', () => {
@@ -64,7 +79,9 @@ describe('finding 2: a gzip bomb and a flood of spans', () => {
   it('answers a viewer 403 before reading, inflating or decoding the body', async () => {
     const bomb = zlib.gzipSync(Buffer.alloc(60 * MiB, '['), { level: 9 });
     const res = await fetch(`${url}/v1/traces`, {
-      method: 'POST', body: bomb, headers: { ...(await t.auth('u-viewer')), 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      method: 'POST',
+      body: bomb,
+      headers: { ...(await t.auth('u-viewer')), 'content-type': 'application/json', 'content-encoding': 'gzip' },
     });
     expect(res.status).toBe(403);
     expect(((await res.json()) as { code: string }).code).toBe('access_denied');
@@ -76,7 +93,9 @@ describe('finding 2: a gzip bomb and a flood of spans', () => {
     const body = Buffer.from(otlpBody(spans));
     const res = await post(body, await t.auth('u-admin'), true);
     expect(res.status).toBe(400);
-    expect(JSON.parse(res.text).message).toBe('the request carries more than 10000 spans; send at most 10000 per request');
+    expect(JSON.parse(res.text).message).toBe(
+      'the request carries more than 10000 spans; send at most 10000 per request',
+    );
     expect(await t.traces.countSpans()).toBe(before);
   });
 });
@@ -85,7 +104,11 @@ describe('the bounds leave room for real telemetry', () => {
   it('stores a request at the limits: 10,000 spans in a body of almost 16 MiB', async () => {
     const before = await t.traces.countSpans();
     const attrs = Object.fromEntries(Array.from({ length: 12 }, (_, k) => [`app.attribute.${k}`, 'v'.repeat(35)]));
-    const body = otlpBody(Array.from({ length: 10_000 }, (_, i) => otlpSpan({ ...attrs, 'skill.id': 'sk-1', 'gen_ai.tool.name': `tool-${i}`, 'user.id': 'é'.repeat(128) })));
+    const body = otlpBody(
+      Array.from({ length: 10_000 }, (_, i) =>
+        otlpSpan({ ...attrs, 'skill.id': 'sk-1', 'gen_ai.tool.name': `tool-${i}`, 'user.id': 'é'.repeat(128) }),
+      ),
+    );
     expect(Buffer.byteLength(body)).toBeGreaterThan(15 * MiB);
     expect(Buffer.byteLength(body)).toBeLessThan(16 * MiB);
     const res = await post(body, await t.auth('u-admin'), true);
@@ -108,12 +131,25 @@ describe('finding 3: oversized values', () => {
   it('rejects spans whose stored values pass 256 bytes, keeping the others', async () => {
     const before = await t.traces.countSpans();
     const long = 'é'.repeat(129); // 258 bytes in UTF-8, 129 characters
-    const res = await post(otlpBody([
-      otlpSpan({ 'gen_ai.tool.name': long }), otlpSpan({ 'user.id': long }), otlpSpan({ 'session.id': 'ok', 'gen_ai.request.model': 'm'.repeat(300) }),
-      otlpSpan({ 'gen_ai.tool.name': 'é'.repeat(128) }),
-    ], { 'service.name': 'h' }), await t.auth('u-admin'));
+    const res = await post(
+      otlpBody(
+        [
+          otlpSpan({ 'gen_ai.tool.name': long }),
+          otlpSpan({ 'user.id': long }),
+          otlpSpan({ 'session.id': 'ok', 'gen_ai.request.model': 'm'.repeat(300) }),
+          otlpSpan({ 'gen_ai.tool.name': 'é'.repeat(128) }),
+        ],
+        { 'service.name': 'h' },
+      ),
+      await t.auth('u-admin'),
+    );
     expect(res.status).toBe(200);
-    expect(JSON.parse(res.text)).toEqual({ partialSuccess: { rejectedSpans: 3, errorMessage: '3 span(s): an attribute value longer than 256 bytes (span name: 1024)' } });
+    expect(JSON.parse(res.text)).toEqual({
+      partialSuccess: {
+        rejectedSpans: 3,
+        errorMessage: '3 span(s): an attribute value longer than 256 bytes (span name: 1024)',
+      },
+    });
     expect(await t.traces.countSpans()).toBe(before + 1);
   });
 });
@@ -121,37 +157,64 @@ describe('finding 3: oversized values', () => {
 describe('finding 5: statistics poisoning', () => {
   it('a span counts for a skill only when its sender can read the skill', async () => {
     const victim = await totals('sk-1');
-    const poison = (skill: Record<string, string>) => otlpSpan({ ...skill, 'gen_ai.operation.name': 'invoke_skill', 'gen_ai.usage.cost': 1000 }, undefined, 2);
-    const res = await post(otlpBody([
-      poison({ 'skill.id': 'sk-1' }), poison({ 'skill.name': 'summarize' }), poison({ 'skill.id': 'sk-b1' }), poison({ 'skill.id': 'no-such-skill' }),
-      otlpSpan({ 'skill.id': 'sk-2', 'gen_ai.operation.name': 'invoke_skill', 'gen_ai.usage.cost': 2.5 }),
-    ]), await t.auth('u-editor'));
+    const poison = (skill: Record<string, string>) =>
+      otlpSpan({ ...skill, 'gen_ai.operation.name': 'invoke_skill', 'gen_ai.usage.cost': 1000 }, undefined, 2);
+    const res = await post(
+      otlpBody([
+        poison({ 'skill.id': 'sk-1' }),
+        poison({ 'skill.name': 'summarize' }),
+        poison({ 'skill.id': 'sk-b1' }),
+        poison({ 'skill.id': 'no-such-skill' }),
+        otlpSpan({ 'skill.id': 'sk-2', 'gen_ai.operation.name': 'invoke_skill', 'gen_ai.usage.cost': 2.5 }),
+      ]),
+      await t.auth('u-editor'),
+    );
     expect(res.status).toBe(200);
     const { partialSuccess } = JSON.parse(res.text);
     expect(partialSuccess.rejectedSpans).toBe(4);
-    expect(partialSuccess.errorMessage).toContain('1 span(s): skill "sk-1" does not exist or the sender cannot read it');
-    expect(partialSuccess.errorMessage).toContain('1 span(s): skill named "summarize" does not exist or the sender cannot read it');
-    expect(partialSuccess.errorMessage).toContain('1 span(s): skill "sk-b1" does not exist or the sender cannot read it');
+    expect(partialSuccess.errorMessage).toContain(
+      '1 span(s): skill "sk-1" does not exist or the sender cannot read it',
+    );
+    expect(partialSuccess.errorMessage).toContain(
+      '1 span(s): skill named "summarize" does not exist or the sender cannot read it',
+    );
+    expect(partialSuccess.errorMessage).toContain(
+      '1 span(s): skill "sk-b1" does not exist or the sender cannot read it',
+    );
     expect(await totals('sk-1')).toEqual(victim);
     expect(await totals('sk-2')).toMatchObject({ spans: 1, cost: 2.5 });
   });
 
   it('an agent service account can claim only the skills of its own workspace subtree', async () => {
     const key = { authorization: `Bearer ${TEST_API_KEY}` };
-    const res = await post(otlpBody([otlpSpan({ 'skill.id': 'sk-1' }), otlpSpan({ 'skill.id': 'sk-2', 'gen_ai.usage.cost': 1 })]), key);
+    const res = await post(
+      otlpBody([otlpSpan({ 'skill.id': 'sk-1' }), otlpSpan({ 'skill.id': 'sk-2', 'gen_ai.usage.cost': 1 })]),
+      key,
+    );
     expect(res.status).toBe(200);
-    expect(JSON.parse(res.text).partialSuccess).toEqual({ rejectedSpans: 1, errorMessage: '1 span(s): skill "sk-1" does not exist or the sender cannot read it' });
+    expect(JSON.parse(res.text).partialSuccess).toEqual({
+      rejectedSpans: 1,
+      errorMessage: '1 span(s): skill "sk-1" does not exist or the sender cannot read it',
+    });
   });
 
   it('rejects token counts, costs and durations outside their ranges, with the range in the reason', async () => {
     const before = await totals('sk-2');
-    const res = await post(otlpBody([
-      otlpSpan({ 'skill.id': 'sk-2', 'gen_ai.usage.input_tokens': 9_007_199_254_740_000 }),
-      otlpSpan({ 'skill.id': 'sk-2', 'gen_ai.usage.output_tokens': -5 }),
-      otlpSpan({ 'skill.id': 'sk-2', 'gen_ai.usage.cost': 1e6 }),
-      otlpSpan({ 'skill.id': 'sk-2', 'gen_ai.usage.cost': -1 }),
-      { ...otlpSpan({ 'skill.id': 'sk-2' }), endTimeUnixNano: String(BigInt(Math.floor(Date.now() / 1000) - 60) * 1_000_000_000n + 31n * 86_400_000_000_000n) },
-    ]), await t.auth('u-editor'));
+    const res = await post(
+      otlpBody([
+        otlpSpan({ 'skill.id': 'sk-2', 'gen_ai.usage.input_tokens': 9_007_199_254_740_000 }),
+        otlpSpan({ 'skill.id': 'sk-2', 'gen_ai.usage.output_tokens': -5 }),
+        otlpSpan({ 'skill.id': 'sk-2', 'gen_ai.usage.cost': 1e6 }),
+        otlpSpan({ 'skill.id': 'sk-2', 'gen_ai.usage.cost': -1 }),
+        {
+          ...otlpSpan({ 'skill.id': 'sk-2' }),
+          endTimeUnixNano: String(
+            BigInt(Math.floor(Date.now() / 1000) - 60) * 1_000_000_000n + 31n * 86_400_000_000_000n,
+          ),
+        },
+      ]),
+      await t.auth('u-editor'),
+    );
     const { partialSuccess } = JSON.parse(res.text);
     expect(partialSuccess.rejectedSpans).toBe(5);
     expect(partialSuccess.errorMessage.split('; ').sort()).toEqual([

@@ -7,7 +7,11 @@ export const ISSUER = 'https://idp.test';
 export const AUDIENCE = 'gateway-api';
 
 export interface Keys {
-  rsa: CryptoKey; ec: CryptoKey; ed: CryptoKey; rsaPublicPem: string; publicJwks: JWK[];
+  rsa: CryptoKey;
+  ec: CryptoKey;
+  ed: CryptoKey;
+  rsaPublicPem: string;
+  publicJwks: JWK[];
 }
 
 export async function makeKeys(): Promise<Keys> {
@@ -20,7 +24,9 @@ export async function makeKeys(): Promise<Keys> {
     { ...(await exportJWK(ed.publicKey)), kid: 'ed-1', alg: 'EdDSA', use: 'sig' },
   ];
   const { createPublicKey } = await import('node:crypto');
-  const rsaPublicPem = createPublicKey({ key: publicJwks[0] as never, format: 'jwk' }).export({ type: 'spki', format: 'pem' }).toString();
+  const rsaPublicPem = createPublicKey({ key: publicJwks[0] as never, format: 'jwk' })
+    .export({ type: 'spki', format: 'pem' })
+    .toString();
   return { rsa: rsa.privateKey, ec: ec.privateKey, ed: ed.privateKey, rsaPublicPem, publicJwks };
 }
 
@@ -42,7 +48,10 @@ export async function serveJwks(initial: JWK[]): Promise<JwksServer> {
   const server = http.createServer((_req, res) => {
     hits++;
     if (mode === 'hang') return;
-    if (mode === 'fail') { res.writeHead(500).end('down'); return; }
+    if (mode === 'fail') {
+      res.writeHead(500).end('down');
+      return;
+    }
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys }));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -50,9 +59,17 @@ export async function serveJwks(initial: JWK[]): Promise<JwksServer> {
   return {
     url: `http://127.0.0.1:${port}/.well-known/jwks.json`,
     hits: () => hits,
-    mode: (m) => { mode = m; },
-    setKeys: (next) => { keys = next; },
-    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    mode: (m) => {
+      mode = m;
+    },
+    setKeys: (next) => {
+      keys = next;
+    },
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -64,11 +81,24 @@ export interface SignOptions {
   nowS: number;
 }
 
-/** A signed token with sensible defaults (issuer, audience, user u-admin of org-a, 10 min). */
-export async function sign(claims: JWTPayload, o: SignOptions): Promise<string> {
-  const payload: JWTPayload = { iss: ISSUER, aud: AUDIENCE, sub: 'u-admin', org_id: 'org-a', iat: o.nowS, exp: o.nowS + 600, ...claims };
-  for (const k of Object.keys(payload)) if (payload[k] === undefined) delete payload[k];
-  return new SignJWT(payload).setProtectedHeader({ alg: o.alg ?? 'RS256', kid: o.kid ?? 'rsa-1', ...o.header }).sign(o.key);
+/**
+ * A signed token with sensible defaults (issuer, audience, user u-admin of org-a, 10 min); a claim
+ * given as undefined removes the default.
+ */
+export async function sign(claims: Record<string, unknown>, o: SignOptions): Promise<string> {
+  const merged: Record<string, unknown> = {
+    iss: ISSUER,
+    aud: AUDIENCE,
+    sub: 'u-admin',
+    org_id: 'org-a',
+    iat: o.nowS,
+    exp: o.nowS + 600,
+    ...claims,
+  };
+  const payload = Object.fromEntries(Object.entries(merged).filter(([, v]) => v !== undefined)) as JWTPayload;
+  return new SignJWT(payload)
+    .setProtectedHeader({ alg: o.alg ?? 'RS256', kid: o.kid ?? 'rsa-1', ...o.header })
+    .sign(o.key);
 }
 
 export const b64 = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64url');
@@ -77,5 +107,5 @@ export const b64 = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.
 export async function signRawRs256(header: object, payload: object, key: CryptoKey): Promise<string> {
   const { createSign, KeyObject } = await import('node:crypto');
   const input = `${b64(header)}.${b64(payload)}`;
-  return `${input}.${createSign('RSA-SHA256').update(input).sign(KeyObject.from(key as never)).toString('base64url')}`;
+  return `${input}.${createSign('RSA-SHA256').update(input).sign(KeyObject.from(key)).toString('base64url')}`;
 }

@@ -14,8 +14,11 @@ export async function postgresReachable(): Promise<boolean> {
     await client.query('SELECT 1');
     return true;
   } catch {
-    if (process.env.REQUIRE_SERVER_TESTS === '1') throw new Error(`PostgreSQL at ${PG_URL} is unreachable and CI requires the server-mode tests`);
-    console.warn(`NOTICE: PostgreSQL at ${PG_URL} is unreachable; PostgreSQL contract tests are skipped (.ci/run always provides one)`);
+    if (process.env.REQUIRE_SERVER_TESTS === '1')
+      throw new Error(`PostgreSQL at ${PG_URL} is unreachable and CI requires the server-mode tests`);
+    console.warn(
+      `NOTICE: PostgreSQL at ${PG_URL} is unreachable; PostgreSQL contract tests are skipped (.ci/run always provides one)`,
+    );
     return false;
   } finally {
     await client.end().catch(() => undefined);

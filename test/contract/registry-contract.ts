@@ -17,19 +17,66 @@ const ids = (page: { items: { id: string }[] }) => page.items.map((a) => a.id);
 function queryBundle() {
   const by = { created_by: 'q-user', updated_by: 'q-user' };
   const base = (id: string, kind: string, name: string, extra: Record<string, unknown>) => ({
-    id, kind, name, artifact_status: 'active', source_type: 'git', extension: 'json', content_hash_hex: 'ab'.repeat(32),
-    commit_ts: T(1), version_ordinal: 1, is_latest: true, workspace_id: 'ws-q', ...by, ...extra,
+    id,
+    kind,
+    name,
+    artifact_status: 'active',
+    source_type: 'git',
+    extension: 'json',
+    content_hash_hex: 'ab'.repeat(32),
+    commit_ts: T(1),
+    version_ordinal: 1,
+    is_latest: true,
+    workspace_id: 'ws-q',
+    ...by,
+    ...extra,
   });
-  const tool = (id: string, name: string, display: string | undefined, created: number, updated: number, extra: Record<string, unknown>) =>
-    base(id, 'tool', name, { ...(display === undefined ? {} : { display_name: display }), created_at: T(created), updated_at: T(updated), provider_kind: 'mcp', owner: 'team-x', is_system: false, ...extra });
+  const tool = (
+    id: string,
+    name: string,
+    display: string | undefined,
+    created: number,
+    updated: number,
+    extra: Record<string, unknown>,
+  ) =>
+    base(id, 'tool', name, {
+      ...(display === undefined ? {} : { display_name: display }),
+      created_at: T(created),
+      updated_at: T(updated),
+      provider_kind: 'mcp',
+      owner: 'team-x',
+      is_system: false,
+      ...extra,
+    });
   const agent = (id: string, name: string, display: string, instructions: string) =>
     base(id, 'agent', name, { display_name: display, instructions, created_at: T(1), updated_at: T(1) });
   return {
     organizations: [{ id: 'org-q', name: 'Q', status: 'active' }],
     users: [{ id: 'q-user', org_id: 'org-q', created_at: T(1), updated_at: T(1) }],
     workspaces: [
-      { id: 'ws-q', org_id: 'org-q', name: 'q', display_name: 'Q', kind: 'org', workspace_status: 'active', created_at: T(1), updated_at: T(1), ...by },
-      { id: 'ws-q2', org_id: 'org-q', parent_id: 'ws-q', name: 'q2', display_name: 'Q2', kind: 'team', workspace_status: 'active', created_at: T(1), updated_at: T(1), ...by },
+      {
+        id: 'ws-q',
+        org_id: 'org-q',
+        name: 'q',
+        display_name: 'Q',
+        kind: 'org',
+        workspace_status: 'active',
+        created_at: T(1),
+        updated_at: T(1),
+        ...by,
+      },
+      {
+        id: 'ws-q2',
+        org_id: 'org-q',
+        parent_id: 'ws-q',
+        name: 'q2',
+        display_name: 'Q2',
+        kind: 'team',
+        workspace_status: 'active',
+        created_at: T(1),
+        updated_at: T(1),
+        ...by,
+      },
     ],
     artifacts: [
       tool('t-c', 'beta', 'Zed', 3, 5, { server_id: 'srv-2' }),
@@ -53,10 +100,18 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
       store = await open();
       expect(await store.isEmpty()).toBe(true);
       expect(await store.importBundle(parseBundle(smallBundle()))).toEqual({
-        organizations: 2, users: 5, workspaces: 5, memberships: 4, projects: 1, artifacts: 12, relationships: 3,
+        organizations: 2,
+        users: 5,
+        workspaces: 5,
+        memberships: 4,
+        projects: 1,
+        artifacts: 12,
+        relationships: 3,
       });
     });
-    afterAll(async () => { await store.close(); });
+    afterAll(async () => {
+      await store.close();
+    });
 
     it('answers ping, is no longer empty, and keeps its generation while nothing changes', async () => {
       await store.ping();
@@ -70,10 +125,22 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
     it('reads organizations and users by id, ignoring unknown ids', async () => {
       expect((await store.getOrganizations(['org-b', 'nope', 'org-a'])).map((o) => o.id)).toEqual(['org-a', 'org-b']);
       const [admin] = await store.getUsers(['u-admin']);
-      expect(admin).toMatchObject({ id: 'u-admin', org_id: 'org-a', name: 'Ada Admin', email: 'ada@a.example', status: 'active' });
+      expect(admin).toMatchObject({
+        id: 'u-admin',
+        org_id: 'org-a',
+        name: 'Ada Admin',
+        email: 'ada@a.example',
+        status: 'active',
+      });
       expect(admin?.enrichment?.profile?.title).toBe('Platform lead');
       const [none] = await store.getUsers(['u-none']);
-      expect(none).toEqual({ id: 'u-none', org_id: 'org-a', status: 'active', created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z' });
+      expect(none).toEqual({
+        id: 'u-none',
+        org_id: 'org-a',
+        status: 'active',
+        created_at: '2026-01-01T00:00:00Z',
+        updated_at: '2026-01-01T00:00:00Z',
+      });
       expect((await store.getUsers(['u-susp']))[0]?.status).toBe('suspended');
       expect(await store.getUsers([])).toEqual([]);
       expect(await store.getOrganizations(['nope'])).toEqual([]);
@@ -95,72 +162,163 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
       for (const w of tree) expect(w.root_workspace_id).toBe('ws-a');
       expect(tree.find((w) => w.id === 'ws-a-sub')?.parent_id).toBe('ws-a-team');
       expect(tree.find((w) => w.id === 'ws-a')).not.toHaveProperty('parent_id');
-      expect((await store.getWorkspaces(['ws-b', 'nope']))).toMatchObject([{ id: 'ws-b', root_workspace_id: 'ws-b', org_id: 'org-b', kind: 'org' }]);
-      expect(await store.getMembershipsOfUser('u-viewer')).toEqual([{ workspace_id: 'ws-a-team', user_id: 'u-viewer', role: 'viewer' }]);
+      expect(await store.getWorkspaces(['ws-b', 'nope'])).toMatchObject([
+        { id: 'ws-b', root_workspace_id: 'ws-b', org_id: 'org-b', kind: 'org' },
+      ]);
+      expect(await store.getMembershipsOfUser('u-viewer')).toEqual([
+        { workspace_id: 'ws-a-team', user_id: 'u-viewer', role: 'viewer' },
+      ]);
       expect(await store.getMembershipsOfUser('u-none')).toEqual([]);
-      expect((await store.getMembershipsOfWorkspaces(['ws-a', 'ws-b'])).map((m) => [m.workspace_id, m.user_id, m.role])).toEqual([
-        ['ws-a', 'u-admin', 'admin'], ['ws-a', 'u-susp', 'editor'], ['ws-b', 'u-b', 'admin'],
+      expect(
+        (await store.getMembershipsOfWorkspaces(['ws-a', 'ws-b'])).map((m) => [m.workspace_id, m.user_id, m.role]),
+      ).toEqual([
+        ['ws-a', 'u-admin', 'admin'],
+        ['ws-a', 'u-susp', 'editor'],
+        ['ws-b', 'u-b', 'admin'],
       ]);
       expect((await store.listProjects(['ws-a-team', 'ws-b'])).map((p) => p.id)).toEqual(['proj-a1']);
       expect(await store.listProjects([])).toEqual([]);
-      expect((await store.getProjects(['proj-a1', 'nope']))).toMatchObject([{ id: 'proj-a1', workspace_id: 'ws-a-team', knowledge_urls: ['https://wiki.a.example/billing'] }]);
+      expect(await store.getProjects(['proj-a1', 'nope'])).toMatchObject([
+        { id: 'proj-a1', workspace_id: 'ws-a-team', knowledge_urls: ['https://wiki.a.example/billing'] },
+      ]);
       expect(await store.countMembers(['ws-a', 'ws-a-sub'])).toEqual(new Map([['ws-a', 2]]));
     });
 
     it('returns latest versions by default and every version on request', async () => {
       const [ag1] = await store.getArtifacts(['ag-1']);
-      expect(ag1).toMatchObject({ id: 'ag-1', version_ordinal: 2, is_latest: true, kind: 'agent', project_id: 'proj-a1', display_name: 'Invoice Parser' });
-      expect(ag1?.doc).toMatchObject({ instructions: expect.stringContaining('supplier invoices'), version_label: 'v2', tools: [{ kind: 'builtin', name: 'web_search' }], model_id: 'gpt-4o' });
-      for (const computed of ['identity', 'profile_image_base64', 'permissions', 'relationships']) expect(ag1?.doc).not.toHaveProperty(computed);
+      expect(ag1).toMatchObject({
+        id: 'ag-1',
+        version_ordinal: 2,
+        is_latest: true,
+        kind: 'agent',
+        project_id: 'proj-a1',
+        display_name: 'Invoice Parser',
+      });
+      expect(ag1?.doc).toMatchObject({
+        instructions: expect.stringContaining('supplier invoices'),
+        version_label: 'v2',
+        tools: [{ kind: 'builtin', name: 'web_search' }],
+        model_id: 'gpt-4o',
+      });
+      for (const computed of ['identity', 'profile_image_base64', 'permissions', 'relationships'])
+        expect(ag1?.doc).not.toHaveProperty(computed);
       expect((await store.getArtifacts(['tl-2', 'nope', 'ag-3'])).map((a) => a.id)).toEqual(['ag-3', 'tl-2']);
       expect((await store.getArtifacts(['tl-1']))[0]).toMatchObject({ kind: 'tool', server_id: 'srv-github' });
       const versions = await store.getArtifactVersions(['ag-2', 'ag-1']);
-      expect(versions.map((v) => [v.id, v.version_ordinal, v.is_latest])).toEqual([['ag-1', 1, false], ['ag-1', 2, true], ['ag-2', 1, true]]);
+      expect(versions.map((v) => [v.id, v.version_ordinal, v.is_latest])).toEqual([
+        ['ag-1', 1, false],
+        ['ag-1', 2, true],
+        ['ag-2', 1, true],
+      ]);
       expect(versions[0]?.doc.instructions).toBe('Read invoices and extract line items.');
-      expect(await store.getArtifactWorkspaceIds(['ag-1', 'tl-b1', 'nope'])).toEqual(new Map([['ag-1', 'ws-a-team'], ['tl-b1', 'ws-b']]));
+      expect(await store.getArtifactWorkspaceIds(['ag-1', 'tl-b1', 'nope'])).toEqual(
+        new Map([
+          ['ag-1', 'ws-a-team'],
+          ['tl-b1', 'ws-b'],
+        ]),
+      );
     });
 
     it('lists every latest artifact of a scope, optionally of one kind, by id', async () => {
-      expect((await store.listArtifacts(ORG_A_WS, 'agent')).map((a) => [a.id, a.version_ordinal])).toEqual([['ag-1', 2], ['ag-2', 1], ['ag-3', 1]]);
+      expect((await store.listArtifacts(ORG_A_WS, 'agent')).map((a) => [a.id, a.version_ordinal])).toEqual([
+        ['ag-1', 2],
+        ['ag-2', 1],
+        ['ag-3', 1],
+      ]);
       expect((await store.listArtifacts(['ws-a-team'])).map((a) => a.id)).toEqual(['ag-1', 'sk-1', 'tl-1', 'tl-3']);
       expect(await store.listArtifacts([], 'agent')).toEqual([]);
     });
 
     it('finds artifacts in scope only, ordered, paged, with totals', async () => {
-      const tools = await store.findArtifacts({ kind: 'tool', workspaceIds: ORG_A_WS, sorts: byName, limit: 50, offset: 0 });
+      const tools = await store.findArtifacts({
+        kind: 'tool',
+        workspaceIds: ORG_A_WS,
+        sorts: byName,
+        limit: 50,
+        offset: 0,
+      });
       expect(tools.items.map((t) => t.name)).toEqual(['close_ticket', 'create_issue', 'list_pulls', 'search_tickets']);
       expect(tools.total).toBe(4);
-      const page = await store.findArtifacts({ kind: 'tool', workspaceIds: ORG_A_WS, sorts: [{ field: 'name', desc: true }], limit: 2, offset: 1 });
+      const page = await store.findArtifacts({
+        kind: 'tool',
+        workspaceIds: ORG_A_WS,
+        sorts: [{ field: 'name', desc: true }],
+        limit: 2,
+        offset: 1,
+      });
       expect(page.items.map((t) => t.name)).toEqual(['list_pulls', 'create_issue']);
       expect(page.total).toBe(4);
-      expect(await store.findArtifacts({ kind: 'tool', workspaceIds: [], sorts: byName, limit: 50, offset: 0 })).toEqual({ items: [], total: 0 });
+      expect(
+        await store.findArtifacts({ kind: 'tool', workspaceIds: [], sorts: byName, limit: 50, offset: 0 }),
+      ).toEqual({ items: [], total: 0 });
       const sub = await store.findArtifacts({ workspaceIds: ['ws-a-sub'], sorts: byName, limit: 50, offset: 0 });
       expect(sub.items.map((a) => a.id)).toEqual(['tl-2', 'ag-2']);
-      const skills = await store.findArtifacts({ kind: 'skill', workspaceIds: [...ORG_A_WS, 'ws-b'], sorts: byName, limit: 50, offset: 0 });
+      const skills = await store.findArtifacts({
+        kind: 'skill',
+        workspaceIds: [...ORG_A_WS, 'ws-b'],
+        sorts: byName,
+        limit: 50,
+        offset: 0,
+      });
       expect(ids(skills)).toEqual(['sk-1', 'sk-b1']);
     });
 
     it('searches by keyword (ranked full text), prefix and exact, case-insensitively and safely', async () => {
       const agents = (text: { query: string; strategy: 'keyword' | 'prefix' | 'exact' }) =>
-        store.findArtifacts({ kind: 'agent', workspaceIds: ORG_A_WS, text, sorts: [{ field: 'relevance', desc: false }], limit: 10, offset: 0 });
+        store.findArtifacts({
+          kind: 'agent',
+          workspaceIds: ORG_A_WS,
+          text,
+          sorts: [{ field: 'relevance', desc: false }],
+          limit: 10,
+          offset: 0,
+        });
       expect(ids(await agents({ query: 'INVOICES', strategy: 'keyword' })).sort()).toEqual(['ag-1', 'ag-3']);
       expect(ids(await agents({ query: 'invoice parser', strategy: 'keyword' }))).toEqual(['ag-1']);
       expect(ids(await agents({ query: 'duplicate payments', strategy: 'keyword' }))).toEqual(['ag-3']);
       expect(ids(await agents({ query: 'supplier', strategy: 'keyword' }))).toEqual(['ag-1']);
-      expect((await agents({ query: 'line items', strategy: 'keyword' })).items.map((a) => a.version_ordinal)).toEqual([2]);
+      expect((await agents({ query: 'line items', strategy: 'keyword' })).items.map((a) => a.version_ordinal)).toEqual([
+        2,
+      ]);
       expect(ids(await agents({ query: 'inv', strategy: 'prefix' })).sort()).toEqual(['ag-1', 'ag-3']);
       expect(ids(await agents({ query: 'INVOICE P', strategy: 'prefix' }))).toEqual(['ag-1']);
       expect(ids(await agents({ query: 'travel planner', strategy: 'exact' }))).toEqual(['ag-2']);
       expect(ids(await agents({ query: 'TRAVEL', strategy: 'exact' }))).toEqual([]);
       for (const query of ['%', '_', '\\']) expect((await agents({ query, strategy: 'prefix' })).total).toBe(0);
-      for (const query of ['"*" OR NEAR', '!!!', '"', 'invoice*', 'name:invoice', '(invoice', "'; DROP TABLE artifacts; --"]) {
+      for (const query of [
+        '"*" OR NEAR',
+        '!!!',
+        '"',
+        'invoice*',
+        'name:invoice',
+        '(invoice',
+        "'; DROP TABLE artifacts; --",
+      ]) {
         const found = await agents({ query, strategy: 'keyword' });
         expect(found.total).toBe(found.items.length);
       }
       expect((await agents({ query: '!!!', strategy: 'keyword' })).total).toBe(0);
-      const tools = await store.findArtifacts({ kind: 'tool', workspaceIds: ORG_A_WS, text: { query: 'c_', strategy: 'prefix' }, sorts: byName, limit: 10, offset: 0 });
+      const tools = await store.findArtifacts({
+        kind: 'tool',
+        workspaceIds: ORG_A_WS,
+        text: { query: 'c_', strategy: 'prefix' },
+        sorts: byName,
+        limit: 10,
+        offset: 0,
+      });
       expect(tools.total).toBe(0);
-      expect(ids(await store.findArtifacts({ kind: 'tool', workspaceIds: ORG_A_WS, text: { query: 'create_', strategy: 'prefix' }, sorts: byName, limit: 10, offset: 0 }))).toEqual(['tl-1']);
+      expect(
+        ids(
+          await store.findArtifacts({
+            kind: 'tool',
+            workspaceIds: ORG_A_WS,
+            text: { query: 'create_', strategy: 'prefix' },
+            sorts: byName,
+            limit: 10,
+            offset: 0,
+          }),
+        ),
+      ).toEqual(['tl-1']);
     });
 
     it('finds a skill by exact name within a scope', async () => {
@@ -172,19 +330,54 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
     });
 
     it('aggregates tools into groups with count, distinct servers and latest update', async () => {
-      const all = await store.aggregateTools({ workspaceIds: ORG_A_WS, groupBy: [], filters: [], limit: 10, offset: 0 });
-      expect(all).toEqual({ total: 1, items: [{ key: {}, count: 4, servers: 2, latest_updated_at: '2026-01-01T00:00:00Z' }] });
-      const byServer = await store.aggregateTools({ workspaceIds: ORG_A_WS, groupBy: ['server_id', 'is_system'], filters: [], limit: 10, offset: 0 });
+      const all = await store.aggregateTools({
+        workspaceIds: ORG_A_WS,
+        groupBy: [],
+        filters: [],
+        limit: 10,
+        offset: 0,
+      });
+      expect(all).toEqual({
+        total: 1,
+        items: [{ key: {}, count: 4, servers: 2, latest_updated_at: '2026-01-01T00:00:00Z' }],
+      });
+      const byServer = await store.aggregateTools({
+        workspaceIds: ORG_A_WS,
+        groupBy: ['server_id', 'is_system'],
+        filters: [],
+        limit: 10,
+        offset: 0,
+      });
       expect(byServer.items.map((g) => [g.key, g.count])).toEqual([
         [{ server_id: 'srv-github', is_system: false }, 2],
         [{ server_id: 'srv-jira', is_system: false }, 2],
       ]);
-      const filtered = await store.aggregateTools({ workspaceIds: ORG_A_WS, groupBy: ['workspace_id'], filters: [{ field: 'server_id', values: ['srv-jira'] }], limit: 1, offset: 1 });
+      const filtered = await store.aggregateTools({
+        workspaceIds: ORG_A_WS,
+        groupBy: ['workspace_id'],
+        filters: [{ field: 'server_id', values: ['srv-jira'] }],
+        limit: 1,
+        offset: 1,
+      });
       expect(filtered.total).toBe(2);
-      expect(filtered.items).toEqual([{ key: { workspace_id: 'ws-a-team' }, count: 1, servers: 1, latest_updated_at: '2026-01-01T00:00:00Z' }]);
-      expect(await store.aggregateTools({ workspaceIds: ['ws-a-sub'], groupBy: [], filters: [{ field: 'is_system', values: [true] }], limit: 10, offset: 0 })).toEqual({ items: [], total: 0 });
-      expect(await store.aggregateTools({ workspaceIds: [], groupBy: ['owner'], filters: [], limit: 10, offset: 0 })).toEqual({ items: [], total: 0 });
-      expect(await store.aggregateTools({ workspaceIds: ORG_A_WS, groupBy: ['owner'], filters: [], limit: 0, offset: 0 })).toEqual({ items: [], total: 1 });
+      expect(filtered.items).toEqual([
+        { key: { workspace_id: 'ws-a-team' }, count: 1, servers: 1, latest_updated_at: '2026-01-01T00:00:00Z' },
+      ]);
+      expect(
+        await store.aggregateTools({
+          workspaceIds: ['ws-a-sub'],
+          groupBy: [],
+          filters: [{ field: 'is_system', values: [true] }],
+          limit: 10,
+          offset: 0,
+        }),
+      ).toEqual({ items: [], total: 0 });
+      expect(
+        await store.aggregateTools({ workspaceIds: [], groupBy: ['owner'], filters: [], limit: 10, offset: 0 }),
+      ).toEqual({ items: [], total: 0 });
+      expect(
+        await store.aggregateTools({ workspaceIds: ORG_A_WS, groupBy: ['owner'], filters: [], limit: 0, offset: 0 }),
+      ).toEqual({ items: [], total: 1 });
     });
 
     it('counts latest artifacts by kind per workspace, project and creator', async () => {
@@ -198,20 +391,40 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
 
     it('returns relationships touching the given artifacts, in both directions', async () => {
       const incoming = await store.getRelationships(['tl-1', 'sk-1']);
-      expect(incoming.map((r) => [r.from.id, r.rel_type, r.to.id])).toEqual([['ag-1', 'uses_skill', 'sk-1'], ['ag-1', 'uses_tool', 'tl-1']]);
-      expect(incoming[0]).toMatchObject({ from: { kind: 'agent' }, to: { kind: 'skill' }, provenance: 'observed', relationship_status: 'active', weight: 0.8 });
+      expect(incoming.map((r) => [r.from.id, r.rel_type, r.to.id])).toEqual([
+        ['ag-1', 'uses_skill', 'sk-1'],
+        ['ag-1', 'uses_tool', 'tl-1'],
+      ]);
+      expect(incoming[0]).toMatchObject({
+        from: { kind: 'agent' },
+        to: { kind: 'skill' },
+        provenance: 'observed',
+        relationship_status: 'active',
+        weight: 0.8,
+      });
       expect(incoming[1]).not.toHaveProperty('weight');
       const outgoing = await store.getRelationships(['ag-1', 'ag-3']);
-      expect(outgoing.map((r) => [r.from.id, r.to.id])).toEqual([['ag-1', 'sk-1'], ['ag-1', 'tl-1'], ['ag-3', 'tl-4']]);
+      expect(outgoing.map((r) => [r.from.id, r.to.id])).toEqual([
+        ['ag-1', 'sk-1'],
+        ['ag-1', 'tl-1'],
+        ['ag-3', 'tl-4'],
+      ]);
       expect(outgoing[2]).toMatchObject({ provenance: 'inferred', confidence: 0.6 });
       expect(await store.getRelationships(['ag-2', 'nope'])).toEqual([]);
     });
 
     it('keeps identities with hashed keys only, and finds them by client id or key hash', async () => {
       const found = await store.getIdentitiesOfAgents(['ag-2', 'ag-1', 'ag-3']);
-      expect(found.map((i) => [i.agent_id, i.credential_kind, i.client_id])).toEqual([['ag-1', 'oidc_client', 'client-ag-1'], ['ag-2', 'api_key', 'client-ag-2']]);
+      expect(found.map((i) => [i.agent_id, i.credential_kind, i.client_id])).toEqual([
+        ['ag-1', 'oidc_client', 'client-ag-1'],
+        ['ag-2', 'api_key', 'client-ag-2'],
+      ]);
       expect(JSON.stringify(found)).not.toContain(TEST_API_KEY);
-      expect(found[1]).toMatchObject({ api_key_hash: hashApiKey(TEST_API_KEY), api_key_last4: TEST_API_KEY.slice(-4), expires_at: '2099-01-01T00:00:00Z' });
+      expect(found[1]).toMatchObject({
+        api_key_hash: hashApiKey(TEST_API_KEY),
+        api_key_last4: TEST_API_KEY.slice(-4),
+        expires_at: '2099-01-01T00:00:00Z',
+      });
       expect(found[0]).not.toHaveProperty('api_key_hash');
       expect((await store.findIdentityByApiKeyHash(hashApiKey(TEST_API_KEY)))?.agent_id).toBe('ag-2');
       expect(await store.findIdentityByApiKeyHash(hashApiKey('agk_wrong'))).toBeNull();
@@ -232,19 +445,50 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
     it('re-imports idempotently: updates in place, moves the latest version, changes the generation', async () => {
       const before = await store.generation();
       const bundle = smallBundle();
-      bundle.artifacts.push({ ...(bundle.artifacts.find((a) => a.id === 'ag-2') as Record<string, unknown>), version_ordinal: 2, name: 'Trip Planner', display_name: 'Trip Planner', instructions: 'Plan trips.' } as never);
-      (bundle.artifacts.find((a) => a.id === 'ag-2' && a.version_ordinal === 1) as Record<string, unknown>).is_latest = false;
+      bundle.artifacts.push({
+        ...(bundle.artifacts.find((a) => a.id === 'ag-2') as Record<string, unknown>),
+        version_ordinal: 2,
+        name: 'Trip Planner',
+        display_name: 'Trip Planner',
+        instructions: 'Plan trips.',
+      } as never);
+      (bundle.artifacts.find((a) => a.id === 'ag-2' && a.version_ordinal === 1) as Record<string, unknown>).is_latest =
+        false;
       (bundle.users.find((u) => u.id === 'u-viewer') as Record<string, unknown>).name = 'Victoria Viewer';
       (bundle.relationships[0] as Record<string, unknown>).provenance = 'observed';
       await store.importBundle(parseBundle(bundle));
       await store.importBundle(parseBundle(bundle));
       expect(await store.generation()).not.toBe(before);
       const versions = await store.getArtifactVersions(['ag-2']);
-      expect(versions.map((v) => [v.version_ordinal, v.is_latest, v.name])).toEqual([[1, false, 'Travel Planner'], [2, true, 'Trip Planner']]);
-      const found = await store.findArtifacts({ kind: 'agent', workspaceIds: ORG_A_WS, text: { query: 'trip', strategy: 'keyword' }, sorts: [], limit: 10, offset: 0 });
+      expect(versions.map((v) => [v.version_ordinal, v.is_latest, v.name])).toEqual([
+        [1, false, 'Travel Planner'],
+        [2, true, 'Trip Planner'],
+      ]);
+      const found = await store.findArtifacts({
+        kind: 'agent',
+        workspaceIds: ORG_A_WS,
+        text: { query: 'trip', strategy: 'keyword' },
+        sorts: [],
+        limit: 10,
+        offset: 0,
+      });
       expect(found.items.map((a) => [a.id, a.version_ordinal])).toEqual([['ag-2', 2]]);
-      expect((await store.findArtifacts({ kind: 'agent', workspaceIds: ORG_A_WS, text: { query: 'book travel', strategy: 'keyword' }, sorts: [], limit: 10, offset: 0 })).total).toBe(0);
-      expect((await store.findArtifacts({ kind: 'agent', workspaceIds: ORG_A_WS, sorts: byName, limit: 10, offset: 0 })).total).toBe(3);
+      expect(
+        (
+          await store.findArtifacts({
+            kind: 'agent',
+            workspaceIds: ORG_A_WS,
+            text: { query: 'book travel', strategy: 'keyword' },
+            sorts: [],
+            limit: 10,
+            offset: 0,
+          })
+        ).total,
+      ).toBe(0);
+      expect(
+        (await store.findArtifacts({ kind: 'agent', workspaceIds: ORG_A_WS, sorts: byName, limit: 10, offset: 0 }))
+          .total,
+      ).toBe(3);
       expect((await store.listUsers('org-a', 50, 0)).total).toBe(4);
       expect((await store.getUsers(['u-viewer']))[0]?.name).toBe('Victoria Viewer');
       expect(await store.getRelationships(['tl-1'])).toMatchObject([{ provenance: 'observed' }]);
@@ -256,7 +500,18 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
       const raw = smallBundle();
       (raw.users.find((u) => u.id === 'u-admin') as Record<string, unknown>).name = 'Changed';
       raw.organizations.push({ id: 'org-x', name: 'X', status: 'active' });
-      raw.workspaces.push({ id: 'ws-x', org_id: 'org-x', name: 'x', display_name: 'X', kind: 'org', workspace_status: 'active', created_at: T(1), created_by: 'u', updated_at: T(1), updated_by: 'u' });
+      raw.workspaces.push({
+        id: 'ws-x',
+        org_id: 'org-x',
+        name: 'x',
+        display_name: 'X',
+        kind: 'org',
+        workspace_status: 'active',
+        created_at: T(1),
+        created_by: 'u',
+        updated_at: T(1),
+        updated_by: 'u',
+      });
       const bundle = parseBundle(raw);
       // A membership naming a user that exists nowhere breaks a foreign key at write time, after the rest was written.
       bundle.memberships.push({ workspace_id: 'ws-x', user_id: 'ghost', role: 'admin' });
@@ -274,11 +529,14 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
       store = await open();
       await store.importBundle(parseBundle(queryBundle()));
     });
-    afterAll(async () => { await store.close(); });
+    afterAll(async () => {
+      await store.close();
+    });
 
     const tools = (sorts: ArtifactSort[], extra: Partial<ArtifactQuery> = {}) =>
       store.findArtifacts({ kind: 'tool', workspaceIds: ['ws-q'], sorts, limit: 50, offset: 0, ...extra });
-    const sort = (spec: string): ArtifactSort[] => spec.split(',').map((s) => ({ field: s.replace(/^-/, '') as ArtifactSort['field'], desc: s.startsWith('-') }));
+    const sort = (spec: string): ArtifactSort[] =>
+      spec.split(',').map((s) => ({ field: s.replace(/^-/, '') as ArtifactSort['field'], desc: s.startsWith('-') }));
 
     it.each([
       ['name', ['t-a', 't-b', 't-c', 't-e', 't-d']],
@@ -300,23 +558,56 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
       expect(await tools([], { limit: 2, offset: 10 })).toEqual({ items: [], total: 5 });
       expect(await tools([], { limit: 0 })).toEqual({ items: [], total: 5 });
       expect(ids(await tools(sort('name'), { limit: 2, offset: 3 }))).toEqual(['t-e', 't-d']);
-      expect(ids(await tools([], { workspaceIds: ['ws-q', 'ws-q2'] }))).toEqual(['t-a', 't-b', 't-c', 't-d', 't-e', 't-f']);
+      expect(ids(await tools([], { workspaceIds: ['ws-q', 'ws-q2'] }))).toEqual([
+        't-a',
+        't-b',
+        't-c',
+        't-d',
+        't-e',
+        't-f',
+      ]);
     });
 
     it('ranks keyword hits: name, then display name, then instructions; desc reverses', async () => {
-      const search = (desc: boolean) => store.findArtifacts({
-        kind: 'agent', workspaceIds: ['ws-q'], text: { query: 'invoice', strategy: 'keyword' }, sorts: [{ field: 'relevance', desc }], limit: 10, offset: 0,
-      });
+      const search = (desc: boolean) =>
+        store.findArtifacts({
+          kind: 'agent',
+          workspaceIds: ['ws-q'],
+          text: { query: 'invoice', strategy: 'keyword' },
+          sorts: [{ field: 'relevance', desc }],
+          limit: 10,
+          offset: 0,
+        });
       expect(ids(await search(false))).toEqual(['ag-s2', 'ag-s3', 'ag-s1']);
       expect(ids(await search(true))).toEqual(['ag-s1', 'ag-s3', 'ag-s2']);
-      const prefix = await store.findArtifacts({ kind: 'agent', workspaceIds: ['ws-q'], text: { query: 'Invoice', strategy: 'prefix' }, sorts: sort('name'), limit: 10, offset: 0 });
+      const prefix = await store.findArtifacts({
+        kind: 'agent',
+        workspaceIds: ['ws-q'],
+        text: { query: 'Invoice', strategy: 'prefix' },
+        sorts: sort('name'),
+        limit: 10,
+        offset: 0,
+      });
       expect(ids(prefix)).toEqual(['ag-s3', 'ag-s2']);
-      const exact = await store.findArtifacts({ kind: 'agent', workspaceIds: ['ws-q'], text: { query: 'ROUTER', strategy: 'exact' }, sorts: [], limit: 10, offset: 0 });
+      const exact = await store.findArtifacts({
+        kind: 'agent',
+        workspaceIds: ['ws-q'],
+        text: { query: 'ROUTER', strategy: 'exact' },
+        sorts: [],
+        limit: 10,
+        offset: 0,
+      });
       expect(ids(exact)).toEqual(['ag-s2']);
     });
 
     it('groups only latest tool versions; missing keys are null and sort last', async () => {
-      const byServer = await store.aggregateTools({ workspaceIds: ['ws-q'], groupBy: ['server_id'], filters: [], limit: 10, offset: 0 });
+      const byServer = await store.aggregateTools({
+        workspaceIds: ['ws-q'],
+        groupBy: ['server_id'],
+        filters: [],
+        limit: 10,
+        offset: 0,
+      });
       expect(byServer).toEqual({
         total: 3,
         items: [
@@ -325,17 +616,43 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
           { key: { server_id: null }, count: 1, servers: 0, latest_updated_at: T(5) },
         ],
       });
-      const bySystem = await store.aggregateTools({ workspaceIds: ['ws-q', 'ws-q2'], groupBy: ['is_system', 'provider_kind'], filters: [], limit: 10, offset: 0 });
+      const bySystem = await store.aggregateTools({
+        workspaceIds: ['ws-q', 'ws-q2'],
+        groupBy: ['is_system', 'provider_kind'],
+        filters: [],
+        limit: 10,
+        offset: 0,
+      });
       expect(bySystem.items).toEqual([
         { key: { is_system: false, provider_kind: 'mcp' }, count: 5, servers: 3, latest_updated_at: T(9) },
         { key: { is_system: true, provider_kind: 'builtin' }, count: 1, servers: 0, latest_updated_at: T(5) },
       ]);
-      const anyOf = await store.aggregateTools({ workspaceIds: ['ws-q'], groupBy: ['owner'], filters: [{ field: 'server_id', values: ['srv-1', 'srv-old'] }, { field: 'is_system', values: [false] }], limit: 10, offset: 0 });
-      expect(anyOf.items.map((g) => [g.key.owner, g.count])).toEqual([['team-x', 1], ['team-y', 1]]);
-      const paged = await store.aggregateTools({ workspaceIds: ['ws-q'], groupBy: ['server_id'], filters: [], limit: 1, offset: 2 });
+      const anyOf = await store.aggregateTools({
+        workspaceIds: ['ws-q'],
+        groupBy: ['owner'],
+        filters: [
+          { field: 'server_id', values: ['srv-1', 'srv-old'] },
+          { field: 'is_system', values: [false] },
+        ],
+        limit: 10,
+        offset: 0,
+      });
+      expect(anyOf.items.map((g) => [g.key.owner, g.count])).toEqual([
+        ['team-x', 1],
+        ['team-y', 1],
+      ]);
+      const paged = await store.aggregateTools({
+        workspaceIds: ['ws-q'],
+        groupBy: ['server_id'],
+        filters: [],
+        limit: 1,
+        offset: 2,
+      });
       expect(paged.total).toBe(3);
       expect(paged.items.map((g) => g.key)).toEqual([{ server_id: null }]);
-      expect(await store.aggregateTools({ workspaceIds: ['ws-q'], groupBy: [], filters: [], limit: 10, offset: 1 })).toEqual({ items: [], total: 1 });
+      expect(
+        await store.aggregateTools({ workspaceIds: ['ws-q'], groupBy: [], filters: [], limit: 10, offset: 1 }),
+      ).toEqual({ items: [], total: 1 });
     });
 
     it('stops answering once closed', async () => {

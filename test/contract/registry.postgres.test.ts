@@ -10,7 +10,9 @@ if (await postgresReachable()) {
     schemas.push(schema);
     return openPostgresRegistry({ databaseUrl: PG_URL, requestTimeoutMs: 10_000 }, schema);
   });
-  afterAll(async () => { for (const s of schemas) await dropSchema(s); });
+  afterAll(async () => {
+    for (const s of schemas) await dropSchema(s);
+  });
 } else {
   describe.skip('registry store contract: postgres (no server)', () => undefined);
 }

@@ -25,7 +25,12 @@ describe('sqlite registry engine specifics', () => {
     expect(await reopened.isEmpty()).toBe(false);
     await reopened.close();
     const db = new DatabaseSync(path.join(dataDir, 'registry.sqlite'));
-    expect(db.prepare('SELECT name FROM schema_migrations').all().map((r) => r.name)).toEqual(['001_init.sql', '002_sort_index.sql']);
+    expect(
+      db
+        .prepare('SELECT name FROM schema_migrations')
+        .all()
+        .map((r) => r.name),
+    ).toEqual(['001_init.sql', '002_sort_index.sql']);
     expect(db.prepare('PRAGMA journal_mode').get()?.journal_mode).toBe('wal');
     db.close();
   });

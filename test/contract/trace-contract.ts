@@ -3,32 +3,89 @@
  * trace-reference.ts (plain TypeScript over the same generated spans), never from the engine.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIMENSIONS, MEASURES, bucketStart, type AggregateQuery, type SpanRow, type TraceStore } from '../../src/store/trace-port.ts';
+import {
+  DIMENSIONS,
+  MEASURES,
+  bucketStart,
+  type AggregateQuery,
+  type SpanRow,
+  type TraceStore,
+} from '../../src/store/trace-port.ts';
 import { demoSpans } from '../../src/traces/demo-traces.ts';
 import { demoRankingCases, rankedSpans, rankingContract } from './trace-ranking-contract.ts';
 import { expectSameRows, reference } from './trace-reference.ts';
 
 const END = Date.UTC(2026, 10, 1) / 1000;
-const SKILLS = [{ id: 'sk-a', workspaceId: 'ws-1' }, { id: 'sk-b', workspaceId: 'ws-2' }, { id: 'sk-c', workspaceId: 'ws-1' }];
+const SKILLS = [
+  { id: 'sk-a', workspaceId: 'ws-1' },
+  { id: 'sk-b', workspaceId: 'ws-2' },
+  { id: 'sk-c', workspaceId: 'ws-1' },
+];
 
 function generated(): SpanRow[] {
   const rows: SpanRow[] = [];
-  for (const b of demoSpans({ orgId: 'org-1', skills: SKILLS, users: ['u1', 'u2', 'u3', 'u4'], spans: 4000, endS: END, days: 40, seed: 99 })) rows.push(...b);
-  for (const b of demoSpans({ orgId: 'org-2', skills: [{ id: 'sk-a', workspaceId: 'ws-9' }], users: ['x'], spans: 500, endS: END, days: 40, seed: 5 })) rows.push(...b);
+  for (const b of demoSpans({
+    orgId: 'org-1',
+    skills: SKILLS,
+    users: ['u1', 'u2', 'u3', 'u4'],
+    spans: 4000,
+    endS: END,
+    days: 40,
+    seed: 99,
+  }))
+    rows.push(...b);
+  for (const b of demoSpans({
+    orgId: 'org-2',
+    skills: [{ id: 'sk-a', workspaceId: 'ws-9' }],
+    users: ['x'],
+    spans: 500,
+    endS: END,
+    days: 40,
+    seed: 5,
+  }))
+    rows.push(...b);
   // Every fifth trace has children a day or a week after its invocation: traces across buckets.
   const traces = [...new Set(rows.filter((r) => r.start_s < END - 8 * 86400).map((r) => r.trace_id))];
   const shift = new Map(traces.filter((_, i) => i % 5 === 0).map((t, i) => [t, i % 2 === 0 ? 86400 : 7 * 86400]));
-  return rows.map((r) => (r.category !== 'skill_invocation' && shift.has(r.trace_id) ? { ...r, start_s: r.start_s + (shift.get(r.trace_id) as number) } : r));
+  return rows.map((r) =>
+    r.category !== 'skill_invocation' && shift.has(r.trace_id)
+      ? { ...r, start_s: r.start_s + (shift.get(r.trace_id) as number) }
+      : r,
+  );
 }
 
 /** Hand-made spans at the edges of a range and across a year boundary. */
 function edges(): SpanRow[] {
   const base: SpanRow = {
-    org_id: 'org-e', workspace_id: 'ws-e', trace_id: '', span_id: '', parent_span_id: null, name: 'x', start_s: 0, duration_ms: 10,
-    category: 'skill_invocation', harness: 'h', skill: 'sk-e', skill_version: 1, command: null, mcp: null, tool: null, model: null,
-    user: 'u', session: 's', tokens: 1, cost: 0, is_error: false,
+    org_id: 'org-e',
+    workspace_id: 'ws-e',
+    trace_id: '',
+    span_id: '',
+    parent_span_id: null,
+    name: 'x',
+    start_s: 0,
+    duration_ms: 10,
+    category: 'skill_invocation',
+    harness: 'h',
+    skill: 'sk-e',
+    skill_version: 1,
+    command: null,
+    mcp: null,
+    tool: null,
+    model: null,
+    user: 'u',
+    session: 's',
+    tokens: 1,
+    cost: 0,
+    is_error: false,
   };
-  const at = (iso: string, id: string, extra: Partial<SpanRow> = {}) => ({ ...base, trace_id: id.padEnd(32, '0'), span_id: id.padEnd(16, '0'), start_s: Date.parse(iso) / 1000, ...extra });
+  const at = (iso: string, id: string, extra: Partial<SpanRow> = {}) => ({
+    ...base,
+    trace_id: id.padEnd(32, '0'),
+    span_id: id.padEnd(16, '0'),
+    start_s: Date.parse(iso) / 1000,
+    ...extra,
+  });
   return [
     at('2026-12-28T00:00:00Z', 'a1'), // Monday
     at('2026-12-31T23:59:59Z', 'a2', { is_error: true, duration_ms: 30 }),
@@ -54,9 +111,20 @@ export function traceContract(engine: string, open: () => Promise<TraceStore>, o
         await options.afterChunk?.(store, i / 1000);
       }
     });
-    afterAll(async () => { await store.close(); });
+    afterAll(async () => {
+      await store.close();
+    });
 
-    const base: AggregateQuery = { orgId: 'org-1', skill: 'sk-a', startS: END - 30 * 86400, endS: END, workspaceIds: ['ws-1', 'ws-2'], filters: [], groupBy: [], measures: [...MEASURES] };
+    const base: AggregateQuery = {
+      orgId: 'org-1',
+      skill: 'sk-a',
+      startS: END - 30 * 86400,
+      endS: END,
+      workspaceIds: ['ws-1', 'ws-2'],
+      filters: [],
+      groupBy: [],
+      measures: [...MEASURES],
+    };
     const same = async (q: AggregateQuery) => expectSameRows(await store.aggregate(q), reference(spans, q));
 
     it('stores every span durably and counts them', async () => {
@@ -84,11 +152,21 @@ export function traceContract(engine: string, open: () => Promise<TraceStore>, o
       await same({ ...base, filters: [{ key: 'model', op: 'neq', values: ['gpt-4o'] }], groupBy: ['model'] });
       await same({ ...base, filters: [{ key: 'mcp', op: 'in', values: ['github', 'jira'] }], groupBy: ['tool'] });
       await same({ ...base, filters: [{ key: 'tool', op: 'exists', values: [] }] });
-      await same({ ...base, filters: [{ key: 'tool', op: 'not_exists', values: [] }, { key: 'skill_version', op: 'in', values: [1, 2] }] });
+      await same({
+        ...base,
+        filters: [
+          { key: 'tool', op: 'not_exists', values: [] },
+          { key: 'skill_version', op: 'in', values: [1, 2] },
+        ],
+      });
       await same({ ...base, filters: [{ key: 'mcp', op: 'in', values: [] }] });
       // Values no stored span has: none match eq, all match neq, in keeps the known ones.
       await same({ ...base, filters: [{ key: 'model', op: 'neq', values: ['no-such-model'] }], groupBy: ['model'] });
-      await same({ ...base, filters: [{ key: 'tool', op: 'in', values: ['no-such-tool', 'create_issue'] }], groupBy: ['tool'] });
+      await same({
+        ...base,
+        filters: [{ key: 'tool', op: 'in', values: ['no-such-tool', 'create_issue'] }],
+        groupBy: ['tool'],
+      });
       await same({ ...base, filters: [{ key: 'harness', op: 'eq', values: ['no-such-harness'] }] });
     });
 
@@ -105,7 +183,12 @@ export function traceContract(engine: string, open: () => Promise<TraceStore>, o
 
     it('buckets by day and by ISO week, with per-group totals', async () => {
       await same({ ...base, bucket: 'day', measures: ['traces', 'tokens', 'error_rate', 'latency_p99'] });
-      await same({ ...base, bucket: 'week', groupBy: ['model'], measures: ['traces', 'tokens', 'error_rate', 'latency_p99'] });
+      await same({
+        ...base,
+        bucket: 'week',
+        groupBy: ['model'],
+        measures: ['traces', 'tokens', 'error_rate', 'latency_p99'],
+      });
     });
 
     it.each(MEASURES.map((m) => [m]))('gives a grouped time series of %s alone, buckets and totals', async (m) => {
@@ -113,19 +196,44 @@ export function traceContract(engine: string, open: () => Promise<TraceStore>, o
     });
 
     it('keeps [start, end): a span at start counts, one at end does not', async () => {
-      const q: AggregateQuery = { ...base, orgId: 'org-e', skill: 'sk-e', workspaceIds: ['ws-e'], startS: Date.parse('2026-12-31T23:59:59Z') / 1000, endS: Date.parse('2027-01-04T00:00:00Z') / 1000 };
+      const q: AggregateQuery = {
+        ...base,
+        orgId: 'org-e',
+        skill: 'sk-e',
+        workspaceIds: ['ws-e'],
+        startS: Date.parse('2026-12-31T23:59:59Z') / 1000,
+        endS: Date.parse('2027-01-04T00:00:00Z') / 1000,
+      };
       const [row] = await store.aggregate(q);
       expect(row?.values.spans).toBe(3); // a2, a3, a4; a5 sits exactly at end
       await same(q);
     });
 
     it('puts week buckets across the year boundary on Mondays', async () => {
-      const q: AggregateQuery = { ...base, orgId: 'org-e', skill: 'sk-e', workspaceIds: ['ws-e'], startS: Date.parse('2026-12-20T00:00:00Z') / 1000, endS: Date.parse('2027-01-10T00:00:00Z') / 1000, bucket: 'week', measures: ['spans', 'error_rate', 'latency_p50'] };
-      const rows = (await store.aggregate(q)).filter((r) => r.bucket !== null).sort((a, b) => (a.bucket as number) - (b.bucket as number));
-      expect(rows.map((r) => [new Date((r.bucket as number) * 1000).toISOString().slice(0, 10), r.values.spans])).toEqual([['2026-12-28', 4], ['2027-01-04', 1]]);
+      const q: AggregateQuery = {
+        ...base,
+        orgId: 'org-e',
+        skill: 'sk-e',
+        workspaceIds: ['ws-e'],
+        startS: Date.parse('2026-12-20T00:00:00Z') / 1000,
+        endS: Date.parse('2027-01-10T00:00:00Z') / 1000,
+        bucket: 'week',
+        measures: ['spans', 'error_rate', 'latency_p50'],
+      };
+      const rows = (await store.aggregate(q))
+        .filter((r) => r.bucket !== null)
+        .sort((a, b) => (a.bucket as number) - (b.bucket as number));
+      expect(
+        rows.map((r) => [new Date((r.bucket as number) * 1000).toISOString().slice(0, 10), r.values.spans]),
+      ).toEqual([
+        ['2026-12-28', 4],
+        ['2027-01-04', 1],
+      ]);
       expect(rows[0]?.values.error_rate).toBe(0.25);
       expect(rows[0]?.values.latency_p50).toBe(10);
-      expect(bucketStart(Date.parse('2027-01-03T23:59:59Z') / 1000, 'week')).toBe(Date.parse('2026-12-28T00:00:00Z') / 1000);
+      expect(bucketStart(Date.parse('2027-01-03T23:59:59Z') / 1000, 'week')).toBe(
+        Date.parse('2026-12-28T00:00:00Z') / 1000,
+      );
       await same(q);
     });
 
@@ -133,9 +241,29 @@ export function traceContract(engine: string, open: () => Promise<TraceStore>, o
       const rows = await store.aggregate({ ...base, startS: END + 86400, endS: END + 2 * 86400 });
       expect(rows).toHaveLength(1);
       const v = rows[0]?.values ?? {};
-      for (const m of ['sessions', 'traces', 'spans', 'skill_invocations', 'tool_calls', 'tokens', 'active_users', 'cost'] as const) expect(v[m]).toBe(0);
-      for (const m of ['error_rate', 'success_rate', 'tokens_per_trace', 'latency_p50', 'latency_p90', 'latency_p99'] as const) expect(v[m]).toBeNull();
-      expect(await store.aggregate({ ...base, groupBy: ['model'], startS: END + 86400, endS: END + 2 * 86400 })).toEqual([]);
+      for (const m of [
+        'sessions',
+        'traces',
+        'spans',
+        'skill_invocations',
+        'tool_calls',
+        'tokens',
+        'active_users',
+        'cost',
+      ] as const)
+        expect(v[m]).toBe(0);
+      for (const m of [
+        'error_rate',
+        'success_rate',
+        'tokens_per_trace',
+        'latency_p50',
+        'latency_p90',
+        'latency_p99',
+      ] as const)
+        expect(v[m]).toBeNull();
+      expect(
+        await store.aggregate({ ...base, groupBy: ['model'], startS: END + 86400, endS: END + 2 * 86400 }),
+      ).toEqual([]);
     });
 
     it('treats filter values as data, not SQL', async () => {

@@ -5,7 +5,15 @@
  */
 import { expect } from 'vitest';
 import {
-  MEASURES, bucketStart, compareGroups, compareValues, type AggregateQuery, type AggregateRow, type Dimension, type GroupValues, type Measure, type SpanRow,
+  MEASURES,
+  bucketStart,
+  compareGroups,
+  compareValues,
+  type AggregateQuery,
+  type AggregateRow,
+  type Dimension,
+  type Measure,
+  type SpanRow,
 } from '../../src/store/trace-port.ts';
 
 const dimValue = (s: SpanRow, d: Dimension) => (d === 'user' ? s.user : s[d]);
@@ -22,7 +30,7 @@ function matches(s: SpanRow, q: AggregateQuery): boolean {
   return true;
 }
 
-export function nearestRank(values: number[], q: number): number | null {
+function nearestRank(values: number[], q: number): number | null {
   if (values.length === 0) return null;
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)] as number;
@@ -35,29 +43,68 @@ export function measure(spans: SpanRow[], m: Measure): number | null {
   const tokens = spans.reduce((a, s) => a + s.tokens, 0);
   const traces = distinct((s) => s.trace_id);
   switch (m) {
-    case 'sessions': return distinct((s) => s.session);
-    case 'traces': return traces;
-    case 'spans': return spans.length;
-    case 'skill_invocations': return invocations.length;
-    case 'tool_calls': return spans.filter((s) => s.category === 'tool_call').length;
-    case 'tokens': return tokens;
-    case 'active_users': return distinct((s) => s.user);
-    case 'error_rate': return errorRate;
-    case 'success_rate': return errorRate === null ? null : 1 - errorRate;
-    case 'tokens_per_trace': return traces === 0 ? null : tokens / traces;
-    case 'cost': return spans.reduce((a, s) => a + s.cost, 0);
-    case 'latency_p50': return nearestRank(invocations.map((s) => s.duration_ms), 0.5);
-    case 'latency_p90': return nearestRank(invocations.map((s) => s.duration_ms), 0.9);
-    case 'latency_p99': return nearestRank(invocations.map((s) => s.duration_ms), 0.99);
+    case 'sessions':
+      return distinct((s) => s.session);
+    case 'traces':
+      return traces;
+    case 'spans':
+      return spans.length;
+    case 'skill_invocations':
+      return invocations.length;
+    case 'tool_calls':
+      return spans.filter((s) => s.category === 'tool_call').length;
+    case 'tokens':
+      return tokens;
+    case 'active_users':
+      return distinct((s) => s.user);
+    case 'error_rate':
+      return errorRate;
+    case 'success_rate':
+      return errorRate === null ? null : 1 - errorRate;
+    case 'tokens_per_trace':
+      return traces === 0 ? null : tokens / traces;
+    case 'cost':
+      return spans.reduce((a, s) => a + s.cost, 0);
+    case 'latency_p50':
+      return nearestRank(
+        invocations.map((s) => s.duration_ms),
+        0.5,
+      );
+    case 'latency_p90':
+      return nearestRank(
+        invocations.map((s) => s.duration_ms),
+        0.9,
+      );
+    case 'latency_p99':
+      return nearestRank(
+        invocations.map((s) => s.duration_ms),
+        0.99,
+      );
   }
 }
 
 /** The rows an engine must return for `q` over `all` spans, in a canonical order. */
 export function reference(all: SpanRow[], q: AggregateQuery): AggregateRow[] {
-  const skillTraces = new Set(all.filter((s) => s.org_id === q.orgId && s.category === 'skill_invocation' && s.skill === q.skill &&
-    (q.skillVersion === undefined || s.skill_version === q.skillVersion)).map((s) => s.trace_id));
-  const selected = all.filter((s) => s.org_id === q.orgId && skillTraces.has(s.trace_id) && s.start_s >= q.startS && s.start_s < q.endS &&
-    q.workspaceIds.includes(s.workspace_id) && matches(s, q));
+  const skillTraces = new Set(
+    all
+      .filter(
+        (s) =>
+          s.org_id === q.orgId &&
+          s.category === 'skill_invocation' &&
+          s.skill === q.skill &&
+          (q.skillVersion === undefined || s.skill_version === q.skillVersion),
+      )
+      .map((s) => s.trace_id),
+  );
+  const selected = all.filter(
+    (s) =>
+      s.org_id === q.orgId &&
+      skillTraces.has(s.trace_id) &&
+      s.start_s >= q.startS &&
+      s.start_s < q.endS &&
+      q.workspaceIds.includes(s.workspace_id) &&
+      matches(s, q),
+  );
   const groups = new Map<string, SpanRow[]>();
   const add = (key: string, s: SpanRow) => groups.set(key, [...(groups.get(key) ?? []), s]);
   for (const s of selected) {
@@ -67,14 +114,16 @@ export function reference(all: SpanRow[], q: AggregateQuery): AggregateRow[] {
   }
   if (q.groupBy.length === 0 && q.bucket === undefined && groups.size === 0) groups.set(JSON.stringify([[], null]), []);
   const kept = q.groupBy.length > 0 ? keptGroups(groups, q) : null;
-  return [...groups].filter(([key]) => kept === null || kept.has(JSON.stringify((JSON.parse(key) as [unknown, unknown])[0]))).map(([key, spans]) => {
-    const [g, bucket] = JSON.parse(key) as [(string | number | null)[], number | null];
-    return {
-      groups: Object.fromEntries(q.groupBy.map((d, i) => [d, g[i] ?? null])),
-      bucket,
-      values: Object.fromEntries(q.measures.map((m) => [m, measure(spans, m)])),
-    };
-  });
+  return [...groups]
+    .filter(([key]) => kept === null || kept.has(JSON.stringify((JSON.parse(key) as [unknown, unknown])[0])))
+    .map(([key, spans]) => {
+      const [g, bucket] = JSON.parse(key) as [(string | number | null)[], number | null];
+      return {
+        groups: Object.fromEntries(q.groupBy.map((d, i) => [d, g[i] ?? null])),
+        bucket,
+        values: Object.fromEntries(q.measures.map((m) => [m, measure(spans, m)])),
+      };
+    });
 }
 
 type GroupKey = (string | number | null)[];
@@ -87,15 +136,23 @@ type GroupKey = (string | number | null)[];
  */
 function keptGroups(groups: Map<string, SpanRow[]>, q: AggregateQuery): Set<string> | null {
   if (q.top === undefined && q.onlyGroups === undefined) return null;
-  const whole = [...groups].map(([key, spans]) => [JSON.parse(key) as [GroupKey, number | null], spans] as const)
+  const whole = [...groups]
+    .map(([key, spans]) => [JSON.parse(key) as [GroupKey, number | null], spans] as const)
     .filter(([[, bucket]]) => bucket === null)
-    .map(([[g], spans]) => ({ key: JSON.stringify(g), values: Object.fromEntries(q.groupBy.map((d, i) => [d, g[i] ?? null])) as GroupValues, spans }));
+    .map(([[g], spans]) => ({
+      key: JSON.stringify(g),
+      values: Object.fromEntries(q.groupBy.map((d, i) => [d, g[i] ?? null])),
+      spans,
+    }));
   let kept = new Set(whole.map((w) => w.key));
   if (q.top !== undefined) {
     const ranked = new Set<string>();
     for (const r of q.top) {
       const sign = r.direction === 'desc' ? -1 : 1;
-      const value = (w: (typeof whole)[number]) => ((MEASURES as readonly string[]).includes(r.by) ? measure(w.spans, r.by as Measure) : w.values[r.by as Dimension] ?? null);
+      const value = (w: (typeof whole)[number]) =>
+        (MEASURES as readonly string[]).includes(r.by)
+          ? measure(w.spans, r.by as Measure)
+          : (w.values[r.by as Dimension] ?? null);
       const order = [...whole].sort((a, b) => {
         const va = value(a);
         const vb = value(b);
@@ -108,14 +165,17 @@ function keptGroups(groups: Map<string, SpanRow[]>, q: AggregateQuery): Set<stri
   }
   if (q.onlyGroups !== undefined) {
     const only = q.onlyGroups;
-    const listed = (w: (typeof whole)[number]) => only.some((g) => q.groupBy.every((d) => compareValues(g[d] ?? null, w.values[d] ?? null) === 0));
+    const listed = (w: (typeof whole)[number]) =>
+      only.some((g) => q.groupBy.every((d) => compareValues(g[d] ?? null, w.values[d] ?? null) === 0));
     kept = new Set(whole.filter((w) => kept.has(w.key) && listed(w)).map((w) => w.key));
   }
   return kept;
 }
 
-export function canonical(rows: AggregateRow[]): AggregateRow[] {
-  return [...rows].sort((a, b) => JSON.stringify([a.groups, a.bucket]).localeCompare(JSON.stringify([b.groups, b.bucket])));
+function canonical(rows: AggregateRow[]): AggregateRow[] {
+  return [...rows].sort((a, b) =>
+    JSON.stringify([a.groups, a.bucket]).localeCompare(JSON.stringify([b.groups, b.bucket])),
+  );
 }
 
 /**
@@ -131,8 +191,12 @@ export function expectSameRows(actual: AggregateRow[], expected: AggregateRow[])
     expect(Object.keys(row.values).sort()).toEqual(Object.keys(want.values).sort());
     for (const [m, v] of Object.entries(want.values)) {
       const got = row.values[m as keyof typeof row.values];
-      if (v === null || v === undefined) expect(got ?? null, `${JSON.stringify(row.groups)} ${row.bucket} ${m}`).toBeNull();
-      else expect(Math.abs((got as number) - v), `${JSON.stringify(row.groups)} ${row.bucket} ${m}: ${got} vs ${v}`).toBeLessThanOrEqual(1e-9 * Math.max(1, Math.abs(v)));
+      if (v === null) expect(got ?? null, `${JSON.stringify(row.groups)} ${row.bucket} ${m}`).toBeNull();
+      else
+        expect(
+          Math.abs((got as number) - v),
+          `${JSON.stringify(row.groups)} ${row.bucket} ${m}: ${got} vs ${v}`,
+        ).toBeLessThanOrEqual(1e-9 * Math.max(1, Math.abs(v)));
     }
   });
 }

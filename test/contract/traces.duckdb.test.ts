@@ -14,8 +14,18 @@ const seal = (store: TraceStore) => (store as DuckDbTraceStore).seal();
 
 traceContract('duckdb, unsealed', open);
 traceContract('duckdb, sealed', open, { afterChunk: seal });
-traceContract('duckdb, sealed part of the way', open, { afterChunk: async (store, chunk) => { if (chunk === 1) await seal(store); } });
-// Room for 8 dimension values in memory: nearly every value is evicted and read back from dim_values.
-traceContract('duckdb in a worker thread, half sealed, 8 dictionary values in memory', () => ThreadedTraceStore.open(':memory:', { sealEveryMs: 0, dictionaryValues: 8, memoryLimitMb: 256 }), {
-  afterChunk: async (store, chunk) => { if (chunk === 2) await (store as ThreadedTraceStore).seal(); },
+traceContract('duckdb, sealed part of the way', open, {
+  afterChunk: async (store, chunk) => {
+    if (chunk === 1) await seal(store);
+  },
 });
+// Room for 8 dimension values in memory: nearly every value is evicted and read back from dim_values.
+traceContract(
+  'duckdb in a worker thread, half sealed, 8 dictionary values in memory',
+  () => ThreadedTraceStore.open(':memory:', { sealEveryMs: 0, dictionaryValues: 8, memoryLimitMb: 256 }),
+  {
+    afterChunk: async (store, chunk) => {
+      if (chunk === 2) await (store as ThreadedTraceStore).seal();
+    },
+  },
+);

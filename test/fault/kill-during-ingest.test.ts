@@ -20,7 +20,15 @@ afterAll(() => {
 async function start(port: number): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['src/main.ts'], {
     cwd: path.resolve(import.meta.dirname, '../..'),
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), DEMO_TRACE_SPANS: '0', LOG_LEVEL: 'warn', NODE_ENV: 'development', MAX_EVENT_LOOP_DELAY_MS: '0' },
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      DEMO_TRACE_SPANS: '0',
+      LOG_LEVEL: 'warn',
+      NODE_ENV: 'development',
+      MAX_EVENT_LOOP_DELAY_MS: '0',
+    },
     stdio: 'ignore',
   });
   children.push(child);
@@ -31,45 +39,72 @@ async function start(port: number): Promise<ChildProcess> {
 const NOW = Math.floor(Date.now() / 1000);
 function batch(n: number, size: number): string {
   const spans = Array.from({ length: size }, (_, i) => ({
-    traceId: (n * 1000 + i + 1).toString(16).padStart(32, 'a'), spanId: (n * 1000 + i + 1).toString(16).padStart(16, 'b'), name: 'invoke',
-    startTimeUnixNano: `${NOW}000000000`, endTimeUnixNano: `${NOW}100000000`,
-    attributes: [{ key: 'gen_ai.operation.name', value: { stringValue: 'invoke_skill' } }, { key: 'skill.id', value: { stringValue: 'skill-0001' } }],
+    traceId: (n * 1000 + i + 1).toString(16).padStart(32, 'a'),
+    spanId: (n * 1000 + i + 1).toString(16).padStart(16, 'b'),
+    name: 'invoke',
+    startTimeUnixNano: `${NOW}000000000`,
+    endTimeUnixNano: `${NOW}100000000`,
+    attributes: [
+      { key: 'gen_ai.operation.name', value: { stringValue: 'invoke_skill' } },
+      { key: 'skill.id', value: { stringValue: 'skill-0001' } },
+    ],
   }));
-  return JSON.stringify({ resourceSpans: [{ resource: { attributes: [{ key: 'workspace.id', value: { stringValue: 'ws-acme-platform' } }] }, scopeSpans: [{ spans }] }] });
+  return JSON.stringify({
+    resourceSpans: [
+      {
+        resource: { attributes: [{ key: 'workspace.id', value: { stringValue: 'ws-acme-platform' } }] },
+        scopeSpans: [{ spans }],
+      },
+    ],
+  });
 }
 
 describe('kill -9 during ingestion', () => {
-  it('keeps every acknowledged span across a crash and restart', async () => {
-    const port = await freePort();
-    const first = await start(port);
-    const token = await (await loadDevIssuer(dataDir)).mint({ sub: 'user-alice', org: 'org-acme' });
-    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-    let acknowledged = 0;
-    let n = 0;
-    const sender = async () => {
-      for (;;) {
-        const size = 200;
-        try {
-          const res = await fetch(`http://127.0.0.1:${port}/v1/traces`, { method: 'POST', headers, body: batch(n++, size) });
-          if (res.status === 200) acknowledged += size;
-        } catch {
-          return; // the process is gone
+  it(
+    'keeps every acknowledged span across a crash and restart',
+    async () => {
+      const port = await freePort();
+      const first = await start(port);
+      const token = await (await loadDevIssuer(dataDir)).mint({ sub: 'user-alice', org: 'org-acme' });
+      const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+      let acknowledged = 0;
+      let n = 0;
+      const sender = async () => {
+        for (;;) {
+          const size = 200;
+          try {
+            const res = await fetch(`http://127.0.0.1:${port}/v1/traces`, {
+              method: 'POST',
+              headers,
+              body: batch(n++, size),
+            });
+            if (res.status === 200) acknowledged += size;
+          } catch {
+            return; // the process is gone
+          }
         }
-      }
-    };
-    const senders = [sender(), sender(), sender()];
-    await new Promise((r) => setTimeout(r, 1500));
-    first.kill('SIGKILL');
-    await Promise.all(senders);
-    expect(acknowledged).toBeGreaterThan(0);
+      };
+      const senders = [sender(), sender(), sender()];
+      await new Promise((r) => setTimeout(r, 1500));
+      first.kill('SIGKILL');
+      await Promise.all(senders);
+      expect(acknowledged).toBeGreaterThan(0);
 
-    await start(port);
-    const res = await fetch(`http://127.0.0.1:${port}/skill/v1/skills/skill-0001/traces/stats/query`, {
-      method: 'POST', headers,
-      body: JSON.stringify({ start_time_unix_seconds: NOW - 60, end_time_unix_seconds: NOW + 60, request_type: 'scalar', queries: [{ name: 'spans', measure: 'spans' }] }),
-    });
-    expect(res.status).toBe(200);
-    const stored = ((await res.json()) as { data: { results: { value: number }[] } }).data.results[0]?.value ?? 0;
-    expect(stored).toBeGreaterThanOrEqual(acknowledged);
-  }, 4 * READY_TIMEOUT_MS);
+      await start(port);
+      const res = await fetch(`http://127.0.0.1:${port}/skill/v1/skills/skill-0001/traces/stats/query`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          start_time_unix_seconds: NOW - 60,
+          end_time_unix_seconds: NOW + 60,
+          request_type: 'scalar',
+          queries: [{ name: 'spans', measure: 'spans' }],
+        }),
+      });
+      expect(res.status).toBe(200);
+      const stored = ((await res.json()) as { data: { results: { value: number }[] } }).data.results[0]?.value ?? 0;
+      expect(stored).toBeGreaterThanOrEqual(acknowledged);
+    },
+    4 * READY_TIMEOUT_MS,
+  );
 });

@@ -76,12 +76,13 @@ beforeAll(async () => {
   gateway = new ApolloServer<GatewayContext>({
     gateway: new ApolloGateway({
       supergraphSdl: composed.supergraphSdl as string,
-      buildService: ({ url }) => new RemoteGraphQLDataSource<GatewayContext>({
-        url,
-        willSendRequest({ request, context }) {
-          if (context.authorization) request.http?.headers.set('authorization', context.authorization);
-        },
-      }),
+      buildService: ({ url }) =>
+        new RemoteGraphQLDataSource<GatewayContext>({
+          ...(url !== undefined ? { url } : {}),
+          willSendRequest({ request, context }) {
+            if (context.authorization) request.http?.headers.set('authorization', context.authorization);
+          },
+        }),
     }),
   });
   await gateway.start();
@@ -90,9 +91,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await gateway?.stop();
-  await reviews?.stop();
-  await t?.close();
+  await gateway.stop();
+  await reviews.stop();
+  await t.close();
 });
 
 async function viaGateway(query: string, user = 'u-admin', org = 'org-a') {
@@ -115,7 +116,11 @@ describe('supergraph of this subgraph and a reviews subgraph', () => {
       }
     }`);
     expect(result.errors).toBeUndefined();
-    const nodes = (result.data as { agentSearch: { nodes: { id: string; reviews: unknown[]; workspace: { id: string; budget: unknown } }[] } }).agentSearch.nodes;
+    const nodes = (
+      result.data as {
+        agentSearch: { nodes: { id: string; reviews: unknown[]; workspace: { id: string; budget: unknown } }[] };
+      }
+    ).agentSearch.nodes;
     expect(nodes.map((n) => n.id).sort()).toEqual(['ag-1', 'ag-2', 'ag-3']);
     const ag1 = nodes.find((n) => n.id === 'ag-1');
     expect(ag1?.reviews).toEqual([{ rating: 4, body: 'review of ag-1' }]);

@@ -19,7 +19,9 @@ let snapshot: string;
 async function stateOf(): Promise<string> {
   const h = headers;
   const urls = ['/mcp/v1/tools?limit=200', '/registry/v1/users?limit=200', '/registry/v1/workspaces/ws-a/export'];
-  const bodies = await Promise.all(urls.map((url) => t.app.inject({ method: 'GET', url, headers: h }).then((r) => r.body)));
+  const bodies = await Promise.all(
+    urls.map((url) => t.app.inject({ method: 'GET', url, headers: h }).then((r) => r.body)),
+  );
   return bodies.join('\n');
 }
 
@@ -29,7 +31,9 @@ beforeAll(async () => {
   headers = await t.auth('u-admin');
   snapshot = await stateOf();
 });
-afterAll(async () => { await t.close(); });
+afterAll(async () => {
+  await t.close();
+});
 
 interface Response {
   statusCode: number;
@@ -45,7 +49,12 @@ function checkResponse(res: Response, successKeys: string[]): void {
     return;
   }
   expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  const problem = JSON.parse(res.body) as { code: keyof typeof catalogue; status: number; title: string; detail: string };
+  const problem = JSON.parse(res.body) as {
+    code: keyof typeof catalogue;
+    status: number;
+    title: string;
+    detail: string;
+  };
   expect(problem.status).toBe(res.statusCode);
   expect(catalogue[problem.code], `unknown code ${problem.code}`).toBeDefined();
   expect(catalogue[problem.code].status).toBe(res.statusCode);
@@ -61,49 +70,97 @@ const jsonish = fc.oneof(
   fc.constant('{"query": "x", "limit": 5}'),
 );
 
-const searchBody = fc.record({
-  query: fc.oneof(fc.string(), fc.integer(), fc.constant(null)),
-  strategy: fc.oneof(fc.constantFrom('keyword', 'prefix', 'exact', 'fuzzy'), fc.string()),
-  sorts: fc.oneof(fc.array(fc.constantFrom('name', '-name', 'relevance', '-created_at', 'bogus', '')), fc.string()),
-  limit: fc.oneof(fc.integer({ min: -5, max: 1000 }), fc.double(), fc.string()),
-  offset: fc.oneof(fc.integer({ min: -5, max: 1000 }), fc.string()),
-  cursor: fc.oneof(fc.string(), fc.base64String()),
-  workspace_id: fc.oneof(fc.constantFrom('ws-a', 'ws-b', 'ws-a-team', 'nope'), fc.string()),
-  extra: fc.anything(),
-}, { requiredKeys: [] });
+const searchBody = fc.record(
+  {
+    query: fc.oneof(fc.string(), fc.integer(), fc.constant(null)),
+    strategy: fc.oneof(fc.constantFrom('keyword', 'prefix', 'exact', 'fuzzy'), fc.string()),
+    sorts: fc.oneof(fc.array(fc.constantFrom('name', '-name', 'relevance', '-created_at', 'bogus', '')), fc.string()),
+    limit: fc.oneof(fc.integer({ min: -5, max: 1000 }), fc.double(), fc.string()),
+    offset: fc.oneof(fc.integer({ min: -5, max: 1000 }), fc.string()),
+    cursor: fc.oneof(fc.string(), fc.base64String()),
+    workspace_id: fc.oneof(fc.constantFrom('ws-a', 'ws-b', 'ws-a-team', 'nope'), fc.string()),
+    extra: fc.anything(),
+  },
+  { requiredKeys: [] },
+);
 
-const aggregateBody = fc.record({
-  group_by: fc.oneof(fc.array(fc.constantFrom('server_id', 'owner', 'is_system', 'colour')), fc.anything()),
-  filters: fc.oneof(fc.dictionary(fc.constantFrom('server_id', 'owner', 'is_system', 'nope'), fc.oneof(fc.string(), fc.boolean(), fc.array(fc.string()))), fc.anything()),
-  metrics: fc.oneof(fc.array(fc.constantFrom('count', 'servers', 'latest_updated_at', 'nope')), fc.anything()),
-  limit: fc.oneof(fc.integer({ min: -5, max: 1000 }), fc.string()),
-  offset: fc.integer({ min: -5, max: 100 }),
-  workspace_id: fc.oneof(fc.constantFrom('ws-a', 'ws-b'), fc.string()),
-}, { requiredKeys: [] });
+const aggregateBody = fc.record(
+  {
+    group_by: fc.oneof(fc.array(fc.constantFrom('server_id', 'owner', 'is_system', 'colour')), fc.anything()),
+    filters: fc.oneof(
+      fc.dictionary(
+        fc.constantFrom('server_id', 'owner', 'is_system', 'nope'),
+        fc.oneof(fc.string(), fc.boolean(), fc.array(fc.string())),
+      ),
+      fc.anything(),
+    ),
+    metrics: fc.oneof(fc.array(fc.constantFrom('count', 'servers', 'latest_updated_at', 'nope')), fc.anything()),
+    limit: fc.oneof(fc.integer({ min: -5, max: 1000 }), fc.string()),
+    offset: fc.integer({ min: -5, max: 100 }),
+    workspace_id: fc.oneof(fc.constantFrom('ws-a', 'ws-b'), fc.string()),
+  },
+  { requiredKeys: [] },
+);
 
-const contentType = fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'application/merge-patch+json', 'multipart/form-data; boundary=x', undefined);
+const contentType = fc.constantFrom(
+  'application/json',
+  'application/json; charset=utf-8',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'application/merge-patch+json',
+  'multipart/form-data; boundary=x',
+  undefined,
+);
 
-const queryString = fc.dictionary(
-  fc.oneof(fc.constantFrom('limit', 'offset', 'cursor'), fc.string({ maxLength: 8 })),
-  fc.oneof(fc.integer({ min: -10, max: 500 }).map(String), fc.string({ maxLength: 12 })),
-  { maxKeys: 3 },
-).map((d) => new URLSearchParams(d).toString());
+const queryString = fc
+  .dictionary(
+    fc.oneof(fc.constantFrom('limit', 'offset', 'cursor'), fc.string({ maxLength: 8 })),
+    fc.oneof(fc.integer({ min: -10, max: 500 }).map(String), fc.string({ maxLength: 12 })),
+    { maxKeys: 3 },
+  )
+  .map((d) => new URLSearchParams(d).toString());
 
 describe('REST fuzzing', () => {
   it('POST /agent/v1/agents/search', async () => {
-    await fc.assert(fc.asyncProperty(fc.oneof(searchBody.map((b) => JSON.stringify(b)), jsonish), contentType, async (payload, ct) => {
-      const h: Record<string, string> = { ...headers };
-      if (ct !== undefined) h['content-type'] = ct;
-      checkResponse(await t.app.inject({ method: 'POST', url: '/agent/v1/agents/search', headers: h, payload }), ['items', 'page']);
-    }), { numRuns: RUNS });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          searchBody.map((b) => JSON.stringify(b)),
+          jsonish,
+        ),
+        contentType,
+        async (payload, ct) => {
+          const h: Record<string, string> = { ...headers };
+          if (ct !== undefined) h['content-type'] = ct;
+          checkResponse(await t.app.inject({ method: 'POST', url: '/agent/v1/agents/search', headers: h, payload }), [
+            'items',
+            'page',
+          ]);
+        },
+      ),
+      { numRuns: RUNS },
+    );
   });
 
   it('POST /mcp/v1/tools/aggregate', async () => {
-    await fc.assert(fc.asyncProperty(fc.oneof(aggregateBody.map((b) => JSON.stringify(b)), jsonish), contentType, async (payload, ct) => {
-      const h: Record<string, string> = { ...headers };
-      if (ct !== undefined) h['content-type'] = ct;
-      checkResponse(await t.app.inject({ method: 'POST', url: '/mcp/v1/tools/aggregate', headers: h, payload }), ['groups', 'page']);
-    }), { numRuns: RUNS });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          aggregateBody.map((b) => JSON.stringify(b)),
+          jsonish,
+        ),
+        contentType,
+        async (payload, ct) => {
+          const h: Record<string, string> = { ...headers };
+          if (ct !== undefined) h['content-type'] = ct;
+          checkResponse(await t.app.inject({ method: 'POST', url: '/mcp/v1/tools/aggregate', headers: h, payload }), [
+            'groups',
+            'page',
+          ]);
+        },
+      ),
+      { numRuns: RUNS },
+    );
   });
 
   it.each([
@@ -113,22 +170,32 @@ describe('REST fuzzing', () => {
     ['/agent/v1/agents/ag-1/profile-image', []],
     ['/registry/v1/workspaces/ws-a-team/export', ['artifacts', 'projects', 'workspaces']],
   ] as const)('GET %s with generated query strings and headers', async (path, keys) => {
-    await fc.assert(fc.asyncProperty(queryString, fc.constantFrom(undefined, 'application/json', 'image/*', '*/*', 'text/html'), async (qs, accept) => {
-      const h: Record<string, string> = { ...headers };
-      if (accept !== undefined) h.accept = accept;
-      const res = await t.app.inject({ method: 'GET', url: qs === '' ? path : `${path}?${qs}`, headers: h });
-      if (res.statusCode === 200 && !String(res.headers['content-type']).startsWith('application/json')) return;
-      checkResponse(res, [...keys]);
-    }), { numRuns: RUNS });
+    await fc.assert(
+      fc.asyncProperty(
+        queryString,
+        fc.constantFrom(undefined, 'application/json', 'image/*', '*/*', 'text/html'),
+        async (qs, accept) => {
+          const h: Record<string, string> = { ...headers };
+          if (accept !== undefined) h.accept = accept;
+          const res = await t.app.inject({ method: 'GET', url: qs === '' ? path : `${path}?${qs}`, headers: h });
+          if (res.statusCode === 200 && !String(res.headers['content-type']).startsWith('application/json')) return;
+          checkResponse(res, [...keys]);
+        },
+      ),
+      { numRuns: RUNS },
+    );
   });
 
   it('path parameters of any shape', async () => {
-    await fc.assert(fc.asyncProperty(fc.string({ minLength: 1, maxLength: 300 }), async (id) => {
-      const enc = encodeURIComponent(id);
-      for (const url of [`/agent/v1/agents/${enc}/profile-image`, `/registry/v1/workspaces/${enc}/export`]) {
-        checkResponse(await t.app.inject({ method: 'GET', url, headers }), []);
-      }
-    }), { numRuns: RUNS });
+    await fc.assert(
+      fc.asyncProperty(fc.string({ minLength: 1, maxLength: 300 }), async (id) => {
+        const enc = encodeURIComponent(id);
+        for (const url of [`/agent/v1/agents/${enc}/profile-image`, `/registry/v1/workspaces/${enc}/export`]) {
+          checkResponse(await t.app.inject({ method: 'GET', url, headers }), []);
+        }
+      }),
+      { numRuns: RUNS },
+    );
   });
 
   it('authorization headers of any shape get a 401 problem, never a 500', async () => {
@@ -138,11 +205,14 @@ describe('REST fuzzing', () => {
       fc.tuple(fc.base64String(), fc.base64String(), fc.base64String()).map(([a, b, c]) => `Bearer ${a}.${b}.${c}`),
       fc.constantFrom('Bearer', 'Bearer ', 'bearer x.y.z', 'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJ1LWFkbWluIn0.'),
     );
-    await fc.assert(fc.asyncProperty(header, async (authorization) => {
-      const res = await t.app.inject({ method: 'GET', url: '/mcp/v1/tools', headers: { authorization } });
-      checkResponse(res, ['items', 'page']);
-      expect([200, 401, 403, 503]).toContain(res.statusCode);
-    }), { numRuns: RUNS });
+    await fc.assert(
+      fc.asyncProperty(header, async (authorization) => {
+        const res = await t.app.inject({ method: 'GET', url: '/mcp/v1/tools', headers: { authorization } });
+        checkResponse(res, ['items', 'page']);
+        expect([200, 401, 403, 503]).toContain(res.statusCode);
+      }),
+      { numRuns: RUNS },
+    );
   });
 
   it('left the stored data unchanged', async () => {
@@ -151,39 +221,86 @@ describe('REST fuzzing', () => {
 });
 
 describe('OTLP and GraphQL fuzzing', () => {
-  const anyValue = fc.oneof(fc.record({ stringValue: fc.string() }), fc.record({ intValue: fc.oneof(fc.integer(), fc.string()) }), fc.record({ boolValue: fc.boolean() }), fc.anything());
-  const otlpSpan = fc.record({
-    traceId: fc.oneof(fc.stringMatching(/^[0-9a-f]{32}$/), fc.string()),
-    spanId: fc.oneof(fc.stringMatching(/^[0-9a-f]{16}$/), fc.string()),
-    name: fc.string(),
-    startTimeUnixNano: fc.oneof(fc.bigInt({ min: 0n, max: 2n ** 63n }).map(String), fc.string(), fc.integer()),
-    endTimeUnixNano: fc.oneof(fc.bigInt({ min: 0n, max: 2n ** 63n }).map(String), fc.string()),
-    attributes: fc.array(fc.record({ key: fc.constantFrom('skill.id', 'skill.name', 'gen_ai.usage.input_tokens', 'user.id', 'x'), value: anyValue }), { maxLength: 4 }),
-    status: fc.oneof(fc.record({ code: fc.integer({ min: -1, max: 3 }) }), fc.anything()),
-  }, { requiredKeys: [] });
+  const anyValue = fc.oneof(
+    fc.record({ stringValue: fc.string() }),
+    fc.record({ intValue: fc.oneof(fc.integer(), fc.string()) }),
+    fc.record({ boolValue: fc.boolean() }),
+    fc.anything(),
+  );
+  const otlpSpan = fc.record(
+    {
+      traceId: fc.oneof(fc.stringMatching(/^[0-9a-f]{32}$/), fc.string()),
+      spanId: fc.oneof(fc.stringMatching(/^[0-9a-f]{16}$/), fc.string()),
+      name: fc.string(),
+      startTimeUnixNano: fc.oneof(fc.bigInt({ min: 0n, max: 2n ** 63n }).map(String), fc.string(), fc.integer()),
+      endTimeUnixNano: fc.oneof(fc.bigInt({ min: 0n, max: 2n ** 63n }).map(String), fc.string()),
+      attributes: fc.array(
+        fc.record({
+          key: fc.constantFrom('skill.id', 'skill.name', 'gen_ai.usage.input_tokens', 'user.id', 'x'),
+          value: anyValue,
+        }),
+        { maxLength: 4 },
+      ),
+      status: fc.oneof(fc.record({ code: fc.integer({ min: -1, max: 3 }) }), fc.anything()),
+    },
+    { requiredKeys: [] },
+  );
   const otlpBody = fc.oneof(
-    fc.array(otlpSpan, { maxLength: 5 }).map((spans) => JSON.stringify({ resourceSpans: [{ resource: { attributes: [] }, scopeSpans: [{ spans }] }] })),
+    fc
+      .array(otlpSpan, { maxLength: 5 })
+      .map((spans) => JSON.stringify({ resourceSpans: [{ resource: { attributes: [] }, scopeSpans: [{ spans }] }] })),
     fc.jsonValue().map((v) => JSON.stringify(v)),
     fc.string(),
   );
 
   it('POST /v1/traces: 200 with an OTLP body, 400 with a Status, or a problem body; never a 500', async () => {
-    await fc.assert(fc.asyncProperty(otlpBody, fc.constantFrom('application/json', 'application/x-protobuf', 'text/plain'), async (payload, ct) => {
-      const res = await t.app.inject({ method: 'POST', url: '/v1/traces', headers: { ...headers, 'content-type': ct }, payload });
-      expect(res.statusCode, res.body.slice(0, 200)).not.toBe(500);
-      if (res.statusCode === 400 && ct === 'application/json') expect(JSON.parse(res.body).code).toBe(3);
-      if (res.statusCode !== 200 && res.statusCode !== 400) checkResponse(res, []);
-    }), { numRuns: RUNS });
+    await fc.assert(
+      fc.asyncProperty(
+        otlpBody,
+        fc.constantFrom('application/json', 'application/x-protobuf', 'text/plain'),
+        async (payload, ct) => {
+          const res = await t.app.inject({
+            method: 'POST',
+            url: '/v1/traces',
+            headers: { ...headers, 'content-type': ct },
+            payload,
+          });
+          expect(res.statusCode, res.body.slice(0, 200)).not.toBe(500);
+          if (res.statusCode === 400 && ct === 'application/json') expect(JSON.parse(res.body).code).toBe(3);
+          if (res.statusCode !== 200 && res.statusCode !== 400) checkResponse(res, []);
+        },
+      ),
+      { numRuns: RUNS },
+    );
   });
 
   it('POST /graphql: generated documents and variables never give a 500', async () => {
-    const field = fc.constantFrom('viewer { __typename }', 'tools(first: 2) { totalCount }', 'agent(id: "ag-1") { id name }', 'agentSearch(query: "x") { totalCount }', 'nope', '__schema { types { name } }', 'workspace(id: "ws-b") { id }');
-    const doc = fc.oneof(fc.array(field, { minLength: 1, maxLength: 4 }).map((fs) => `{ ${fs.join(' ')} }`), fc.string());
-    await fc.assert(fc.asyncProperty(doc, fc.option(fc.dictionary(fc.string(), fc.jsonValue())), async (query, variables) => {
-      const res = await t.app.inject({ method: 'POST', url: '/graphql', headers: { ...headers, 'content-type': 'application/json' }, payload: JSON.stringify({ query, variables }) });
-      expect(res.statusCode, res.body.slice(0, 200)).not.toBe(500);
-      const body = JSON.parse(res.body) as { errors?: { extensions?: { code?: string } }[] };
-      for (const e of body.errors ?? []) expect(e.extensions?.code).not.toBe('internal_error');
-    }), { numRuns: RUNS });
+    const field = fc.constantFrom(
+      'viewer { __typename }',
+      'tools(first: 2) { totalCount }',
+      'agent(id: "ag-1") { id name }',
+      'agentSearch(query: "x") { totalCount }',
+      'nope',
+      '__schema { types { name } }',
+      'workspace(id: "ws-b") { id }',
+    );
+    const doc = fc.oneof(
+      fc.array(field, { minLength: 1, maxLength: 4 }).map((fs) => `{ ${fs.join(' ')} }`),
+      fc.string(),
+    );
+    await fc.assert(
+      fc.asyncProperty(doc, fc.option(fc.dictionary(fc.string(), fc.jsonValue())), async (query, variables) => {
+        const res = await t.app.inject({
+          method: 'POST',
+          url: '/graphql',
+          headers: { ...headers, 'content-type': 'application/json' },
+          payload: JSON.stringify({ query, variables }),
+        });
+        expect(res.statusCode, res.body.slice(0, 200)).not.toBe(500);
+        const body = JSON.parse(res.body) as { errors?: { extensions?: { code?: string } }[] };
+        for (const e of body.errors ?? []) expect(e.extensions?.code).not.toBe('internal_error');
+      }),
+      { numRuns: RUNS },
+    );
   });
 });

@@ -13,7 +13,9 @@ let t: TestApp;
 beforeAll(async () => {
   t = await startTestApp({ bundle: wideBundle(1_000), wrapRegistry: (store) => counter.wrap(store) });
 });
-afterAll(async () => { await t.close(); });
+afterAll(async () => {
+  await t.close();
+});
 
 const NESTED = `query($n: Int) { agentSearch(first: $n, sorts: [{ field: NAME }]) { nodes {
   id name workspace { id name } creator { id name } usedTools { id toolName }
@@ -35,7 +37,12 @@ describe('store calls per GraphQL query', () => {
     expect(wide.every((n: { usedTools: unknown[] }) => n.usedTools.length === 2)).toBe(true);
     // access (org tree, memberships), the search, then one batch per nested level.
     expect(calls).toEqual({
-      listOrgWorkspaces: 1, getMembershipsOfUser: 1, findArtifacts: 1, getUsers: 1, getRelationships: 1, getArtifacts: 1,
+      listOrgWorkspaces: 1,
+      getMembershipsOfUser: 1,
+      findArtifacts: 1,
+      getUsers: 1,
+      getRelationships: 1,
+      getArtifacts: 1,
     });
   });
 
@@ -47,7 +54,10 @@ describe('store calls per GraphQL query', () => {
   });
 
   it('_entities with 1,000 agent references is one store call for the agents', async () => {
-    const representations = Array.from({ length: 1_000 }, (_, i) => ({ __typename: 'Agent', id: `ag-w${String(i).padStart(4, '0')}` }));
+    const representations = Array.from({ length: 1_000 }, (_, i) => ({
+      __typename: 'Agent',
+      id: `ag-w${String(i).padStart(4, '0')}`,
+    }));
     const { res, calls } = await callsFor(
       'query($r: [_Any!]!) { _entities(representations: $r) { ... on Agent { id name workspaceId } } }',
       { r: representations },

@@ -2,7 +2,16 @@
  * The cost model of the operation limits, on the real subgraph schema: every list priced by the
  * size it will really get (DESIGN §12). Exact prices, so a change of the model shows here.
  */
-import { getIntrospectionQuery, getOperationAST, isInterfaceType, isObjectType, Kind, parse, validate, type FragmentDefinitionNode } from 'graphql';
+import {
+  getIntrospectionQuery,
+  getOperationAST,
+  isInterfaceType,
+  isObjectType,
+  Kind,
+  parse,
+  validate,
+  type FragmentDefinitionNode,
+} from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { analyzeOperation, MAX_LEVELS } from '../../src/graphql/limits/analyze-operation.ts';
 import { introspectionSizes } from '../../src/graphql/limits/introspection-sizes.ts';
@@ -50,7 +59,9 @@ describe('paged lists: the page the handler serves', () => {
   });
 
   it('edges and nodes both take the page; nested pages multiply', () => {
-    expect(cost('{ tools(first: 10) { totalCount edges { cursor node { id } } nodes { id } pageInfo { hasNextPage } } }')).toBe(1 + 10 * 2 + 10 + 1);
+    expect(
+      cost('{ tools(first: 10) { totalCount edges { cursor node { id } } nodes { id } pageInfo { hasNextPage } } }'),
+    ).toBe(1 + 10 * 2 + 10 + 1);
     expect(cost('{ users(first: 4) { nodes { artifacts(first: 3) { nodes { id } } } } }')).toBe(1 + 4 * (1 + 1 + 3));
     expect(cost('{ tools(first: 0) { totalCount } }')).toBe(1);
   });
@@ -63,7 +74,11 @@ describe('other lists', () => {
 
   it('_entities by its representations, from a literal or a variable', () => {
     const reps = [1, 2, 3].map((i) => ({ __typename: 'Agent', id: `a${i}` }));
-    expect(cost('query($r: [_Any!]!) { _entities(representations: $r) { ... on Agent { id workspace { id } } } }', { r: reps })).toBe(3 * (1 + 1));
+    expect(
+      cost('query($r: [_Any!]!) { _entities(representations: $r) { ... on Agent { id workspace { id } } } }', {
+        r: reps,
+      }),
+    ).toBe(3 * (1 + 1));
     expect(cost('{ _entities(representations: [{ __typename: "Agent", id: "a" }]) { ... on Agent { id } } }')).toBe(1);
   });
 
@@ -82,32 +97,58 @@ describe('other lists', () => {
 
 describe('Skill.traceStats: the points of its answer', () => {
   const DAY = 86_400;
-  const input = (extra: string) => `{ startTimeUnixSeconds: 1767225600, endTimeUnixSeconds: ${1767225600 + 90 * DAY}, ${extra} }`;
+  const input = (extra: string) =>
+    `{ startTimeUnixSeconds: 1767225600, endTimeUnixSeconds: ${1767225600 + 90 * DAY}, ${extra} }`;
 
   it('queries × groups × buckets, ×2 with compare, from literals or variables', () => {
-    const series = input('requestType: TIME_SERIES, compare: PREVIOUS_PERIOD, queries: [{ name: "q", measure: SPANS, groupBy: [USER], limit: 100 }]');
+    const series = input(
+      'requestType: TIME_SERIES, compare: PREVIOUS_PERIOD, queries: [{ name: "q", measure: SPANS, groupBy: [USER], limit: 100 }]',
+    );
     expect(cost(`{ skill(id: "s") { traceStats(input: ${series}) { meta { warnings } } } }`)).toBe(1 + 100 * 90 * 2);
     const variables = {
-      in: { startTimeUnixSeconds: 1767225600, endTimeUnixSeconds: 1767225600 + 90 * DAY, requestType: 'TABLE', queries: [{ name: 'a', measure: 'SPANS', groupBy: ['USER'] }, { name: 'b', measure: 'TOKENS' }] },
+      in: {
+        startTimeUnixSeconds: 1767225600,
+        endTimeUnixSeconds: 1767225600 + 90 * DAY,
+        requestType: 'TABLE',
+        queries: [
+          { name: 'a', measure: 'SPANS', groupBy: ['USER'] },
+          { name: 'b', measure: 'TOKENS' },
+        ],
+      },
     };
     // a table: the lead query's groups (default limit 100) × queries
-    expect(cost('query($in: TraceStatsInput!) { skill(id: "s") { traceStats(input: $in) { meta { warnings } } } }', variables)).toBe(1 + 100 * 2);
+    expect(
+      cost(
+        'query($in: TraceStatsInput!) { skill(id: "s") { traceStats(input: $in) { meta { warnings } } } }',
+        variables,
+      ),
+    ).toBe(1 + 100 * 2);
   });
 
   it('multiplied by the lists it is under', () => {
-    const scalar = input('requestType: SCALAR, queries: [{ name: "a", measure: SPANS }, { name: "b", measure: TOKENS }]');
-    expect(cost(`{ agentSearch(first: 3) { nodes { usedSkills { traceStats(input: ${scalar}) { meta { warnings } } } } } }`)).toBe(1 + 3 * (1 + 10 * (1 + 2)));
+    const scalar = input(
+      'requestType: SCALAR, queries: [{ name: "a", measure: SPANS }, { name: "b", measure: TOKENS }]',
+    );
+    expect(
+      cost(`{ agentSearch(first: 3) { nodes { usedSkills { traceStats(input: ${scalar}) { meta { warnings } } } } } }`),
+    ).toBe(1 + 3 * (1 + 10 * (1 + 2)));
   });
 
   it('an invalid input costs 1 (execution reports why)', () => {
-    expect(cost(`{ skill(id: "s") { traceStats(input: ${input('requestType: SCALAR, queries: []')}) { meta { warnings } } } }`)).toBe(1 + 1);
+    expect(
+      cost(
+        `{ skill(id: "s") { traceStats(input: ${input('requestType: SCALAR, queries: []')}) { meta { warnings } } } }`,
+      ),
+    ).toBe(1 + 1);
   });
 });
 
 describe('introspection', () => {
   const sizes = introspectionSizes(schema);
   const types = Object.keys(schema.getTypeMap()).length;
-  const fieldCounts = Object.values(schema.getTypeMap()).map((t) => (isObjectType(t) || isInterfaceType(t) ? Object.keys(t.getFields()).length : 0));
+  const fieldCounts = Object.values(schema.getTypeMap()).map((t) =>
+    isObjectType(t) || isInterfaceType(t) ? Object.keys(t.getFields()).length : 0,
+  );
   const fieldsOfAllTypes = fieldCounts.reduce((a, b) => a + b, 0);
 
   it('lists of the whole schema by their real totals', () => {
@@ -120,12 +161,23 @@ describe('introspection', () => {
     const maxFields = Math.max(...fieldCounts);
     expect(cost('{ __type(name: "Agent") { fields { name } } }')).toBe(1 + maxFields);
     expect(cost('{ __type(name: "Agent") { ofType { ofType { name } } } }')).toBe(1);
-    expect(cost('{ __type(name: "Agent") { fields { type { ofType { ofType { name } } } } } }')).toBe(1 + maxFields * (1 + 1 + 1 + 1));
+    expect(cost('{ __type(name: "Agent") { fields { type { ofType { ofType { name } } } } } }')).toBe(
+      1 + maxFields * (1 + 1 + 1 + 1),
+    );
   });
 
   it('counts aliases inside introspection, not its depth; the standard introspection query fits', () => {
-    expect(measure(`{ __schema { ${Array.from({ length: 31 }, (_, i) => `t${i}: types { name }`).join(' ')} } }`).aliases).toBe(31);
-    const standard = measure(getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, inputValueDeprecation: true }));
+    expect(
+      measure(`{ __schema { ${Array.from({ length: 31 }, (_, i) => `t${i}: types { name }`).join(' ')} } }`).aliases,
+    ).toBe(31);
+    const standard = measure(
+      getIntrospectionQuery({
+        descriptions: true,
+        specifiedByUrl: true,
+        directiveIsRepeatable: true,
+        inputValueDeprecation: true,
+      }),
+    );
     expect(standard.depth).toBe(0);
     expect(standard.cost).toBeGreaterThan(types);
     expect(standard.cost).toBeLessThan(DEFAULT_LIMITS.maxCost);

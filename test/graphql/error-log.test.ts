@@ -15,7 +15,10 @@ const lines: Record<string, unknown>[] = [];
 function failingUsers(store: RegistryStore): RegistryStore {
   return new Proxy(store, {
     get(target, prop, receiver) {
-      if (prop === 'getUsers') return async () => { throw new Error(SECRET); };
+      if (prop === 'getUsers')
+        return async () => {
+          throw new Error(SECRET);
+        };
       return Reflect.get(target, prop, receiver);
     },
   });
@@ -27,7 +30,14 @@ beforeAll(async () => {
   t = await startTestApp();
   logged = await startReplica(t, {
     wrapRegistry: failingUsers,
-    logger: { level: 'info', stream: { write: (line: string) => { lines.push(JSON.parse(line) as Record<string, unknown>); } } },
+    logger: {
+      level: 'info',
+      stream: {
+        write: (line: string) => {
+          lines.push(JSON.parse(line) as Record<string, unknown>);
+        },
+      },
+    },
   });
 });
 afterAll(async () => {
@@ -37,8 +47,13 @@ afterAll(async () => {
 
 async function query(q: string, traceId: string) {
   const res = await logged.app.inject({
-    method: 'POST', url: '/graphql',
-    headers: { ...(await t.auth('u-admin')), 'content-type': 'application/json', traceparent: `00-${traceId}-${'1'.repeat(16)}-01` },
+    method: 'POST',
+    url: '/graphql',
+    headers: {
+      ...(await t.auth('u-admin')),
+      'content-type': 'application/json',
+      traceparent: `00-${traceId}-${'1'.repeat(16)}-01`,
+    },
     payload: JSON.stringify({ query: q }),
   });
   return { status: res.statusCode, text: res.body, body: res.json() };
@@ -48,7 +63,10 @@ describe('5xx errors of GraphQL are logged with their trace id', () => {
   it('a resolver that throws a non-catalogue error: internal_error to the client, the cause to the log', async () => {
     const traceId = 'a'.repeat(31) + '1';
     const res = await query('{ agent(id: "ag-1") { id creator { id } } }', traceId);
-    expect(res.body.errors[0]).toMatchObject({ path: ['agent', 'creator'], extensions: { code: 'internal_error', http: { status: 500 } } });
+    expect(res.body.errors[0]).toMatchObject({
+      path: ['agent', 'creator'],
+      extensions: { code: 'internal_error', http: { status: 500 } },
+    });
     expect(res.text).not.toContain('secret');
     const entry = lines.find((l) => l.trace_id === traceId && l.msg === 'graphql request failed');
     expect(entry).toMatchObject({ level: 50, status: 500, path: ['agent', 'creator'], err: { message: SECRET } });

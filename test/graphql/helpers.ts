@@ -6,11 +6,21 @@ export interface GraphqlResponse {
   status: number;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   data: any;
-  errors?: { message: string; path?: (string | number)[]; extensions: { code: string; http?: { status: number } } & Record<string, unknown> }[];
+  errors?: {
+    message: string;
+    path?: (string | number)[];
+    extensions: { code: string; http?: { status: number } } & Record<string, unknown>;
+  }[];
 }
 
 /** POST /graphql as `user` of `org` (u-admin of org-a by default). */
-export async function gql(t: TestApp, query: string, variables?: Record<string, unknown>, user = 'u-admin', org = 'org-a'): Promise<GraphqlResponse> {
+export async function gql(
+  t: TestApp,
+  query: string,
+  variables?: Record<string, unknown>,
+  user = 'u-admin',
+  org = 'org-a',
+): Promise<GraphqlResponse> {
   const res = await t.app.inject({
     method: 'POST',
     url: '/graphql',
@@ -52,6 +62,8 @@ export function countingStore(): CountingStore {
     },
     calls: () => ({ ...counts }),
     total: () => Object.values(counts).reduce((a, b) => a + b, 0),
-    reset: () => { counts = {}; },
+    reset: () => {
+      counts = {};
+    },
   };
 }

@@ -18,19 +18,35 @@ let cheap: TestApp;
 beforeAll(async () => {
   [t, cheap] = await Promise.all([startTestApp(), startTestApp({ env: { GRAPHQL_MAX_COST: '500' } })]);
 });
-afterAll(async () => { await Promise.all([t.close(), cheap.close()]); });
+afterAll(async () => {
+  await Promise.all([t.close(), cheap.close()]);
+});
 
 /** POST /graphql with a body given as text (some bodies cannot be built with JSON.stringify). */
 async function postText(body: string): Promise<{ status: number; text: string; json: GraphqlResponse }> {
-  const res = await t.app.inject({ method: 'POST', url: '/graphql', headers: { ...(await t.auth('u-admin')), 'content-type': 'application/json' }, payload: body });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/graphql',
+    headers: { ...(await t.auth('u-admin')), 'content-type': 'application/json' },
+    payload: body,
+  });
   const parsed = res.json();
-  return { status: res.statusCode, text: res.body, json: { status: res.statusCode, data: parsed.data, errors: parsed.errors } };
+  return {
+    status: res.statusCode,
+    text: res.body,
+    json: { status: res.statusCode, data: parsed.data, errors: parsed.errors },
+  };
 }
 
 function expectRefused(res: GraphqlResponse, limit: string, value?: number, max = 25_000): void {
   expect(res.status).toBe(400);
   expect(res.data ?? null).toBeNull();
-  expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'GRAPHQL_VALIDATION_FAILED', http: { status: 400 }, limit, max });
+  expect(res.errors?.[0]?.extensions).toMatchObject({
+    code: 'GRAPHQL_VALIDATION_FAILED',
+    http: { status: 400 },
+    limit,
+    max,
+  });
   if (value !== undefined) expect(res.errors?.[0]?.extensions.value).toBe(value);
 }
 
@@ -51,9 +67,17 @@ describe('lists priced by the page they will really get', () => {
   it('an omitted first, or first: null, prices the handler default (tools 50, agentSearch 20, users 50)', async () => {
     expectRefused(await gql(t, `{ ${aliases(5, `tools { ${FAN} }`)} }`), 'cost', 5 * (1 + 50 * 111));
     expectRefused(await gql(t, `{ ${aliases(5, `tools(first: null) { ${FAN} }`)} }`), 'cost', 5 * (1 + 50 * 111));
-    expectRefused(await gql(t, `{ ${aliases(12, 'agentSearch { nodes { usedTools { usedBy { id } } } }')} }`), 'cost', 12 * (1 + 20 * 111));
+    expectRefused(
+      await gql(t, `{ ${aliases(12, 'agentSearch { nodes { usedTools { usedBy { id } } } }')} }`),
+      'cost',
+      12 * (1 + 20 * 111),
+    );
     // users (50) of which each has artifacts (50) with a workspace
-    expectRefused(await gql(t, `{ ${aliases(5, 'users { nodes { artifacts { nodes { workspace { id } } } } }')} }`), 'cost', 5 * (1 + 50 * (1 + 1 + 50 * 2)));
+    expectRefused(
+      await gql(t, `{ ${aliases(5, 'users { nodes { artifacts { nodes { workspace { id } } } } }')} }`),
+      'cost',
+      5 * (1 + 50 * (1 + 1 + 50 * 2)),
+    );
     expect((await gql(t, `{ ${aliases(4, `tools { ${FAN} }`)} }`)).errors).toBeUndefined();
   });
 
@@ -74,12 +98,23 @@ describe('introspection counted', () => {
     expectRefused(res, 'cost');
     expect(res.errors?.[0]?.extensions.value as number).toBeGreaterThan(25_000);
     // one of them is a fair query
-    const one = await gql(t, '{ __schema { types { name fields { name args { name type { name } } type { name ofType { name } } } } } }');
+    const one = await gql(
+      t,
+      '{ __schema { types { name fields { name args { name type { name } } type { name ofType { name } } } } } }',
+    );
     expect(one.errors).toBeUndefined();
   });
 
   it('the standard introspection query still passes the limits', async () => {
-    const res = await gql(t, getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, inputValueDeprecation: true }));
+    const res = await gql(
+      t,
+      getIntrospectionQuery({
+        descriptions: true,
+        specifiedByUrl: true,
+        directiveIsRepeatable: true,
+        inputValueDeprecation: true,
+      }),
+    );
     expect(res.status).toBe(200);
     // (An enum default value, AgentSort.direction = ASC, fails to serialize: a schema issue outside the limits.)
     expect((res.errors ?? []).filter((e) => e.path?.at(-1) !== 'defaultValue')).toEqual([]);
@@ -94,13 +129,23 @@ describe('Skill.traceStats priced by its answer points', () => {
   const INPUT = `{ startTimeUnixSeconds: ${START}, endTimeUnixSeconds: ${START + 90 * DAY}, requestType: TIME_SERIES, compare: PREVIOUS_PERIOD,
     queries: [{ name: "q", measure: SPANS, groupBy: [USER], limit: 100 }] }`;
   const VARIABLES = {
-    in: { startTimeUnixSeconds: START, endTimeUnixSeconds: START + 90 * DAY, requestType: 'TIME_SERIES', compare: 'PREVIOUS_PERIOD', queries: [{ name: 'q', measure: 'SPANS', groupBy: ['USER'], limit: 100 }] },
+    in: {
+      startTimeUnixSeconds: START,
+      endTimeUnixSeconds: START + 90 * DAY,
+      requestType: 'TIME_SERIES',
+      compare: 'PREVIOUS_PERIOD',
+      queries: [{ name: 'q', measure: 'SPANS', groupBy: ['USER'], limit: 100 }],
+    },
   };
 
   it('one answer of 18,000 points runs; two aliases of it are refused, from literals or variables', async () => {
     const one = await gql(t, `{ skill(id: "sk-1") { traceStats(input: ${INPUT}) { meta { warnings } } } }`);
     expect(one.errors).toBeUndefined();
-    expectRefused(await gql(t, `{ skill(id: "sk-1") { ${aliases(2, `traceStats(input: ${INPUT}) { meta { warnings } }`)} } }`), 'cost', 1 + 2 * 18_000);
+    expectRefused(
+      await gql(t, `{ skill(id: "sk-1") { ${aliases(2, `traceStats(input: ${INPUT}) { meta { warnings } }`)} } }`),
+      'cost',
+      1 + 2 * 18_000,
+    );
     const viaVariables = `query($in: TraceStatsInput!) { skill(id: "sk-1") { ${aliases(2, 'traceStats(input: $in) { meta { warnings } }')} } }`;
     expectRefused(await gql(t, viaVariables, VARIABLES), 'cost', 1 + 2 * 18_000);
   });
@@ -113,7 +158,11 @@ describe('Skill.traceStats priced by its answer points', () => {
   it('an invalid input is priced 1 and execution reports why', async () => {
     const invalid = `{ startTimeUnixSeconds: ${START}, endTimeUnixSeconds: ${START + DAY}, requestType: SCALAR, queries: [] }`;
     const res = await gql(t, `{ skill(id: "sk-1") { traceStats(input: ${invalid}) { meta { warnings } } } }`);
-    expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'invalid_field', field: '/queries', http: { status: 422 } });
+    expect(res.errors?.[0]?.extensions).toMatchObject({
+      code: 'invalid_field',
+      field: '/queries',
+      http: { status: 422 },
+    });
   });
 });
 
@@ -138,19 +187,39 @@ describe('deep nesting refused before parsing', () => {
     const res = await postText(JSON.stringify({ query: `{ ${'a { '.repeat(50_000)}b${' }'.repeat(50_000)} }` }));
     expect(res.status).toBe(400);
     expect(res.text).not.toMatch(NO_STACK);
-    expect(res.json.errors?.[0]?.extensions).toMatchObject({ code: 'GRAPHQL_PARSE_FAILED', http: { status: 400 }, limit: 'nesting', value: 50_001, max: MAX_NESTING });
+    expect(res.json.errors?.[0]?.extensions).toMatchObject({
+      code: 'GRAPHQL_PARSE_FAILED',
+      http: { status: 400 },
+      limit: 'nesting',
+      value: 50_001,
+      max: MAX_NESTING,
+    });
     expect(res.json.errors?.[0]?.message).toContain(`more than ${MAX_NESTING} levels`);
   });
 
   it('nested list values in arguments, and the same over GET', async () => {
-    const lists = await postText(JSON.stringify({ query: `{ agent(id: ${'['.repeat(50_000)}"x"${']'.repeat(50_000)}) { id } }` }));
+    const lists = await postText(
+      JSON.stringify({ query: `{ agent(id: ${'['.repeat(50_000)}"x"${']'.repeat(50_000)}) { id } }` }),
+    );
     expect(lists.status).toBe(400);
     expect(lists.text).not.toMatch(NO_STACK);
-    expect(lists.json.errors?.[0]?.extensions).toMatchObject({ code: 'GRAPHQL_PARSE_FAILED', limit: 'nesting', value: 50_002 });
+    expect(lists.json.errors?.[0]?.extensions).toMatchObject({
+      code: 'GRAPHQL_PARSE_FAILED',
+      limit: 'nesting',
+      value: 50_002,
+    });
     const query = `{ ${'a { '.repeat(2_000)}b${' }'.repeat(2_000)} }`;
-    const res = await t.app.inject({ method: 'GET', url: `/graphql?query=${encodeURIComponent(query)}`, headers: { ...(await t.auth('u-admin')), 'apollo-require-preflight': 'true' } });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: `/graphql?query=${encodeURIComponent(query)}`,
+      headers: { ...(await t.auth('u-admin')), 'apollo-require-preflight': 'true' },
+    });
     expect(res.statusCode).toBe(400);
-    expect(res.json().errors[0].extensions).toMatchObject({ code: 'GRAPHQL_PARSE_FAILED', limit: 'nesting', value: 2_001 });
+    expect(res.json().errors[0].extensions).toMatchObject({
+      code: 'GRAPHQL_PARSE_FAILED',
+      limit: 'nesting',
+      value: 2_001,
+    });
   });
 
   it('brackets inside strings and comments do not count', async () => {
@@ -174,21 +243,40 @@ describe('deep nesting refused before parsing', () => {
     expectRefused(res.json, 'depth', MAX_LEVELS + 1, 12);
   });
 
-  it('a stack overflow anywhere in Apollo\'s pipeline reaches no client (defence in depth)', () => {
-    const overflow = new GraphQLError('Maximum call stack size exceeded', { originalError: new RangeError('Maximum call stack size exceeded') });
-    const parseFailed = new GraphQLError(overflow.message, { originalError: overflow, extensions: { code: 'GRAPHQL_PARSE_FAILED', http: { status: 400 } } });
-    expect(formatGraphqlError({ message: parseFailed.message, extensions: { code: 'GRAPHQL_PARSE_FAILED' } }, parseFailed)).toEqual({
-      message: 'the document is nested too deeply to be processed', extensions: { code: 'GRAPHQL_PARSE_FAILED', http: { status: 400 } },
+  it("a stack overflow anywhere in Apollo's pipeline reaches no client (defence in depth)", () => {
+    const overflow = new GraphQLError('Maximum call stack size exceeded', {
+      originalError: new RangeError('Maximum call stack size exceeded'),
     });
-    const internal = formatGraphqlError({ message: overflow.message, extensions: { code: 'INTERNAL_SERVER_ERROR' } }, overflow);
+    const parseFailed = new GraphQLError(overflow.message, {
+      originalError: overflow,
+      extensions: { code: 'GRAPHQL_PARSE_FAILED', http: { status: 400 } },
+    });
+    expect(
+      formatGraphqlError({ message: parseFailed.message, extensions: { code: 'GRAPHQL_PARSE_FAILED' } }, parseFailed),
+    ).toEqual({
+      message: 'the document is nested too deeply to be processed',
+      extensions: { code: 'GRAPHQL_PARSE_FAILED', http: { status: 400 } },
+    });
+    const internal = formatGraphqlError(
+      { message: overflow.message, extensions: { code: 'INTERNAL_SERVER_ERROR' } },
+      overflow,
+    );
     expect(internal.extensions).toEqual({ code: 'internal_error', http: { status: 500 } });
     expect(JSON.stringify(internal)).not.toMatch(NO_STACK);
   });
 
   it('a deeply nested JSON variable is refused as invalid input', async () => {
     const query = 'query($in: TraceStatsInput!) { skill(id: "sk-1") { traceStats(input: $in) { meta { warnings } } } }';
-    const input = { startTimeUnixSeconds: 1_767_225_600, endTimeUnixSeconds: 1_767_312_000, requestType: 'SCALAR', queries: [{ name: 'n', measure: 'SPANS', filters: [{ key: 'USER', op: 'IN', value: 'DEEP' }] }] };
-    const body = JSON.stringify({ query, variables: { in: input } }).replace('"DEEP"', `${'['.repeat(100_000)}1${']'.repeat(100_000)}`);
+    const input = {
+      startTimeUnixSeconds: 1_767_225_600,
+      endTimeUnixSeconds: 1_767_312_000,
+      requestType: 'SCALAR',
+      queries: [{ name: 'n', measure: 'SPANS', filters: [{ key: 'USER', op: 'IN', value: 'DEEP' }] }],
+    };
+    const body = JSON.stringify({ query, variables: { in: input } }).replace(
+      '"DEEP"',
+      `${'['.repeat(100_000)}1${']'.repeat(100_000)}`,
+    );
     const res = await postText(body);
     expect(res.text).not.toMatch(NO_STACK);
     expect(res.json.errors?.[0]?.extensions).toMatchObject({ code: 'validation_failed', http: { status: 422 } });

@@ -18,8 +18,17 @@ function chainBundle() {
   const bundle = smallBundle() as ReturnType<typeof smallBundle> & { workspaces: Record<string, unknown>[] };
   for (let i = 1; i <= CHAIN; i++) {
     bundle.workspaces.push({
-      id: `ws-c${i}`, org_id: 'org-a', parent_id: i === 1 ? 'ws-a' : `ws-c${i - 1}`, name: `c${i}`, display_name: `Chain ${i}`, kind: 'team',
-      workspace_status: 'active', created_at: T0, created_by: 'u-admin', updated_at: T0, updated_by: 'u-admin',
+      id: `ws-c${i}`,
+      org_id: 'org-a',
+      parent_id: i === 1 ? 'ws-a' : `ws-c${i - 1}`,
+      name: `c${i}`,
+      display_name: `Chain ${i}`,
+      kind: 'team',
+      workspace_status: 'active',
+      created_at: T0,
+      created_by: 'u-admin',
+      updated_at: T0,
+      updated_by: 'u-admin',
     });
   }
   return bundle;
@@ -38,13 +47,16 @@ beforeAll(async () => {
     startTestApp({ bundle: chainBundle() }),
   ]);
 });
-afterAll(async () => { await Promise.all([low.close(), standard.close()]); });
+afterAll(async () => {
+  await Promise.all([low.close(), standard.close()]);
+});
 
 describe('list budget', () => {
   it('under a generous limit the nested subtrees are answered whole', async () => {
     const res = await gql(standard, NESTED);
     expect(res.errors).toBeUndefined();
-    const items = res.data.workspace.subtree.length + res.data.workspace.subtree.reduce((n: number, w: { subtree: unknown[] }) => n + w.subtree.length, 0);
+    const subtree = res.data.workspace.subtree as { subtree: unknown[] }[];
+    const items = subtree.length + subtree.reduce((n, w) => n + w.subtree.length, 0);
     expect(items).toBe(REAL_ITEMS);
     expect(REAL_ITEMS).toBeGreaterThan(1000);
   });
@@ -56,7 +68,12 @@ describe('list budget', () => {
     const errors = res.errors ?? [];
     expect(errors.length).toBeGreaterThan(0);
     for (const error of errors) {
-      expect(error.extensions).toMatchObject({ code: OPERATION_TOO_LARGE, http: { status: 400 }, limit: 'items', max: 1000 });
+      expect(error.extensions).toMatchObject({
+        code: OPERATION_TOO_LARGE,
+        http: { status: 400 },
+        limit: 'items',
+        max: 1000,
+      });
       expect(error.extensions.value as number).toBeGreaterThan(1000);
       expect(error.path?.slice(0, 2)).toEqual(['workspace', 'subtree']);
     }
@@ -71,12 +88,34 @@ describe('list budget', () => {
 
   it('every unpaged list of objects spends the budget; paged and statically priced lists do not', () => {
     const lists = unpagedLists(buildRegistrySubgraph());
-    expect(lists).toEqual(expect.arrayContaining([
-      'Workspace.children', 'Workspace.subtree', 'Workspace.projects', 'Workspace.members', 'Viewer.workspaces',
-      'Agent.versions', 'Tool.versions', 'Skill.versions', 'Prompt.versions', 'Document.versions',
-      'Agent.usedTools', 'Agent.usedSkills', 'Tool.usedBy', 'Skill.usedBy', 'Relationships.incoming', 'Relationships.outgoing',
-    ]));
-    for (const priced of ['Query.tools', 'Query._entities', 'AgentConnection.nodes', 'ToolConnection.edges', 'StatsSeries.points', 'TimeSeriesStats.series']) {
+    expect(lists).toEqual(
+      expect.arrayContaining([
+        'Workspace.children',
+        'Workspace.subtree',
+        'Workspace.projects',
+        'Workspace.members',
+        'Viewer.workspaces',
+        'Agent.versions',
+        'Tool.versions',
+        'Skill.versions',
+        'Prompt.versions',
+        'Document.versions',
+        'Agent.usedTools',
+        'Agent.usedSkills',
+        'Tool.usedBy',
+        'Skill.usedBy',
+        'Relationships.incoming',
+        'Relationships.outgoing',
+      ]),
+    );
+    for (const priced of [
+      'Query.tools',
+      'Query._entities',
+      'AgentConnection.nodes',
+      'ToolConnection.edges',
+      'StatsSeries.points',
+      'TimeSeriesStats.series',
+    ]) {
       expect(lists).not.toContain(priced);
     }
   });

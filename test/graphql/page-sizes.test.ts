@@ -19,34 +19,59 @@ function manyBundle() {
   const bundle = wideBundle(MANY, MANY) as { artifacts: Record<string, unknown>[]; users: Record<string, unknown>[] };
   for (const a of bundle.artifacts) {
     const id = String(a.id);
-    if (id.startsWith('ag-w')) Object.assign(a, { workspace_id: 'ws-a-team', project_id: 'proj-a1', created_by: 'u-admin' });
+    if (id.startsWith('ag-w'))
+      Object.assign(a, { workspace_id: 'ws-a-team', project_id: 'proj-a1', created_by: 'u-admin' });
     if (id.startsWith('tl-w')) a.server_id = `srv-${id}`;
   }
-  for (let i = 0; i < MANY; i++) bundle.users.push({ id: `u-many-${String(i).padStart(3, '0')}`, org_id: 'org-a', created_at: T0, updated_at: T0 });
+  for (let i = 0; i < MANY; i++)
+    bundle.users.push({ id: `u-many-${String(i).padStart(3, '0')}`, org_id: 'org-a', created_at: T0, updated_at: T0 });
   return bundle;
 }
 
 /** For each paged field: a query of its page, with `$first` as its `first`, and where its nodes are. */
 const PAGES: Record<string, { query: string; nodes: (data: GraphqlResponse['data']) => unknown[] }> = {
-  'Query.agentSearch': { query: 'query($first: Int) { p: agentSearch(first: $first) { nodes { id } } }', nodes: (d) => d.p.nodes },
+  'Query.agentSearch': {
+    query: 'query($first: Int) { p: agentSearch(first: $first) { nodes { id } } }',
+    nodes: (d) => d.p.nodes,
+  },
   'Query.tools': { query: 'query($first: Int) { p: tools(first: $first) { nodes { id } } }', nodes: (d) => d.p.nodes },
-  'Query.toolAggregate': { query: 'query($first: Int) { p: toolAggregate(groupBy: [SERVER_ID], first: $first) { nodes { count } } }', nodes: (d) => d.p.nodes },
+  'Query.toolAggregate': {
+    query: 'query($first: Int) { p: toolAggregate(groupBy: [SERVER_ID], first: $first) { nodes { count } } }',
+    nodes: (d) => d.p.nodes,
+  },
   'Query.users': { query: 'query($first: Int) { p: users(first: $first) { nodes { id } } }', nodes: (d) => d.p.nodes },
-  'Workspace.artifacts': { query: 'query($first: Int) { workspace(id: "ws-a-team") { p: artifacts(first: $first) { nodes { id } } } }', nodes: (d) => d.workspace.p.nodes },
-  'Project.artifacts': { query: 'query($first: Int) { project(id: "proj-a1") { p: artifacts(first: $first) { nodes { id } } } }', nodes: (d) => d.project.p.nodes },
-  'User.artifacts': { query: 'query($first: Int) { user(id: "u-admin") { p: artifacts(first: $first) { nodes { id } } } }', nodes: (d) => d.user.p.nodes },
+  'Workspace.artifacts': {
+    query: 'query($first: Int) { workspace(id: "ws-a-team") { p: artifacts(first: $first) { nodes { id } } } }',
+    nodes: (d) => d.workspace.p.nodes,
+  },
+  'Project.artifacts': {
+    query: 'query($first: Int) { project(id: "proj-a1") { p: artifacts(first: $first) { nodes { id } } } }',
+    nodes: (d) => d.project.p.nodes,
+  },
+  'User.artifacts': {
+    query: 'query($first: Int) { user(id: "u-admin") { p: artifacts(first: $first) { nodes { id } } } }',
+    nodes: (d) => d.user.p.nodes,
+  },
 };
 
 let t: TestApp;
-beforeAll(async () => { t = await startTestApp({ bundle: manyBundle() }); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await startTestApp({ bundle: manyBundle() });
+});
+afterAll(async () => {
+  await t.close();
+});
 
 describe('page sizes of the cost analysis', () => {
   it('list every paged field of the schema', () => {
     const schema = buildRegistrySubgraph();
     const paged = Object.values(schema.getTypeMap())
       .filter((type): type is GraphQLObjectType => type instanceof GraphQLObjectType)
-      .flatMap((type) => Object.values(type.getFields()).filter((f) => f.args.some((a) => a.name === 'first')).map((f) => `${type.name}.${f.name}`));
+      .flatMap((type) =>
+        Object.values(type.getFields())
+          .filter((f) => f.args.some((a) => a.name === 'first'))
+          .map((f) => `${type.name}.${f.name}`),
+      );
     expect(Object.keys(PAGE_SIZES).sort()).toEqual(paged.sort());
     expect(Object.keys(PAGES).sort()).toEqual(paged.sort());
   });

@@ -14,14 +14,25 @@ export interface Replica {
   close(): Promise<void>;
 }
 
+/** The store as the replica's app sees it: every method of the TestApp's store, but close() leaves it open. */
+function borrowed<T extends { close(): Promise<void> }>(store: T): T {
+  return new Proxy(store, {
+    get(target, prop) {
+      if (prop === 'close') return async () => undefined;
+      const value = Reflect.get(target, prop, target) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
 export async function startReplica(
   t: TestApp,
   options: Pick<AppOptions, 'apqCache' | 'logger'> & { wrapRegistry?: (store: RegistryStore) => RegistryStore } = {},
 ): Promise<Replica> {
   const authenticator = await createAuthenticator(t.config, t.registry);
-  const registry = options.wrapRegistry ? options.wrapRegistry(t.registry) : t.registry;
+  const registry = borrowed(options.wrapRegistry ? options.wrapRegistry(t.registry) : t.registry);
   const app = await buildApp({
-    services: { config: t.config, registry, traces: t.traces },
+    services: { config: t.config, registry, traces: borrowed(t.traces) },
     authenticator,
     logger: options.logger ?? false,
     ...(options.apqCache !== undefined ? { apqCache: options.apqCache } : {}),
@@ -30,8 +41,7 @@ export async function startReplica(
   return {
     app,
     async close() {
-      await app.close();
-      await authenticator.close?.();
+      await app.close(); // closes its authenticator; the borrowed stores stay open for the TestApp
     },
   };
 }

@@ -10,19 +10,27 @@ import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { gql } from './helpers.ts';
 
 let t: TestApp;
-beforeAll(async () => { t = await startTestApp(); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
 
 async function post(payload: unknown, user = 'u-admin') {
   const res = await t.app.inject({
-    method: 'POST', url: '/graphql', headers: { ...(await t.auth(user)), 'content-type': 'application/json' }, payload: JSON.stringify(payload),
+    method: 'POST',
+    url: '/graphql',
+    headers: { ...(await t.auth(user)), 'content-type': 'application/json' },
+    payload: JSON.stringify(payload),
   });
   return { status: res.statusCode, headers: res.headers, body: res.json() };
 }
 
 describe('operation limits', () => {
   it('refuses a query deeper than the limit', async () => {
-    const deep = '{ agent(id: "ag-1") { workspace { parent { parent { parent { parent { parent { parent { parent { parent { parent { parent { parent { id } } } } } } } } } } } } } }';
+    const deep =
+      '{ agent(id: "ag-1") { workspace { parent { parent { parent { parent { parent { parent { parent { parent { parent { parent { parent { id } } } } } } } } } } } } } }';
     const res = await gql(t, deep);
     expect(res.status).toBe(400);
     expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'GRAPHQL_VALIDATION_FAILED', limit: 'depth' });
@@ -35,7 +43,8 @@ describe('operation limits', () => {
   });
 
   it('refuses a query whose estimated cost is over the limit, counting first and variables', async () => {
-    const query = 'query($n: Int) { agentSearch(first: $n) { nodes { versions { usedTools { usedBy { usedTools { id } } } } } } }';
+    const query =
+      'query($n: Int) { agentSearch(first: $n) { nodes { versions { usedTools { usedBy { usedTools { id } } } } } } }';
     const res = await gql(t, query, { n: 100 });
     expect(res.status).toBe(400);
     expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'GRAPHQL_VALIDATION_FAILED', limit: 'cost' });
@@ -44,8 +53,11 @@ describe('operation limits', () => {
   });
 
   it('a 50-agent query with its edges stays within the limits', async () => {
-    const res = await gql(t, `{ agentSearch(first: 50) { nodes { id workspace { id } usedTools { id } creator { id }
-      relationships { outgoing { to { id } } incoming { from { id } } } } } }`);
+    const res = await gql(
+      t,
+      `{ agentSearch(first: 50) { nodes { id workspace { id } usedTools { id } creator { id }
+      relationships { outgoing { to { id } } incoming { from { id } } } } } }`,
+    );
     expect(res.errors).toBeUndefined();
   });
 });
@@ -82,7 +94,12 @@ describe('HTTP settings', () => {
     const res = await gql(t, getIntrospectionQuery());
     expect(res.errors).toBeUndefined();
     const sort = res.data.__schema.types.find((type: { name: string }) => type.name === 'AgentSort');
-    expect(sort.inputFields.map((f: { name: string; defaultValue: string | null }) => [f.name, f.defaultValue])).toEqual([['field', null], ['direction', null]]);
+    expect(
+      sort.inputFields.map((f: { name: string; defaultValue: string | null }) => [f.name, f.defaultValue]),
+    ).toEqual([
+      ['field', null],
+      ['direction', null],
+    ]);
   });
 });
 
@@ -93,7 +110,9 @@ describe('production', () => {
     await apollo.start();
     try {
       const res = await apollo.executeOperation({ query: '{ __schema { queryType { name } } }' });
-      expect(res.body.kind === 'single' && res.body.singleResult.errors?.[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
+      expect(res.body.kind === 'single' && res.body.singleResult.errors?.[0]?.extensions?.code).toBe(
+        'GRAPHQL_VALIDATION_FAILED',
+      );
     } finally {
       await apollo.stop();
     }

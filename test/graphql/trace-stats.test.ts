@@ -12,10 +12,27 @@ const START = 1_767_225_600; // 2026-01-01T00:00:00Z
 
 function span(i: number, overrides: Partial<SpanRow> = {}): SpanRow {
   return {
-    org_id: 'org-a', workspace_id: 'ws-a-team', trace_id: String(i % 7).padStart(32, 'a'), span_id: `s${i}`, parent_span_id: null,
-    name: 'invoke_skill', start_s: START + (i % 5) * DAY + i, duration_ms: 100 + i, category: 'skill_invocation',
-    harness: i % 2 === 0 ? 'claude-code' : 'cursor', skill: 'sk-1', skill_version: 1, command: null, mcp: null, tool: null,
-    model: 'model-a', user: `user-${i % 3}`, session: `sess-${i % 4}`, tokens: 10 * i, cost: 0.01 * i, is_error: i % 5 === 0,
+    org_id: 'org-a',
+    workspace_id: 'ws-a-team',
+    trace_id: String(i % 7).padStart(32, 'a'),
+    span_id: `s${i}`,
+    parent_span_id: null,
+    name: 'invoke_skill',
+    start_s: START + (i % 5) * DAY + i,
+    duration_ms: 100 + i,
+    category: 'skill_invocation',
+    harness: i % 2 === 0 ? 'claude-code' : 'cursor',
+    skill: 'sk-1',
+    skill_version: 1,
+    command: null,
+    mcp: null,
+    tool: null,
+    model: 'model-a',
+    user: `user-${i % 3}`,
+    session: `sess-${i % 4}`,
+    tokens: 10 * i,
+    cost: 0.01 * i,
+    is_error: i % 5 === 0,
     ...overrides,
   };
 }
@@ -25,15 +42,20 @@ beforeAll(async () => {
   t = await startTestApp();
   await t.traces.insertSpans(Array.from({ length: 40 }, (_, i) => span(i)));
 });
-afterAll(async () => { await t.close(); });
+afterAll(async () => {
+  await t.close();
+});
 
 const camel = (s: string) => s.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
 /** REST's envelope as GraphQL spells it: camelCase keys, upper-case enums; groups/values stay JSON. */
 function asGraphql(value: unknown, key = ''): unknown {
   if (key === 'groups' || key === 'values') return value;
   if (Array.isArray(value)) return value.map((v) => asGraphql(v));
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [camel(k), asGraphql(v, k)]));
-  return ['request_type', 'measure', 'column_type'].includes(key) && typeof value === 'string' ? value.toUpperCase() : value;
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [camel(k), asGraphql(v, k)]));
+  return ['request_type', 'measure', 'column_type'].includes(key) && typeof value === 'string'
+    ? value.toUpperCase()
+    : value;
 }
 
 const ENVELOPE = `data { ...Data } meta { warnings } comparison { startTimeUnixSeconds endTimeUnixSeconds data { ...Data } }`;
@@ -43,7 +65,12 @@ const DATA = `fragment Data on TraceStatsData {
   ... on TimeSeriesStats { requestType series { queryName measure unit groups points { timestampUnixSeconds value } } } }`;
 
 async function both(restBody: Record<string, unknown>, input: string) {
-  const rest = await t.app.inject({ method: 'POST', url: '/skill/v1/skills/sk-1/traces/stats/query', headers: await t.auth('u-admin'), payload: restBody });
+  const rest = await t.app.inject({
+    method: 'POST',
+    url: '/skill/v1/skills/sk-1/traces/stats/query',
+    headers: await t.auth('u-admin'),
+    payload: restBody,
+  });
   expect(rest.statusCode).toBe(200);
   const res = await gql(t, `{ skill(id: "sk-1") { traceStats(input: ${input}) { ${ENVELOPE} } } } ${DATA}`);
   expect(res.errors).toBeUndefined();
@@ -56,7 +83,15 @@ const restRange = { start_time_unix_seconds: START, end_time_unix_seconds: START
 describe('Skill.traceStats', () => {
   it('scalar, with the previous period, equals REST', async () => {
     const { rest, graphql } = await both(
-      { ...restRange, request_type: 'scalar', compare: 'previous_period', queries: [{ name: 'n', measure: 'skill_invocations' }, { name: 'err', measure: 'error_rate' }] },
+      {
+        ...restRange,
+        request_type: 'scalar',
+        compare: 'previous_period',
+        queries: [
+          { name: 'n', measure: 'skill_invocations' },
+          { name: 'err', measure: 'error_rate' },
+        ],
+      },
       `{ ${range}, requestType: SCALAR, compare: PREVIOUS_PERIOD, queries: [{ name: "n", measure: SKILL_INVOCATIONS }, { name: "err", measure: ERROR_RATE }] }`,
     );
     expect(graphql).toEqual(rest);
@@ -65,32 +100,61 @@ describe('Skill.traceStats', () => {
 
   it('table and time series equal REST', async () => {
     const table = await both(
-      { ...restRange, request_type: 'table', queries: [{ name: 'tokens', measure: 'tokens', group_by: ['harness'], order: { by: 'tokens', direction: 'asc' } }] },
+      {
+        ...restRange,
+        request_type: 'table',
+        queries: [
+          { name: 'tokens', measure: 'tokens', group_by: ['harness'], order: { by: 'tokens', direction: 'asc' } },
+        ],
+      },
       `{ ${range}, requestType: TABLE, queries: [{ name: "tokens", measure: TOKENS, groupBy: [HARNESS], order: { by: "TOKENS", direction: ASC } }] }`,
     );
     expect(table.graphql).toEqual(table.rest);
     const series = await both(
-      { ...restRange, request_type: 'time_series', bucket: 'day', queries: [{ name: 'u', measure: 'active_users', filters: [{ key: 'harness', op: 'eq', value: 'cursor' }] }] },
+      {
+        ...restRange,
+        request_type: 'time_series',
+        bucket: 'day',
+        queries: [{ name: 'u', measure: 'active_users', filters: [{ key: 'harness', op: 'eq', value: 'cursor' }] }],
+      },
       `{ ${range}, requestType: TIME_SERIES, bucket: DAY, queries: [{ name: "u", measure: ACTIVE_USERS, filters: [{ key: HARNESS, op: EQ, value: "cursor" }] }] }`,
     );
     // REST leaves `groups` out of ungrouped series; GraphQL answers null.
     for (const one of series.graphql.data.series) expect(one.groups).toBeNull();
-    const ungrouped = { ...series.graphql, data: { ...series.graphql.data, series: series.graphql.data.series.map(({ groups: _g, ...rest }: { groups: unknown }) => rest) } };
+    const ungrouped = {
+      ...series.graphql,
+      data: {
+        ...series.graphql.data,
+        series: series.graphql.data.series.map(({ groups: _g, ...rest }: { groups: unknown }) => rest),
+      },
+    };
     expect(ungrouped).toEqual(series.rest);
     expect(series.graphql.data.series[0].points).toHaveLength(7);
   });
 
   it('refuses what REST refuses, with the same codes', async () => {
-    const backwards = await gql(t, `{ skill(id: "sk-1") { traceStats(input: { startTimeUnixSeconds: ${START + DAY}, endTimeUnixSeconds: ${START}, requestType: SCALAR, queries: [{ name: "n", measure: SPANS }] }) { meta { warnings } } } }`);
+    const backwards = await gql(
+      t,
+      `{ skill(id: "sk-1") { traceStats(input: { startTimeUnixSeconds: ${START + DAY}, endTimeUnixSeconds: ${START}, requestType: SCALAR, queries: [{ name: "n", measure: SPANS }] }) { meta { warnings } } } }`,
+    );
     expect(errorCodes(backwards)).toEqual({ 'skill.traceStats': 'validation_failed' });
     expect(backwards.errors?.[0]?.extensions.http?.status).toBe(422);
-    const negative = await gql(t, `{ skill(id: "sk-1") { traceStats(input: { ${range}, requestType: TABLE, queries: [{ name: "n", measure: SPANS, limit: -1 }] }) { meta { warnings } } } }`);
+    const negative = await gql(
+      t,
+      `{ skill(id: "sk-1") { traceStats(input: { ${range}, requestType: TABLE, queries: [{ name: "n", measure: SPANS, limit: -1 }] }) { meta { warnings } } } }`,
+    );
     expect(errorCodes(negative)).toEqual({ 'skill.traceStats': 'invalid_field' });
     expect(negative.errors?.[0]?.extensions.field).toBe('/queries/0/limit');
   });
 
   it('is not reachable for another org', async () => {
-    const res = await gql(t, `{ skill(id: "sk-1") { traceStats(input: { ${range}, requestType: SCALAR, queries: [{ name: "n", measure: SPANS }] }) { meta { warnings } } } }`, undefined, 'u-b', 'org-b');
+    const res = await gql(
+      t,
+      `{ skill(id: "sk-1") { traceStats(input: { ${range}, requestType: SCALAR, queries: [{ name: "n", measure: SPANS }] }) { meta { warnings } } } }`,
+      undefined,
+      'u-b',
+      'org-b',
+    );
     expect(res.data.skill).toBeNull();
     expect(errorCodes(res)).toEqual({ skill: 'not_found' });
   });

@@ -20,7 +20,7 @@ function bytesHex(v: unknown): string {
 export function decodeProtobufReference(body: Buffer): DecodedSpan[] {
   let message: Record<string, unknown>;
   try {
-    message = Request.decode(body) as unknown as Record<string, unknown>;
+    message = Request.decode(body);
   } catch {
     throw new OtlpDecodeError('the body is not a protobuf ExportTraceServiceRequest');
   }

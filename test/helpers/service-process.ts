@@ -21,7 +21,13 @@ export async function freePort(): Promise<number> {
 export async function waitUntilReady(origin: string, timeoutMs = READY_TIMEOUT_MS): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (await fetch(`${origin}/readyz`).then((r) => r.status === 200, () => false)) return true;
+    if (
+      await fetch(`${origin}/readyz`).then(
+        (r) => r.status === 200,
+        () => false,
+      )
+    )
+      return true;
     await new Promise((r) => setTimeout(r, 100));
   }
   return false;

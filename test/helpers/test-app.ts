@@ -41,7 +41,13 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gw-test-'));
   // No load shedding unless a test asks: on a busy machine the app's own start-up can hold the
   // event loop past the threshold, and the next request would be shed with 503 service_overloaded.
-  const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir, SEED_DEMO: 'false', MAX_EVENT_LOOP_DELAY_MS: '0', ...options.env });
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    DATA_DIR: dataDir,
+    SEED_DEMO: 'false',
+    MAX_EVENT_LOOP_DELAY_MS: '0',
+    ...options.env,
+  });
   const registry = await openRegistryStore(config);
   await registry.importBundle(parseBundle(options.bundle ?? smallBundle()));
   const authenticator = await createAuthenticator(config, registry);
@@ -60,10 +66,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     token,
     auth: async (sub, org) => ({ authorization: `Bearer ${await token(sub, org)}` }),
     async close() {
-      await app.close();
-      await authenticator.close?.();
-      await traces.close();
-      await registry.close();
+      await app.close(); // closes the stores and the authenticator too
       await fs.rm(dataDir, { recursive: true, force: true });
     },
   };

@@ -3,11 +3,20 @@ import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { expectProblem } from '../helpers/problem.ts';
 
 let t: TestApp;
-beforeAll(async () => { t = await startTestApp(); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
 
 async function search(body: unknown, user = 'u-admin', org = 'org-a') {
-  return t.app.inject({ method: 'POST', url: '/agent/v1/agents/search', headers: await t.auth(user, org), payload: body as object });
+  return t.app.inject({
+    method: 'POST',
+    url: '/agent/v1/agents/search',
+    headers: await t.auth(user, org),
+    payload: body as object,
+  });
 }
 const ids = (res: { json(): { items: { id: string }[] } }) => res.json().items.map((i) => i.id);
 
@@ -25,7 +34,7 @@ describe('POST /agent/v1/agents/search (operation 2)', () => {
     expect(body.page).not.toHaveProperty('next_cursor');
   });
 
-  it('ranks keyword matches and never returns another org\'s agents', async () => {
+  it("ranks keyword matches and never returns another org's agents", async () => {
     const res = await search({ query: 'invoice' });
     expect(ids(res).sort()).toEqual(['ag-1', 'ag-3']);
     expect(res.json().page.total).toBe(2);
@@ -61,7 +70,7 @@ describe('POST /agent/v1/agents/search (operation 2)', () => {
     expect((await search({ limit: 0 })).json()).toEqual({ items: [], page: { limit: 0, offset: 0, total: 3 } });
   });
 
-  it('narrows to a workspace subtree; 404 for another org\'s, 403 for an unreadable one', async () => {
+  it("narrows to a workspace subtree; 404 for another org's, 403 for an unreadable one", async () => {
     expect(ids(await search({ workspace_id: 'ws-a-team' })).sort()).toEqual(['ag-1', 'ag-2']);
     expectProblem(await search({ workspace_id: 'ws-b' }), 404, 'not_found');
     expectProblem(await search({ workspace_id: 'ws-a-other' }, 'u-viewer'), 403, 'access_denied');
@@ -81,9 +90,23 @@ describe('POST /agent/v1/agents/search (operation 2)', () => {
 
   it('shows relationships with their direction and readable endpoints', async () => {
     const ag1 = (await search({ query: 'invoice parser', strategy: 'exact' })).json().items[0];
-    expect(ag1.relationships.count).toBe(ag1.relationships.incoming.length + ag1.relationships.outgoing.length);
-    const out = ag1.relationships.outgoing.map((r: { rel_type: string; to: { id: string }; direction: string }) => [r.rel_type, r.to.id, r.direction]);
-    expect(out).toEqual(expect.arrayContaining([['uses_tool', 'tl-1', 'outgoing'], ['uses_skill', 'sk-1', 'outgoing']]));
+    const { count, incoming, outgoing } = ag1.relationships as {
+      count: number;
+      incoming: unknown[];
+      outgoing: unknown[];
+    };
+    expect(count).toBe(incoming.length + outgoing.length);
+    const out = ag1.relationships.outgoing.map((r: { rel_type: string; to: { id: string }; direction: string }) => [
+      r.rel_type,
+      r.to.id,
+      r.direction,
+    ]);
+    expect(out).toEqual(
+      expect.arrayContaining([
+        ['uses_tool', 'tl-1', 'outgoing'],
+        ['uses_skill', 'sk-1', 'outgoing'],
+      ]),
+    );
   });
 
   it('rejects bad input with the precedence of DESIGN §7', async () => {
@@ -117,7 +140,7 @@ describe('GET /agent/v1/agents/:id/profile-image (operation 8)', () => {
     const json = await image('ag-1');
     expect(json.statusCode).toBe(200);
     expect(json.headers['content-type']).toMatch(/^application\/json/);
-    const bytes = json.json() as number[];
+    const bytes = json.json<number[]>();
     expect(Array.isArray(bytes)).toBe(true);
     expect(bytes.every((b) => Number.isInteger(b) && b >= 0 && b <= 255)).toBe(true);
     expect(bytes.slice(0, 8)).toEqual([137, 80, 78, 71, 13, 10, 26, 10]);
@@ -127,8 +150,8 @@ describe('GET /agent/v1/agents/:id/profile-image (operation 8)', () => {
   });
 
   it('generates a deterministic PNG for an agent without one', async () => {
-    const a = (await image('ag-3')).json() as number[];
-    const b = (await image('ag-3')).json() as number[];
+    const a = (await image('ag-3')).json<number[]>();
+    const b = (await image('ag-3')).json<number[]>();
     expect(a.slice(0, 8)).toEqual([137, 80, 78, 71, 13, 10, 26, 10]);
     expect(a).toEqual(b);
     expect(a).not.toEqual((await image('ag-2')).json());
@@ -142,7 +165,11 @@ describe('GET /agent/v1/agents/:id/profile-image (operation 8)', () => {
   });
 
   it('rejects unknown query parameters with 400 invalid_query', async () => {
-    const res = await t.app.inject({ method: 'GET', url: '/agent/v1/agents/ag-1/profile-image?size=big', headers: await t.auth('u-admin') });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/agent/v1/agents/ag-1/profile-image?size=big',
+      headers: await t.auth('u-admin'),
+    });
     expectProblem(res, 400, 'invalid_query');
   });
 });

@@ -4,20 +4,24 @@ import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { expectProblem } from '../helpers/problem.ts';
 
 let t: TestApp | undefined;
-afterEach(async () => { await t?.close(); t = undefined; });
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
 
 /** The real store, but one method answers only after `ms` (and notes whether it was cancelled). */
 function slow(method: keyof RegistryStore, ms: number) {
-  return (store: RegistryStore): RegistryStore => new Proxy(store, {
-    get(target, prop, receiver) {
-      const value = Reflect.get(target, prop, receiver);
-      if (prop !== method || typeof value !== 'function') return value;
-      return async (...args: unknown[]) => {
-        await new Promise((r) => setTimeout(r, ms));
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
+  return (store: RegistryStore): RegistryStore =>
+    new Proxy(store, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (prop !== method || typeof value !== 'function') return value;
+        return async (...args: unknown[]) => {
+          await new Promise((r) => setTimeout(r, ms));
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
 }
 
 describe('request deadline', () => {
@@ -28,7 +32,11 @@ describe('request deadline', () => {
     expectProblem(res, 504, 'request_timeout');
     expect(Date.now() - started).toBeLessThan(380);
     // The service keeps answering afterwards.
-    const ok = await t.app.inject({ method: 'GET', url: '/skill/v1/insights/schemas', headers: await t.auth('u-admin') });
+    const ok = await t.app.inject({
+      method: 'GET',
+      url: '/skill/v1/insights/schemas',
+      headers: await t.auth('u-admin'),
+    });
     expect(ok.statusCode).toBe(200);
   });
 });
@@ -43,7 +51,9 @@ describe('metrics', () => {
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
     expect(res.body).toContain('gateway_http_requests_total{method="GET",route="/mcp/v1/tools",status="200"} 1');
     expect(res.body).toContain('gateway_http_requests_total{method="GET",route="/mcp/v1/tools",status="401"} 1');
-    expect(res.body).toMatch(/gateway_http_request_duration_seconds_bucket\{le="0\.5",method="GET",route="\/mcp\/v1\/tools",status="200"\} 1/);
+    expect(res.body).toMatch(
+      /gateway_http_request_duration_seconds_bucket\{le="0\.5",method="GET",route="\/mcp\/v1\/tools",status="200"\} 1/,
+    );
   });
 });
 
@@ -86,8 +96,12 @@ describe('rate limits (operations 3 and 6)', () => {
     expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(60);
     // Another caller, another limited route, and unlimited routes are unaffected.
-    expect((await t.app.inject({ method: 'GET', url: '/mcp/v1/tools', headers: await t.auth('u-viewer') })).statusCode).toBe(200);
-    expect((await t.app.inject({ method: 'POST', url: '/mcp/v1/tools/aggregate', headers: admin, payload: {} })).statusCode).toBe(200);
+    expect(
+      (await t.app.inject({ method: 'GET', url: '/mcp/v1/tools', headers: await t.auth('u-viewer') })).statusCode,
+    ).toBe(200);
+    expect(
+      (await t.app.inject({ method: 'POST', url: '/mcp/v1/tools/aggregate', headers: admin, payload: {} })).statusCode,
+    ).toBe(200);
     expect((await t.app.inject({ method: 'GET', url: '/registry/v1/users', headers: admin })).statusCode).toBe(200);
   });
 });
@@ -102,7 +116,12 @@ describe('registry store down', () => {
     expect(res.headers['retry-after']).toBe('5');
     expect((await t.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503);
     expect((await t.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
-    const gql = await t.app.inject({ method: 'POST', url: '/graphql', headers: { ...headers, 'content-type': 'application/json' }, payload: { query: '{ tools(first: 1) { totalCount } }' } });
+    const gql = await t.app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { ...headers, 'content-type': 'application/json' },
+      payload: { query: '{ tools(first: 1) { totalCount } }' },
+    });
     expect(gql.json().errors[0].extensions).toMatchObject({ code: 'service_unavailable', http: { status: 503 } });
   });
 });

@@ -4,8 +4,12 @@ import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { expectProblem } from '../helpers/problem.ts';
 
 let t: TestApp;
-beforeAll(async () => { t = await startTestApp(); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
 
 async function get(url: string, user = 'u-admin', org = 'org-a') {
   return t.app.inject({ method: 'GET', url, headers: await t.auth(user, org) });
@@ -19,17 +23,34 @@ describe('GET /registry/v1/workspaces/:id/export (operation 5)', () => {
     expect(body.workspaces.map((w: { id: string }) => w.id).sort()).toEqual(['ws-a-sub', 'ws-a-team']);
     const team = body.workspaces.find((w: { id: string }) => w.id === 'ws-a-team');
     expect(team).toMatchObject({
-      name: expect.any(String), display_name: expect.any(String), kind: expect.any(String), workspace_status: 'active',
-      root_workspace_id: 'ws-a', parent_id: 'ws-a', parent: { id: 'ws-a' }, root_workspace: { id: 'ws-a' },
-      effective_role: 'admin', member_count: expect.any(Number),
+      name: expect.any(String),
+      display_name: expect.any(String),
+      kind: expect.any(String),
+      workspace_status: 'active',
+      root_workspace_id: 'ws-a',
+      parent_id: 'ws-a',
+      parent: { id: 'ws-a' },
+      root_workspace: { id: 'ws-a' },
+      effective_role: 'admin',
+      member_count: expect.any(Number),
     });
     expect(team.permissions).toEqual({
-      can_create_content: true, can_delete: true, can_discover: true, can_join: false, can_leave: false,
-      can_manage_members: true, can_read: true, can_update: true,
+      can_create_content: true,
+      can_delete: true,
+      can_discover: true,
+      can_join: false,
+      can_leave: false,
+      can_manage_members: true,
+      can_read: true,
+      can_update: true,
     });
     expect(team).not.toHaveProperty('org_id');
     expect(body.projects.map((p: { id: string }) => p.id)).toEqual(['proj-a1']);
-    expect(body.projects[0]).toMatchObject({ workspace_id: 'ws-a-team', root_workspace_id: 'ws-a', workspace: { id: 'ws-a-team' } });
+    expect(body.projects[0]).toMatchObject({
+      workspace_id: 'ws-a-team',
+      root_workspace_id: 'ws-a',
+      workspace: { id: 'ws-a-team' },
+    });
 
     const artifactIds = body.artifacts.map((a: { id: string }) => a.id);
     expect(artifactIds).toEqual(expect.arrayContaining(['ag-1', 'ag-2', 'sk-1']));
@@ -40,8 +61,16 @@ describe('GET /registry/v1/workspaces/:id/export (operation 5)', () => {
       expect(a.is_latest).toBe(true);
       expect(typeof a.display_name).toBe('string');
       expect(a.workspace).toMatchObject({ id: a.workspace_id });
-      expect(Object.keys(a.permissions).sort()).toEqual(['can_add_relationship', 'can_create_version', 'can_delete',
-        'can_edit', 'can_link', 'can_read', 'can_remove_relationship', 'can_unlink']);
+      expect(Object.keys(a.permissions).sort()).toEqual([
+        'can_add_relationship',
+        'can_create_version',
+        'can_delete',
+        'can_edit',
+        'can_link',
+        'can_read',
+        'can_remove_relationship',
+        'can_unlink',
+      ]);
     }
     const counted = body.workspaces.reduce((n: number, w: { artifact_count: number }) => n + w.artifact_count, 0);
     expect(counted).toBe(body.artifacts.length);
@@ -52,7 +81,12 @@ describe('GET /registry/v1/workspaces/:id/export (operation 5)', () => {
     const body = (await get('/registry/v1/workspaces/ws-a-team/export', 'u-viewer')).json();
     const team = body.workspaces.find((w: { id: string }) => w.id === 'ws-a-team');
     expect(team.effective_role).toBe('viewer');
-    expect(team.permissions).toMatchObject({ can_read: true, can_update: false, can_create_content: false, can_leave: true });
+    expect(team.permissions).toMatchObject({
+      can_read: true,
+      can_update: false,
+      can_create_content: false,
+      can_leave: true,
+    });
     for (const a of body.artifacts) expect(a.permissions).toMatchObject({ can_read: true, can_edit: false });
   });
 
@@ -65,7 +99,7 @@ describe('GET /registry/v1/workspaces/:id/export (operation 5)', () => {
 });
 
 describe('GET /registry/v1/users (operation 7)', () => {
-  it('lists the caller\'s org users by id with artifact counts', async () => {
+  it("lists the caller's org users by id with artifact counts", async () => {
     const res = await get('/registry/v1/users');
     expect(res.statusCode).toBe(200);
     const body = res.json();
@@ -78,7 +112,9 @@ describe('GET /registry/v1/users (operation 7)', () => {
     for (const u of body.items) {
       expect(typeof u.created_at).toBe('string');
       expect(typeof u.updated_at).toBe('string');
-      expect(u.artifact_count).toBe(Object.values(u.artifact_count_by_kind as Record<string, number>).reduce((a, b) => a + b, 0));
+      expect(u.artifact_count).toBe(
+        Object.values(u.artifact_count_by_kind as Record<string, number>).reduce((a, b) => a + b, 0),
+      );
       expect(u).not.toHaveProperty('org_id');
       expect(u).not.toHaveProperty('status');
     }
@@ -101,7 +137,11 @@ describe('GET /registry/v1/users (operation 7)', () => {
     const first = (await get('/registry/v1/users?limit=1')).json();
     expectProblem(await get(`/registry/v1/users?cursor=${first.page.next_cursor}&offset=1`), 400, 'invalid_query');
     expectProblem(await get('/registry/v1/users?cursor=garbage'), 400, 'invalid_query');
-    expectProblem(await get(`/registry/v1/users?cursor=${first.page.next_cursor}`, 'u-b', 'org-b'), 400, 'invalid_query');
+    expectProblem(
+      await get(`/registry/v1/users?cursor=${first.page.next_cursor}`, 'u-b', 'org-b'),
+      400,
+      'invalid_query',
+    );
     expectProblem(await get('/registry/v1/users?limit=x'), 400, 'invalid_query');
   });
 
@@ -116,7 +156,13 @@ describe('GET /skill/v1/insights/schemas (operation 4)', () => {
     const res = await get('/skill/v1/insights/schemas');
     expect(res.statusCode).toBe(200);
     const { items } = res.json();
-    expect(items.map((i: { name: string }) => i.name)).toEqual(['usage_summary', 'tool_failure_hotspot', 'latency_regression', 'cost_spike', 'token_efficiency']);
+    expect(items.map((i: { name: string }) => i.name)).toEqual([
+      'usage_summary',
+      'tool_failure_hotspot',
+      'latency_regression',
+      'cost_spike',
+      'token_efficiency',
+    ]);
     const ajv = new Ajv2020.default({ strict: true });
     for (const item of items) {
       expect(item.schema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
@@ -124,7 +170,17 @@ describe('GET /skill/v1/insights/schemas (operation 4)', () => {
       expect(validate({ kind: item.name })).toBe(false);
     }
     const usage = ajv.getSchema(items[0].schema.$id)!;
-    expect(usage({ kind: 'usage_summary', skill_id: 'sk-1', window: { start_time_unix_seconds: 0, end_time_unix_seconds: 60 }, traces: 1, sessions: 1, active_users: 1, tokens: 10 })).toBe(true);
+    expect(
+      usage({
+        kind: 'usage_summary',
+        skill_id: 'sk-1',
+        window: { start_time_unix_seconds: 0, end_time_unix_seconds: 60 },
+        traces: 1,
+        sessions: 1,
+        active_users: 1,
+        tokens: 10,
+      }),
+    ).toBe(true);
   });
 });
 
@@ -134,7 +190,11 @@ describe('service routes and errors', () => {
   });
 
   it('carries the trace id of traceparent into problem bodies', async () => {
-    const res = await t.app.inject({ method: 'GET', url: '/mcp/v1/tools', headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/mcp/v1/tools',
+      headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+    });
     expect(expectProblem(res, 401, 'token_missing').trace_id).toBe('0af7651916cd43dd8448eb211c80319c');
     expect(res.headers.traceparent).toMatch(/^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-01$/);
   });
@@ -147,8 +207,12 @@ describe('service routes and errors', () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
     expect(doc.openapi).toBe('3.1.0');
     for (const [path, method] of [
-      ['/agent/v1/agents/search', 'post'], ['/mcp/v1/tools/aggregate', 'post'], ['/skill/v1/insights/schemas', 'get'],
-      ['/registry/v1/workspaces/{workspace_id}/export', 'get'], ['/mcp/v1/tools', 'get'], ['/registry/v1/users', 'get'],
+      ['/agent/v1/agents/search', 'post'],
+      ['/mcp/v1/tools/aggregate', 'post'],
+      ['/skill/v1/insights/schemas', 'get'],
+      ['/registry/v1/workspaces/{workspace_id}/export', 'get'],
+      ['/mcp/v1/tools', 'get'],
+      ['/registry/v1/users', 'get'],
       ['/agent/v1/agents/{agent_id}/profile-image', 'get'],
     ] as const) {
       const op = doc.paths[path]?.[method];

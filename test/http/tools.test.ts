@@ -3,18 +3,37 @@ import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { expectProblem } from '../helpers/problem.ts';
 
 let t: TestApp;
-beforeAll(async () => { t = await startTestApp(); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
 
-const REQUIRED = ['id', 'name', 'kind', 'artifact_status', 'source_type', 'extension', 'content_hash_hex', 'commit_ts',
-  'created_at', 'created_by', 'updated_at', 'updated_by', 'version_ordinal', 'is_latest', 'workspace_id'];
+const REQUIRED = [
+  'id',
+  'name',
+  'kind',
+  'artifact_status',
+  'source_type',
+  'extension',
+  'content_hash_hex',
+  'commit_ts',
+  'created_at',
+  'created_by',
+  'updated_at',
+  'updated_by',
+  'version_ordinal',
+  'is_latest',
+  'workspace_id',
+];
 
 async function list(user: string, qs = '') {
   return t.app.inject({ method: 'GET', url: `/mcp/v1/tools${qs}`, headers: await t.auth(user) });
 }
 
 describe('GET /mcp/v1/tools (operation 6)', () => {
-  it('lists the readable tools of the caller\'s org, latest versions, ordered by name', async () => {
+  it("lists the readable tools of the caller's org, latest versions, ordered by name", async () => {
     const res = await list('u-admin');
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
@@ -43,7 +62,8 @@ describe('GET /mcp/v1/tools (operation 6)', () => {
       .map((i: { id: string }) => i.id);
     expect(body.items.map((i: { id: string }) => i.id)).toEqual(expected);
     expect(body.page.total).toBe(expected.length);
-    for (const item of body.items) expect(item.permissions).toMatchObject({ can_read: true, can_edit: false, can_delete: false });
+    for (const item of body.items)
+      expect(item.permissions).toMatchObject({ can_read: true, can_edit: false, can_delete: false });
   });
 
   it('gives a member of no workspace an empty list, and org B only its own tool', async () => {
@@ -63,21 +83,31 @@ describe('GET /mcp/v1/tools (operation 6)', () => {
     expect(past).toEqual({ items: [], page: { limit: 50, offset: 10, total: 4 } });
   });
 
-  it.each([
-    ['?limit=-1'], ['?limit=abc'], ['?offset=-5'], ['?offset=1.5'], ['?limit=1&bogus=2'],
-  ])('rejects %s with 400 invalid_query', async (qs) => {
-    expectProblem(await list('u-admin', qs), 400, 'invalid_query');
-  });
+  it.each([['?limit=-1'], ['?limit=abc'], ['?offset=-5'], ['?offset=1.5'], ['?limit=1&bogus=2']])(
+    'rejects %s with 400 invalid_query',
+    async (qs) => {
+      expectProblem(await list('u-admin', qs), 400, 'invalid_query');
+    },
+  );
 
   it('needs a bearer token', async () => {
     expectProblem(await t.app.inject({ method: 'GET', url: '/mcp/v1/tools' }), 401, 'token_missing');
-    expectProblem(await t.app.inject({ method: 'GET', url: '/mcp/v1/tools', headers: { authorization: 'Basic abc' } }), 401, 'token_missing');
+    expectProblem(
+      await t.app.inject({ method: 'GET', url: '/mcp/v1/tools', headers: { authorization: 'Basic abc' } }),
+      401,
+      'token_missing',
+    );
   });
 });
 
 describe('POST /mcp/v1/tools/aggregate (operation 3)', () => {
   async function agg(body: unknown, user = 'u-admin') {
-    return t.app.inject({ method: 'POST', url: '/mcp/v1/tools/aggregate', headers: await t.auth(user), payload: body as object });
+    return t.app.inject({
+      method: 'POST',
+      url: '/mcp/v1/tools/aggregate',
+      headers: await t.auth(user),
+      payload: body as object,
+    });
   }
 
   it('accepts the empty object: one group over every readable tool', async () => {
@@ -102,8 +132,12 @@ describe('POST /mcp/v1/tools/aggregate (operation 3)', () => {
     const counts = body.groups.map((g: { metrics: { count: number } }) => g.metrics.count);
     expect(counts).toEqual([...counts].sort((a: number, b: number) => b - a));
 
-    const filtered = (await agg({ group_by: ['server_id'], filters: { server_id: 'srv-github' }, metrics: ['count'] })).json();
-    expect(filtered.groups).toEqual([{ key: { server_id: 'srv-github' }, metrics: { count: expected.get('srv-github') } }]);
+    const filtered = (
+      await agg({ group_by: ['server_id'], filters: { server_id: 'srv-github' }, metrics: ['count'] })
+    ).json();
+    expect(filtered.groups).toEqual([
+      { key: { server_id: 'srv-github' }, metrics: { count: expected.get('srv-github') } },
+    ]);
   });
 
   it('limits to the readable scope and to a workspace subtree', async () => {
@@ -117,9 +151,36 @@ describe('POST /mcp/v1/tools/aggregate (operation 3)', () => {
 
   it('rejects bad input with the precedence of DESIGN §7', async () => {
     const headers = { ...(await t.auth('u-admin')) };
-    expectProblem(await t.app.inject({ method: 'POST', url: '/mcp/v1/tools/aggregate', headers: { ...headers, 'content-type': 'text/plain' }, payload: '{}' }), 415, 'unsupported_content_type');
-    expectProblem(await t.app.inject({ method: 'POST', url: '/mcp/v1/tools/aggregate', headers: { ...headers, 'content-type': 'application/json' }, payload: '{"group_by":' }), 400, 'invalid_json');
-    expectProblem(await t.app.inject({ method: 'POST', url: '/mcp/v1/tools/aggregate', headers: { ...headers, 'content-type': 'application/json' }, payload: '[]' }), 400, 'invalid_request');
+    expectProblem(
+      await t.app.inject({
+        method: 'POST',
+        url: '/mcp/v1/tools/aggregate',
+        headers: { ...headers, 'content-type': 'text/plain' },
+        payload: '{}',
+      }),
+      415,
+      'unsupported_content_type',
+    );
+    expectProblem(
+      await t.app.inject({
+        method: 'POST',
+        url: '/mcp/v1/tools/aggregate',
+        headers: { ...headers, 'content-type': 'application/json' },
+        payload: '{"group_by":',
+      }),
+      400,
+      'invalid_json',
+    );
+    expectProblem(
+      await t.app.inject({
+        method: 'POST',
+        url: '/mcp/v1/tools/aggregate',
+        headers: { ...headers, 'content-type': 'application/json' },
+        payload: '[]',
+      }),
+      400,
+      'invalid_request',
+    );
     const one = expectProblem(await agg({ group_by: ['colour'] }), 422, 'invalid_field');
     expect(one.field).toBe('/group_by/0');
     const several = expectProblem(await agg({ group_by: ['colour'], limit: -1 }), 422, 'validation_failed');

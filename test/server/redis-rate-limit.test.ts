@@ -12,19 +12,32 @@ async function reachable(url: string): Promise<boolean> {
   const { hostname, port } = new globalThis.URL(url);
   return new Promise((resolve) => {
     const socket = net.connect(Number(port || 6379), hostname);
-    socket.once('connect', () => { socket.destroy(); resolve(true); });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
     socket.once('error', () => resolve(false));
   });
 }
 
 const up = await reachable(URL);
-if (!up && process.env.REQUIRE_SERVER_TESTS === '1') throw new Error(`Redis at ${URL} is unreachable and CI requires the server-mode tests`);
-if (!up) console.warn(`NOTICE: Redis at ${URL} is unreachable; Redis rate-limit tests are skipped (.ci/run always provides one)`);
+if (!up && process.env.REQUIRE_SERVER_TESTS === '1')
+  throw new Error(`Redis at ${URL} is unreachable and CI requires the server-mode tests`);
+if (!up)
+  console.warn(
+    `NOTICE: Redis at ${URL} is unreachable; Redis rate-limit tests are skipped (.ci/run always provides one)`,
+  );
 
 describe.skipIf(!up)('RedisRateLimiter', () => {
   const limiters: RedisRateLimiter[] = [];
-  afterAll(async () => { for (const l of limiters) await l.close(); });
-  const make = (now: () => number) => { const l = new RedisRateLimiter(URL, now); limiters.push(l); return l; };
+  afterAll(async () => {
+    for (const l of limiters) await l.close();
+  });
+  const make = (now: () => number) => {
+    const l = new RedisRateLimiter(URL, now);
+    limiters.push(l);
+    return l;
+  };
 
   it('counts across two replicas in one window, and starts over in the next', async () => {
     let clock = Date.UTC(2030, 0, 1, 0, 0, 5) + Math.floor(Math.random() * 1e6) * 60_000;

@@ -24,10 +24,14 @@ async function redisReachable(): Promise<boolean> {
   const { hostname, port } = new URL(REDIS_URL);
   const ok = await new Promise<boolean>((resolve) => {
     const s = net.connect(Number(port || 6379), hostname);
-    s.once('connect', () => { s.destroy(); resolve(true); });
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
     s.once('error', () => resolve(false));
   });
-  if (!ok && process.env.REQUIRE_SERVER_TESTS === '1') throw new Error(`Redis at ${REDIS_URL} is unreachable and CI requires the server-mode tests`);
+  if (!ok && process.env.REQUIRE_SERVER_TESTS === '1')
+    throw new Error(`Redis at ${REDIS_URL} is unreachable and CI requires the server-mode tests`);
   return ok;
 }
 
@@ -39,20 +43,39 @@ async function proxy(target: URL) {
   let open = true;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
-    if (!open) { client.destroy(); return; }
+    if (!open) {
+      client.destroy();
+      return;
+    }
     const upstream = net.connect(Number(target.port || 5432), target.hostname);
     sockets.add(client).add(upstream);
     client.pipe(upstream).pipe(client);
-    const drop = () => { client.destroy(); upstream.destroy(); sockets.delete(client); sockets.delete(upstream); };
+    const drop = () => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
     client.on('error', drop).on('close', drop);
     upstream.on('error', drop).on('close', drop);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     port: (server.address() as net.AddressInfo).port,
-    cut() { open = false; for (const s of sockets) s.destroy(); sockets.clear(); },
-    restore() { open = true; },
-    close: () => new Promise<void>((r) => { open = false; for (const s of sockets) s.destroy(); server.close(() => r()); }),
+    cut() {
+      open = false;
+      for (const s of sockets) s.destroy();
+      sockets.clear();
+    },
+    restore() {
+      open = true;
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        open = false;
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -60,7 +83,7 @@ describe.skipIf(!up)('two replicas on one PostgreSQL and Redis', () => {
   const database = `gw_replicas_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-replicas-'));
   const children: ChildProcess[] = [];
-  let px: Awaited<ReturnType<typeof proxy>>;
+  let px: Awaited<ReturnType<typeof proxy>> | undefined;
   let databaseUrl: string;
   let urls: string[] = [];
   let headers: Record<string, string>;
@@ -75,12 +98,22 @@ describe.skipIf(!up)('two replicas on one PostgreSQL and Redis', () => {
     databaseUrl = `postgres://${target.username || 'postgres'}@127.0.0.1:${px.port}/${database}`;
     const ports = [await freePort(), await freePort()];
     const env = {
-      ...process.env, DATA_DIR: dataDir, DATABASE_URL: databaseUrl, REDIS_URL, RATE_LIMIT_PER_MIN: '5', DEMO_TRACE_SPANS: '0', MAX_EVENT_LOOP_DELAY_MS: '0',
-      LOG_LEVEL: 'warn', NODE_ENV: 'development', REQUEST_TIMEOUT_MS: '3000',
+      ...process.env,
+      DATA_DIR: dataDir,
+      DATABASE_URL: databaseUrl,
+      REDIS_URL,
+      RATE_LIMIT_PER_MIN: '5',
+      DEMO_TRACE_SPANS: '0',
+      MAX_EVENT_LOOP_DELAY_MS: '0',
+      LOG_LEVEL: 'warn',
+      NODE_ENV: 'development',
+      REQUEST_TIMEOUT_MS: '3000',
     };
     // Both start at once: migrations and the demo seed must be safe to race.
     for (const port of ports) {
-      children.push(spawn(process.execPath, ['src/main.ts'], { cwd: ROOT, env: { ...env, PORT: String(port) }, stdio: 'ignore' }));
+      children.push(
+        spawn(process.execPath, ['src/main.ts'], { cwd: ROOT, env: { ...env, PORT: String(port) }, stdio: 'ignore' }),
+      );
     }
     urls = ports.map((p) => `http://127.0.0.1:${p}`);
     for (const url of urls) expect(await waitUntilReady(url), `${url} ready`).toBe(true);
@@ -101,39 +134,106 @@ describe.skipIf(!up)('two replicas on one PostgreSQL and Redis', () => {
   it('sees through one replica what was written through the other', async () => {
     const [a, b] = urls as [string, string];
     const now = Math.floor(Date.now() / 1000);
-    const span = { traceId: 'c'.repeat(32), spanId: 'd'.repeat(16), name: 'invoke', startTimeUnixNano: `${now}000000000`, endTimeUnixNano: `${now}200000000`,
-      attributes: [{ key: 'gen_ai.operation.name', value: { stringValue: 'invoke_skill' } }, { key: 'skill.id', value: { stringValue: 'skill-0001' } }] };
-    const ingest = await fetch(`${a}/v1/traces`, { method: 'POST', headers, body: JSON.stringify({ resourceSpans: [{ resource: { attributes: [{ key: 'workspace.id', value: { stringValue: 'ws-acme-platform' } }] }, scopeSpans: [{ spans: [span] }] }] }) });
+    const span = {
+      traceId: 'c'.repeat(32),
+      spanId: 'd'.repeat(16),
+      name: 'invoke',
+      startTimeUnixNano: `${now}000000000`,
+      endTimeUnixNano: `${now}200000000`,
+      attributes: [
+        { key: 'gen_ai.operation.name', value: { stringValue: 'invoke_skill' } },
+        { key: 'skill.id', value: { stringValue: 'skill-0001' } },
+      ],
+    };
+    const ingest = await fetch(`${a}/v1/traces`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        resourceSpans: [
+          {
+            resource: { attributes: [{ key: 'workspace.id', value: { stringValue: 'ws-acme-platform' } }] },
+            scopeSpans: [{ spans: [span] }],
+          },
+        ],
+      }),
+    });
     expect(ingest.status).toBe(200);
-    const stats = await fetch(`${b}/skill/v1/skills/skill-0001/traces/stats/query`, { method: 'POST', headers,
-      body: JSON.stringify({ start_time_unix_seconds: now - 60, end_time_unix_seconds: now + 60, request_type: 'scalar', queries: [{ name: 's', measure: 'spans' }] }) });
+    const stats = await fetch(`${b}/skill/v1/skills/skill-0001/traces/stats/query`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        start_time_unix_seconds: now - 60,
+        end_time_unix_seconds: now + 60,
+        request_type: 'scalar',
+        queries: [{ name: 's', measure: 'spans' }],
+      }),
+    });
     expect(((await stats.json()) as { data: { results: { value: number }[] } }).data.results[0]?.value).toBe(1);
 
     // A bundle imported through the CLI (a third writer) is visible through replica B.
-    const probe = { ...headers, authorization: `Bearer ${await (await loadDevIssuer(dataDir)).mint({ sub: 'user-probe', org: 'org-probe' })}` };
+    const probe = {
+      ...headers,
+      authorization: `Bearer ${await (await loadDevIssuer(dataDir)).mint({ sub: 'user-probe', org: 'org-probe' })}`,
+    };
     const exportUrl = `${b}/registry/v1/workspaces/ws-probe/export`;
     expect((await fetch(exportUrl, { headers: probe })).status).toBe(401);
     const t0 = '2026-11-01T00:00:00Z';
     const bundle = {
       organizations: [{ id: 'org-probe', name: 'Probe', status: 'active' }],
       users: [{ id: 'user-probe', org_id: 'org-probe', created_at: t0, updated_at: t0 }],
-      workspaces: [{ id: 'ws-probe', org_id: 'org-probe', name: 'probe', display_name: 'Probe', kind: 'org', workspace_status: 'active', created_at: t0, created_by: 'user-probe', updated_at: t0, updated_by: 'user-probe' }],
+      workspaces: [
+        {
+          id: 'ws-probe',
+          org_id: 'org-probe',
+          name: 'probe',
+          display_name: 'Probe',
+          kind: 'org',
+          workspace_status: 'active',
+          created_at: t0,
+          created_by: 'user-probe',
+          updated_at: t0,
+          updated_by: 'user-probe',
+        },
+      ],
       memberships: [{ workspace_id: 'ws-probe', user_id: 'user-probe', role: 'admin' }],
-      artifacts: [{ id: 'agent-probe', kind: 'agent', name: 'Replica Probe', artifact_status: 'active', source_type: 'upload', extension: 'yaml',
-        content_hash_hex: 'ab'.repeat(32), commit_ts: t0, version_ordinal: 1, is_latest: true, workspace_id: 'ws-probe',
-        created_at: t0, created_by: 'user-probe', updated_at: t0, updated_by: 'user-probe' }],
+      artifacts: [
+        {
+          id: 'agent-probe',
+          kind: 'agent',
+          name: 'Replica Probe',
+          artifact_status: 'active',
+          source_type: 'upload',
+          extension: 'yaml',
+          content_hash_hex: 'ab'.repeat(32),
+          commit_ts: t0,
+          version_ordinal: 1,
+          is_latest: true,
+          workspace_id: 'ws-probe',
+          created_at: t0,
+          created_by: 'user-probe',
+          updated_at: t0,
+          updated_by: 'user-probe',
+        },
+      ],
     };
     const file = path.join(dataDir, 'bundle.json');
     fs.writeFileSync(file, JSON.stringify(bundle));
     // Asynchronously: the PostgreSQL proxy runs on this process's event loop.
-    const cli = spawn(process.execPath, ['src/cli/import.ts', file], { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl, DATA_DIR: dataDir } });
+    const cli = spawn(process.execPath, ['src/cli/import.ts', file], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: databaseUrl, DATA_DIR: dataDir },
+    });
     let stderr = '';
-    cli.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    cli.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
     const code = await new Promise<number | null>((r) => cli.on('exit', r));
     expect(code, stderr).toBe(0);
     const after = await fetch(exportUrl, { headers: probe });
     expect(after.status).toBe(200);
-    expect(((await after.json()) as { artifacts: { id: string }[] }).artifacts.map((x) => x.id)).toEqual(['agent-probe']);
+    expect(((await after.json()) as { artifacts: { id: string }[] }).artifacts.map((x) => x.id)).toEqual([
+      'agent-probe',
+    ]);
   }, 30_000);
 
   it('allows N requests a minute in total across both replicas', async () => {
@@ -161,24 +261,32 @@ describe.skipIf(!up)('two replicas on one PostgreSQL and Redis', () => {
     const query = `{ users(first: 1) { totalCount } } # run ${Math.random()}`;
     const sha256Hash = createHash('sha256').update(query).digest('hex');
     const hashOnly = JSON.stringify({ extensions: { persistedQuery: { version: 1, sha256Hash } } });
-    const unknown = (await (await fetch(`${b}/graphql`, { method: 'POST', headers, body: hashOnly })).json()) as { errors?: { extensions?: { code?: string } }[] };
+    const unknown = (await (await fetch(`${b}/graphql`, { method: 'POST', headers, body: hashOnly })).json()) as {
+      errors?: { extensions?: { code?: string } }[];
+    };
     expect(unknown.errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_NOT_FOUND');
-    const registered = await fetch(`${a}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query, extensions: { persistedQuery: { version: 1, sha256Hash } } }) });
+    const registered = await fetch(`${a}/graphql`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ query, extensions: { persistedQuery: { version: 1, sha256Hash } } }),
+    });
     expect(registered.status).toBe(200);
-    const found = (await (await fetch(`${b}/graphql`, { method: 'POST', headers, body: hashOnly })).json()) as { data?: { users: { totalCount: number } } };
+    const found = (await (await fetch(`${b}/graphql`, { method: 'POST', headers, body: hashOnly })).json()) as {
+      data?: { users: { totalCount: number } };
+    };
     expect(found.data?.users.totalCount).toBeGreaterThan(0);
   }, 30_000);
 
   it('answers 503 while PostgreSQL is gone and recovers without a restart', async () => {
     const [a, b] = urls as [string, string];
-    px.cut();
+    px!.cut();
     const started = Date.now();
     const down = await fetch(`${a}/registry/v1/users?limit=1`, { headers });
     expect(down.status).toBe(503);
     expect(((await down.json()) as { code: string }).code).toBe('service_unavailable');
     expect(Date.now() - started).toBeLessThan(5000);
     expect((await fetch(`${b}/readyz`)).status).toBe(503);
-    px.restore();
+    px!.restore();
     let status = 0;
     for (let i = 0; i < 50 && status !== 200; i++) {
       status = (await fetch(`${a}/registry/v1/users?limit=1`, { headers })).status;

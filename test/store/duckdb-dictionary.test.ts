@@ -16,7 +16,13 @@ import { expectSameRows, reference } from '../contract/trace-reference.ts';
 const CAP = 40;
 const END = Date.UTC(2026, 10, 1) / 1000;
 const base: AggregateQuery = {
-  orgId: 'org-d', skill: 'sk-d', startS: END - 4 * 86400, endS: END, workspaceIds: ['ws-d'], filters: [], groupBy: [],
+  orgId: 'org-d',
+  skill: 'sk-d',
+  startS: END - 4 * 86400,
+  endS: END,
+  workspaceIds: ['ws-d'],
+  filters: [],
+  groupBy: [],
   measures: ['spans', 'traces', 'tokens', 'error_rate', 'latency_p90'],
 };
 
@@ -25,13 +31,40 @@ function spans(from: number, to: number): SpanRow[] {
   const rows: SpanRow[] = [];
   for (let t = from; t < to; t++) {
     const common = {
-      org_id: 'org-d', workspace_id: 'ws-d', trace_id: t.toString(16).padStart(32, '0'), parent_span_id: null, name: 'x',
-      start_s: END - 86400 * (1 + (t % 3)) + t, duration_ms: (t * 7) % 50, harness: `harness-${t % 5}`, skill: 'sk-d',
-      skill_version: 1 + (t % 2), command: null, mcp: `mcp-${t % 90}`, user: `u${t % 7}`, session: `s${t}`, tokens: t % 13, cost: 0, is_error: t % 4 === 0,
+      org_id: 'org-d',
+      workspace_id: 'ws-d',
+      trace_id: t.toString(16).padStart(32, '0'),
+      parent_span_id: null,
+      name: 'x',
+      start_s: END - 86400 * (1 + (t % 3)) + t,
+      duration_ms: (t * 7) % 50,
+      harness: `harness-${t % 5}`,
+      skill: 'sk-d',
+      skill_version: 1 + (t % 2),
+      command: null,
+      mcp: `mcp-${t % 90}`,
+      user: `u${t % 7}`,
+      session: `s${t}`,
+      tokens: t % 13,
+      cost: 0,
+      is_error: t % 4 === 0,
     };
-    rows.push({ ...common, span_id: `${t}a`.padStart(16, '0'), category: 'skill_invocation', tool: null, model: `model-${t % 300}` });
+    rows.push({
+      ...common,
+      span_id: `${t}a`.padStart(16, '0'),
+      category: 'skill_invocation',
+      tool: null,
+      model: `model-${t % 300}`,
+    });
     for (const c of [0, 1]) {
-      rows.push({ ...common, span_id: `${t}b${c}`.padStart(16, '0'), category: 'tool_call', tool: `tool-${(2 * t + c) % 1500}`, model: null, is_error: (t + c) % 5 === 0 });
+      rows.push({
+        ...common,
+        span_id: `${t}b${c}`.padStart(16, '0'),
+        category: 'tool_call',
+        tool: `tool-${(2 * t + c) % 1500}`,
+        model: null,
+        is_error: (t + c) % 5 === 0,
+      });
     }
   }
   return rows;
@@ -41,11 +74,37 @@ const QUERIES: AggregateQuery[] = [
   { ...base, groupBy: ['tool'] },
   { ...base, groupBy: ['model', 'harness'], bucket: 'day' },
   { ...base, groupBy: ['tool'], filters: [{ key: 'tool', op: 'eq', values: ['tool-3'] }] },
-  { ...base, groupBy: ['mcp'], filters: [{ key: 'tool', op: 'in', values: ['tool-1', 'tool-700', 'tool-1499', 'no-such-tool'] }] },
-  { ...base, filters: [{ key: 'model', op: 'neq', values: ['model-2'] }, { key: 'harness', op: 'eq', values: ['harness-1'] }] },
-  { ...base, groupBy: ['tool'], top: [{ by: 'tool', direction: 'asc', limit: 25 }, { by: 'spans', direction: 'desc', limit: 10 }] },
+  {
+    ...base,
+    groupBy: ['mcp'],
+    filters: [{ key: 'tool', op: 'in', values: ['tool-1', 'tool-700', 'tool-1499', 'no-such-tool'] }],
+  },
+  {
+    ...base,
+    filters: [
+      { key: 'model', op: 'neq', values: ['model-2'] },
+      { key: 'harness', op: 'eq', values: ['harness-1'] },
+    ],
+  },
+  {
+    ...base,
+    groupBy: ['tool'],
+    top: [
+      { by: 'tool', direction: 'asc', limit: 25 },
+      { by: 'spans', direction: 'desc', limit: 10 },
+    ],
+  },
   { ...base, groupBy: ['model'], bucket: 'day', top: [{ by: 'error_rate', direction: 'desc', limit: 7 }] },
-  { ...base, groupBy: ['tool', 'mcp'], onlyGroups: [{ tool: 'tool-4', mcp: 'mcp-2' }, { tool: 'tool-901', mcp: 'mcp-0' }, { tool: null, mcp: 'mcp-5' }, { tool: 'no-such-tool', mcp: 'mcp-2' }] },
+  {
+    ...base,
+    groupBy: ['tool', 'mcp'],
+    onlyGroups: [
+      { tool: 'tool-4', mcp: 'mcp-2' },
+      { tool: 'tool-901', mcp: 'mcp-0' },
+      { tool: null, mcp: 'mcp-5' },
+      { tool: 'no-such-tool', mcp: 'mcp-2' },
+    ],
+  },
 ];
 
 async function expectExact(store: DuckDbTraceStore, stored: SpanRow[]): Promise<void> {
@@ -58,7 +117,11 @@ async function expectExact(store: DuckDbTraceStore, stored: SpanRow[]): Promise<
 async function dictionaryRows(store: DuckDbTraceStore): Promise<{ n: number; values: number; codes: number }> {
   const conn = await store.connect();
   try {
-    const [row] = (await conn.runAndReadAll('SELECT count(*) AS n, count(DISTINCT value) AS "values", count(DISTINCT id) AS codes FROM dim_values')).getRowObjectsJS();
+    const [row] = (
+      await conn.runAndReadAll(
+        'SELECT count(*) AS n, count(DISTINCT value) AS "values", count(DISTINCT id) AS codes FROM dim_values',
+      )
+    ).getRowObjectsJS();
     return { n: Number(row?.n), values: Number(row?.values), codes: Number(row?.codes) };
   } finally {
     conn.closeSync();
@@ -66,7 +129,8 @@ async function dictionaryRows(store: DuckDbTraceStore): Promise<{ n: number; val
 }
 
 /** Distinct values of the encoded dimensions in `rows` (one dictionary for all of them). */
-const distinctValues = (rows: SpanRow[]) => new Set(rows.flatMap((r) => [r.harness, r.skill, r.command, r.mcp, r.tool, r.model]).filter((v) => v !== null)).size;
+const distinctValues = (rows: SpanRow[]) =>
+  new Set(rows.flatMap((r) => [r.harness, r.skill, r.command, r.mcp, r.tool, r.model]).filter((v) => v !== null)).size;
 
 describe('DuckDB dictionary: a bounded cache over dim_values', () => {
   it(`answers exactly with room for ${CAP} values and thousands stored, across a failed append and a reopen`, async () => {
@@ -107,7 +171,11 @@ describe('DuckDB dictionary: a bounded cache over dim_values', () => {
       await store.seal();
       await expectExact(store, stored);
       const dictionary = await dictionaryRows(store);
-      expect(dictionary).toEqual({ n: distinctValues(stored), values: distinctValues(stored), codes: distinctValues(stored) });
+      expect(dictionary).toEqual({
+        n: distinctValues(stored),
+        values: distinctValues(stored),
+        codes: distinctValues(stored),
+      });
       expect(dictionary.n).toBeGreaterThan(40 * CAP);
     } finally {
       await store.close();
@@ -125,7 +193,11 @@ describe('DuckDB dictionary: a bounded cache over dim_values', () => {
       const store = await DuckDbTraceStore.open(file, { sealEveryMs: 0, dictionaryValues: capacity });
       try {
         expect(store.dictionarySize).toBe(capacity);
-        const q: AggregateQuery = { ...base, groupBy: ['tool'], filters: [{ key: 'model', op: 'in', values: ['model-1', 'model-299'] }] };
+        const q: AggregateQuery = {
+          ...base,
+          groupBy: ['tool'],
+          filters: [{ key: 'model', op: 'in', values: ['model-1', 'model-299'] }],
+        };
         expectSameRows(await store.aggregate(q), reference(rows, q));
         expect(store.dictionarySize).toBeLessThanOrEqual(capacity);
       } finally {
@@ -145,7 +217,7 @@ describe('DuckDB dictionary: a bounded cache over dim_values', () => {
       const conn = await store.connect();
       const [row] = (await conn.runAndReadAll("SELECT current_setting('memory_limit') AS m")).getRowObjectsJS();
       conn.closeSync();
-      expect(String(row?.m)).toMatch(/^(300\.0 MiB|314\.5 MB)$/);
+      expect(row?.m).toMatch(/^(300\.0 MiB|314\.5 MB)$/);
     } finally {
       await store.close();
     }

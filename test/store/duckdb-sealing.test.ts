@@ -12,7 +12,13 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
 import { ThreadedTraceStore } from '../../src/store/duckdb/threaded-store.ts';
 import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
-import { MEASURES, QueryCancelledError, TraceStoreUnavailableError, type AggregateQuery, type SpanRow } from '../../src/store/trace-port.ts';
+import {
+  MEASURES,
+  QueryCancelledError,
+  TraceStoreUnavailableError,
+  type AggregateQuery,
+  type SpanRow,
+} from '../../src/store/trace-port.ts';
 import { prng } from '../../src/shared/prng.ts';
 import { demoSpans } from '../../src/traces/demo-traces.ts';
 import { expectSameRows, reference } from '../contract/trace-reference.ts';
@@ -24,17 +30,45 @@ const WORKSPACES = ['ws-1', 'ws-2'];
 /** Demo traces of two skills, plus traces that invoke both, or one skill in two versions. */
 function spans(seed: number): SpanRow[] {
   const rows: SpanRow[] = [];
-  for (const b of demoSpans({ orgId: ORG, skills: [{ id: 'sk-a', workspaceId: 'ws-1' }, { id: 'sk-b', workspaceId: 'ws-2' }], users: ['u1', 'u2', 'u3'], spans: 1500, endS: END, days: 10, seed })) rows.push(...b);
+  for (const b of demoSpans({
+    orgId: ORG,
+    skills: [
+      { id: 'sk-a', workspaceId: 'ws-1' },
+      { id: 'sk-b', workspaceId: 'ws-2' },
+    ],
+    users: ['u1', 'u2', 'u3'],
+    spans: 1500,
+    endS: END,
+    days: 10,
+    seed,
+  }))
+    rows.push(...b);
   const extra: SpanRow[] = [];
   const invocations = rows.filter((r) => r.category === 'skill_invocation');
   invocations.forEach((inv, i) => {
-    if (i % 9 === 0) extra.push({ ...inv, span_id: `${inv.span_id.slice(0, 12)}b000`, skill: inv.skill === 'sk-a' ? 'sk-b' : 'sk-a', duration_ms: inv.duration_ms + 7 });
-    if (i % 11 === 0) extra.push({ ...inv, span_id: `${inv.span_id.slice(0, 12)}c000`, skill_version: (inv.skill_version ?? 1) + 1, is_error: !inv.is_error });
+    if (i % 9 === 0)
+      extra.push({
+        ...inv,
+        span_id: `${inv.span_id.slice(0, 12)}b000`,
+        skill: inv.skill === 'sk-a' ? 'sk-b' : 'sk-a',
+        duration_ms: inv.duration_ms + 7,
+      });
+    if (i % 11 === 0)
+      extra.push({
+        ...inv,
+        span_id: `${inv.span_id.slice(0, 12)}c000`,
+        skill_version: (inv.skill_version ?? 1) + 1,
+        is_error: !inv.is_error,
+      });
   });
   // Every fourth trace has children on the next day: traces that day buckets split.
   const traces = [...new Set(rows.map((r) => r.trace_id))];
   const later = new Set(traces.filter((_, i) => i % 4 === 0));
-  const shifted = rows.map((r) => (r.category !== 'skill_invocation' && later.has(r.trace_id) && r.start_s < END - 2 * 86400 ? { ...r, start_s: r.start_s + 86400 } : r));
+  const shifted = rows.map((r) =>
+    r.category !== 'skill_invocation' && later.has(r.trace_id) && r.start_s < END - 2 * 86400
+      ? { ...r, start_s: r.start_s + 86400 }
+      : r,
+  );
   return [...shifted, ...extra];
 }
 
@@ -47,13 +81,27 @@ function shuffle<T>(xs: T[], rnd: () => number): T[] {
   return out;
 }
 
-const base: AggregateQuery = { orgId: ORG, skill: 'sk-a', startS: END - 10 * 86400, endS: END, workspaceIds: WORKSPACES, filters: [], groupBy: [], measures: [...MEASURES] };
+const base: AggregateQuery = {
+  orgId: ORG,
+  skill: 'sk-a',
+  startS: END - 10 * 86400,
+  endS: END,
+  workspaceIds: WORKSPACES,
+  filters: [],
+  groupBy: [],
+  measures: [...MEASURES],
+};
 const QUERIES: AggregateQuery[] = [
   base,
   { ...base, skill: 'sk-b', groupBy: ['model'] },
   { ...base, skillVersion: 2, groupBy: ['harness'] },
   { ...base, skill: 'sk-b', skillVersion: 1, groupBy: ['skill', 'skill_version'] },
-  { ...base, bucket: 'day', groupBy: ['tool'], measures: ['traces', 'tokens', 'error_rate', 'latency_p99', 'sessions'] },
+  {
+    ...base,
+    bucket: 'day',
+    groupBy: ['tool'],
+    measures: ['traces', 'tokens', 'error_rate', 'latency_p99', 'sessions'],
+  },
 ];
 
 async function expectExact(store: DuckDbTraceStore, stored: SpanRow[]): Promise<void> {
@@ -74,7 +122,10 @@ describe('DuckDB sealing', () => {
         await store.insertSpans(batch);
         stored.push(...batch);
         if (rnd() < 0.4) await store.seal();
-        if (rnd() < 0.25) { await expectExact(store, stored); checks++; }
+        if (rnd() < 0.25) {
+          await expectExact(store, stored);
+          checks++;
+        }
       }
       await expectExact(store, stored);
       await store.seal();
@@ -94,7 +145,12 @@ describe('DuckDB sealing', () => {
       const children = traceRows.filter((r) => r.category !== 'skill_invocation');
       await store.insertSpans(children);
       await store.seal();
-      const q: AggregateQuery = { ...base, startS: invocation.start_s - 86400, endS: invocation.start_s + 3 * 86400, measures: ['traces', 'spans'] };
+      const q: AggregateQuery = {
+        ...base,
+        startS: invocation.start_s - 86400,
+        endS: invocation.start_s + 3 * 86400,
+        measures: ['traces', 'spans'],
+      };
       expect((await store.aggregate(q))[0]?.values).toEqual({ traces: 0, spans: 0 });
       await store.insertSpans([invocation]);
       const stored = [...children, invocation];
@@ -140,8 +196,10 @@ describe('DuckDB sealing', () => {
       const [invocation] = spans(3).filter((r) => r.category === 'skill_invocation');
       const good = invocation as SpanRow;
       const results = await Promise.allSettled([
-        store.insertSpans([good]), store.insertSpans([{ ...good, trace_id: 'not hex' }]),
-        store.insertSpans([{ ...good, skill_version: 2 ** 40 }]), store.insertSpans([{ ...good, tokens: 2 ** 64 }]),
+        store.insertSpans([good]),
+        store.insertSpans([{ ...good, trace_id: 'not hex' }]),
+        store.insertSpans([{ ...good, skill_version: 2 ** 40 }]),
+        store.insertSpans([{ ...good, tokens: 2 ** 64 }]),
       ]);
       expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'rejected']);
       expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/trace_id must be 32 lowercase hex digits/);
@@ -166,16 +224,31 @@ describe('DuckDB sealing', () => {
     await store.close();
     const reopened = await DuckDbTraceStore.open(file, { sealEveryMs: 0 });
     try {
-      const q: AggregateQuery = { ...base, startS: good.start_s, endS: good.start_s + 1, groupBy: ['model'], measures: ['spans'] };
-      expect(await reopened.aggregate(q)).toEqual([{ groups: { model: 'model-new' }, bucket: null, values: { spans: 1 } }]);
-      expect(await reopened.aggregate({ ...q, filters: [{ key: 'model', op: 'eq', values: ['model-new'] }] })).toHaveLength(1);
+      const q: AggregateQuery = {
+        ...base,
+        startS: good.start_s,
+        endS: good.start_s + 1,
+        groupBy: ['model'],
+        measures: ['spans'],
+      };
+      expect(await reopened.aggregate(q)).toEqual([
+        { groups: { model: 'model-new' }, bucket: null, values: { spans: 1 } },
+      ]);
+      expect(
+        await reopened.aggregate({ ...q, filters: [{ key: 'model', op: 'eq', values: ['model-new'] }] }),
+      ).toHaveLength(1);
     } finally {
       await reopened.close();
     }
   });
 
-  it.each([['in this thread', false], ['in its worker thread', true]] as const)('cancels a query aborted right after it starts (%s)', async (_name, threaded) => {
-    const store = threaded ? await ThreadedTraceStore.open(':memory:', { sealEveryMs: 0 }) : await DuckDbTraceStore.open(':memory:', { sealEveryMs: 0 });
+  it.each([
+    ['in this thread', false],
+    ['in its worker thread', true],
+  ] as const)('cancels a query aborted right after it starts (%s)', async (_name, threaded) => {
+    const store = threaded
+      ? await ThreadedTraceStore.open(':memory:', { sealEveryMs: 0 })
+      : await DuckDbTraceStore.open(':memory:', { sealEveryMs: 0 });
     try {
       await store.insertSpans(spans(2));
       for (let i = 0; i < 10; i++) {
@@ -209,9 +282,19 @@ describe('DuckDB sealing', () => {
       const stopAt = Date.now() + 2500;
       let sealedDuringLoad = 0;
       const writers = [0, 1, 2, 3].map(async (w) => {
-        for (let i = w; Date.now() < stopAt; i += 4) await store.insertSpans(all.slice((i * 50) % 1500, ((i * 50) % 1500) + 50).map((r) => ({ ...r, span_id: `${r.span_id.slice(0, 8)}${String(i).padStart(8, '0')}` })));
+        for (let i = w; Date.now() < stopAt; i += 4)
+          await store.insertSpans(
+            all
+              .slice((i * 50) % 1500, ((i * 50) % 1500) + 50)
+              .map((r) => ({ ...r, span_id: `${r.span_id.slice(0, 8)}${String(i).padStart(8, '0')}` })),
+          );
       });
-      const watcher = (async () => { while (Date.now() < stopAt) { sealedDuringLoad = await sealedCount(store); await new Promise((r) => setTimeout(r, 100)); } })();
+      const watcher = (async () => {
+        while (Date.now() < stopAt) {
+          sealedDuringLoad = await sealedCount(store);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      })();
       await Promise.all([...writers, watcher]);
       expect(sealedDuringLoad).toBeGreaterThan(0);
     } finally {
@@ -221,7 +304,11 @@ describe('DuckDB sealing', () => {
 
   it('says when background sealing fails, and keeps answering exactly from the unsealed spans', async () => {
     const notices: string[] = [];
-    const store = await DuckDbTraceStore.open(':memory:', { sealAgeMs: 0, sealEveryMs: 20, onNotice: (n) => notices.push(n) });
+    const store = await DuckDbTraceStore.open(':memory:', {
+      sealAgeMs: 0,
+      sealEveryMs: 20,
+      onNotice: (n) => notices.push(n),
+    });
     try {
       const conn = await store.connect();
       await conn.run('DROP TABLE skill_crossing');
@@ -229,7 +316,9 @@ describe('DuckDB sealing', () => {
       const all = spans(13);
       await store.insertSpans(all);
       await expect.poll(() => notices.length, { timeout: 5000 }).toBeGreaterThan(0);
-      expect(notices[0]).toMatch(/^sealing failed \(statistics stay exact but slower until it succeeds\): .*skill_crossing/);
+      expect(notices[0]).toMatch(
+        /^sealing failed \(statistics stay exact but slower until it succeeds\): .*skill_crossing/,
+      );
       await expectExact(store, all);
     } finally {
       await store.close();
@@ -243,7 +332,9 @@ describe('DuckDB sealing', () => {
     await writeVersion1(file, all);
     const notices: string[] = [];
     const store = await DuckDbTraceStore.open(file, { sealEveryMs: 0, onNotice: (n) => notices.push(n) });
-    expect(notices).toContain('migrating the trace store to 002_sealed_skill_spans (once; existing spans are rewritten)');
+    expect(notices).toContain(
+      'migrating the trace store to 002_sealed_skill_spans (once; existing spans are rewritten)',
+    );
     try {
       expect(await store.countSpans()).toBe(all.length);
       expect(await unsealed(store)).toBe(0);
@@ -268,7 +359,10 @@ async function sealedCount(store: DuckDbTraceStore): Promise<number> {
 async function unsealed(store: DuckDbTraceStore): Promise<number> {
   const conn = await store.connect();
   try {
-    return Number((await conn.runAndReadAll('SELECT count(*) FROM spans WHERE seq > (SELECT seq FROM sealed)')).getRows()[0]?.[0] ?? 0);
+    return Number(
+      (await conn.runAndReadAll('SELECT count(*) FROM spans WHERE seq > (SELECT seq FROM sealed)')).getRows()[0]?.[0] ??
+        0,
+    );
   } finally {
     conn.closeSync();
   }
@@ -288,13 +382,20 @@ CREATE TABLE trace_skills (org_id VARCHAR NOT NULL, skill VARCHAR NOT NULL, skil
 INSERT INTO schema_migrations VALUES ('001_spans', now());`);
   const appender = await conn.createAppender('spans');
   for (const r of rows) {
-    for (const v of [r.org_id, r.workspace_id, r.trace_id, r.span_id, r.parent_span_id, r.name]) if (v === null) appender.appendNull(); else appender.appendVarchar(v);
+    for (const v of [r.org_id, r.workspace_id, r.trace_id, r.span_id, r.parent_span_id, r.name])
+      if (v === null) appender.appendNull();
+      else appender.appendVarchar(v);
     appender.appendBigInt(BigInt(r.start_s));
     appender.appendDouble(r.duration_ms);
     appender.appendVarchar(r.category);
-    for (const v of [r.harness, r.skill]) if (v === null) appender.appendNull(); else appender.appendVarchar(v);
-    if (r.skill_version === null) appender.appendNull(); else appender.appendInteger(r.skill_version);
-    for (const v of [r.command, r.mcp, r.tool, r.model, r.user, r.session]) if (v === null) appender.appendNull(); else appender.appendVarchar(v);
+    for (const v of [r.harness, r.skill])
+      if (v === null) appender.appendNull();
+      else appender.appendVarchar(v);
+    if (r.skill_version === null) appender.appendNull();
+    else appender.appendInteger(r.skill_version);
+    for (const v of [r.command, r.mcp, r.tool, r.model, r.user, r.session])
+      if (v === null) appender.appendNull();
+      else appender.appendVarchar(v);
     appender.appendBigInt(BigInt(r.tokens));
     appender.appendDouble(r.cost);
     appender.appendBoolean(r.is_error);
@@ -305,7 +406,8 @@ INSERT INTO schema_migrations VALUES ('001_spans', now());`);
   for (const r of rows.filter((x) => x.category === 'skill_invocation' && x.skill !== null)) {
     mapper.appendVarchar(r.org_id);
     mapper.appendVarchar(r.skill as string);
-    if (r.skill_version === null) mapper.appendNull(); else mapper.appendInteger(r.skill_version);
+    if (r.skill_version === null) mapper.appendNull();
+    else mapper.appendInteger(r.skill_version);
     mapper.appendVarchar(r.trace_id);
     mapper.appendBigInt(BigInt(r.start_s));
     mapper.endRow();

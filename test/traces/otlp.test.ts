@@ -18,17 +18,31 @@ beforeAll(async () => {
   t = await startTestApp();
   url = await t.app.listen({ host: '127.0.0.1', port: 0 });
 });
-afterAll(async () => { await t.close(); });
+afterAll(async () => {
+  await t.close();
+});
 
 async function stats(skill: string, user = 'u-admin') {
   const res = await t.app.inject({
-    method: 'POST', url: `/skill/v1/skills/${skill}/traces/stats/query`, headers: await t.auth(user),
-    payload: { start_time_unix_seconds: Math.floor(Date.now() / 1000) - 86400, end_time_unix_seconds: Math.floor(Date.now() / 1000) + 86400, request_type: 'scalar', queries: [
-      { name: 'spans', measure: 'spans' }, { name: 'tools', measure: 'tool_calls' }, { name: 'tokens', measure: 'tokens' }, { name: 'errors', measure: 'error_rate' },
-    ] },
+    method: 'POST',
+    url: `/skill/v1/skills/${skill}/traces/stats/query`,
+    headers: await t.auth(user),
+    payload: {
+      start_time_unix_seconds: Math.floor(Date.now() / 1000) - 86400,
+      end_time_unix_seconds: Math.floor(Date.now() / 1000) + 86400,
+      request_type: 'scalar',
+      queries: [
+        { name: 'spans', measure: 'spans' },
+        { name: 'tools', measure: 'tool_calls' },
+        { name: 'tokens', measure: 'tokens' },
+        { name: 'errors', measure: 'error_rate' },
+      ],
+    },
   });
   expect(res.statusCode, res.body).toBe(200);
-  return Object.fromEntries(res.json().data.results.map((r: { query_name: string; value: number }) => [r.query_name, r.value]));
+  return Object.fromEntries(
+    res.json().data.results.map((r: { query_name: string; value: number }) => [r.query_name, r.value]),
+  );
 }
 
 async function sendWith(exporter: SpanExporter, skillAttr: Record<string, string>) {
@@ -37,13 +51,38 @@ async function sendWith(exporter: SpanExporter, skillAttr: Record<string, string
     spanProcessors: [new SimpleSpanProcessor(exporter)],
   });
   const tracer = provider.getTracer('otlp-test');
-  const root = tracer.startSpan('invoke_skill', { attributes: { 'gen_ai.operation.name': 'invoke_skill', ...skillAttr, 'skill.version': 2, 'user.id': 'u-admin', 'session.id': 'sess-1' } });
+  const root = tracer.startSpan('invoke_skill', {
+    attributes: {
+      'gen_ai.operation.name': 'invoke_skill',
+      ...skillAttr,
+      'skill.version': 2,
+      'user.id': 'u-admin',
+      'session.id': 'sess-1',
+    },
+  });
   root.setStatus({ code: SpanStatusCode.ERROR });
   const { trace, context } = await import('@opentelemetry/api');
   const ctx = trace.setSpan(context.active(), root);
-  const chat = tracer.startSpan('chat', { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o', 'gen_ai.usage.input_tokens': 100, 'gen_ai.usage.output_tokens': 20 } }, ctx);
+  const chat = tracer.startSpan(
+    'chat',
+    {
+      attributes: {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.request.model': 'gpt-4o',
+        'gen_ai.usage.input_tokens': 100,
+        'gen_ai.usage.output_tokens': 20,
+      },
+    },
+    ctx,
+  );
   chat.end();
-  const tool = tracer.startSpan('tools/call', { attributes: { 'mcp.method.name': 'tools/call', 'mcp.server.name': 'github', 'gen_ai.tool.name': 'create_issue' } }, ctx);
+  const tool = tracer.startSpan(
+    'tools/call',
+    {
+      attributes: { 'mcp.method.name': 'tools/call', 'mcp.server.name': 'github', 'gen_ai.tool.name': 'create_issue' },
+    },
+    ctx,
+  );
   tool.end();
   root.end();
   await provider.forceFlush();
@@ -63,23 +102,46 @@ describe('POST /v1/traces', () => {
     expect(await stats('sk-1')).toEqual({ spans: 6, tools: 2, tokens: 240, errors: 1 });
   });
 
-  const body = (spans: object[], resource: object[] = []) => ({ resourceSpans: [{ resource: { attributes: resource }, scopeSpans: [{ spans }] }] });
+  const body = (spans: object[], resource: object[] = []) => ({
+    resourceSpans: [{ resource: { attributes: resource }, scopeSpans: [{ spans }] }],
+  });
   const span = (id: string, extra: object = {}) => ({
-    traceId: `${id}`.padStart(32, '1'), spanId: `${id}`.padStart(16, '2'), name: 'x',
-    startTimeUnixNano: '1790000000000000000', endTimeUnixNano: '1790000000500000000', ...extra,
+    traceId: id.padStart(32, '1'),
+    spanId: id.padStart(16, '2'),
+    name: 'x',
+    startTimeUnixNano: '1790000000000000000',
+    endTimeUnixNano: '1790000000500000000',
+    ...extra,
   });
 
   it('accepts gzip and answers partial success for invalid spans', async () => {
     const before = await t.traces.countSpans();
     const tokens = (n: string) => ({ attributes: [{ key: 'gen_ai.usage.input_tokens', value: { intValue: n } }] });
-    const hugeVersion = { attributes: [{ key: 'skill.id', value: { stringValue: 'sk-1' } }, { key: 'skill.version', value: { intValue: String(2 ** 40) } }] };
-    const payload = zlib.gzipSync(JSON.stringify(body([
-      span('a'), span('b', { traceId: 'nothex' }), span('c', { endTimeUnixNano: '1' }), span('d', tokens('-5')), span('e', tokens('18446744073709551615')),
-      span('f', hugeVersion),
-    ])));
-    const res = await fetch(`${url}/v1/traces`, { method: 'POST', body: payload, headers: { ...(await t.auth('u-admin')), 'content-type': 'application/json', 'content-encoding': 'gzip' } });
+    const hugeVersion = {
+      attributes: [
+        { key: 'skill.id', value: { stringValue: 'sk-1' } },
+        { key: 'skill.version', value: { intValue: String(2 ** 40) } },
+      ],
+    };
+    const payload = zlib.gzipSync(
+      JSON.stringify(
+        body([
+          span('a'),
+          span('b', { traceId: 'nothex' }),
+          span('c', { endTimeUnixNano: '1' }),
+          span('d', tokens('-5')),
+          span('e', tokens('18446744073709551615')),
+          span('f', hugeVersion),
+        ]),
+      ),
+    );
+    const res = await fetch(`${url}/v1/traces`, {
+      method: 'POST',
+      body: payload,
+      headers: { ...(await t.auth('u-admin')), 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    });
     expect(res.status).toBe(200);
-    const answer = await res.json() as { partialSuccess: { rejectedSpans: number; errorMessage: string } };
+    const answer = (await res.json()) as { partialSuccess: { rejectedSpans: number; errorMessage: string } };
     expect(answer.partialSuccess.rejectedSpans).toBe(4);
     expect(answer.partialSuccess.errorMessage).toContain('invalid trace_id');
     expect(answer.partialSuccess.errorMessage).toContain('2 span(s): token counts out of range');
@@ -90,7 +152,11 @@ describe('POST /v1/traces', () => {
   it('answers 400 with an OTLP Status body for malformed payloads, storing nothing', async () => {
     const before = await t.traces.countSpans();
     const post = async (payload: Buffer | string, type: string, extra: Record<string, string> = {}) =>
-      fetch(`${url}/v1/traces`, { method: 'POST', body: payload, headers: { ...(await t.auth('u-admin')), 'content-type': type, ...extra } });
+      fetch(`${url}/v1/traces`, {
+        method: 'POST',
+        body: payload,
+        headers: { ...(await t.auth('u-admin')), 'content-type': type, ...extra },
+      });
     for (const [payload, type, extra] of [
       ['{not json', 'application/json', {}],
       ['[1,2]', 'application/json', {}],
@@ -100,22 +166,59 @@ describe('POST /v1/traces', () => {
     ] as [Buffer | string, string, Record<string, string>][]) {
       const res = await post(payload, type, extra);
       expect(res.status).toBe(400);
-      if (type === 'application/json') expect((await res.json() as { code: number }).code).toBe(3);
+      if (type === 'application/json') expect(((await res.json()) as { code: number }).code).toBe(3);
     }
     expect(await t.traces.countSpans()).toBe(before);
   });
 
   it('answers an empty request with full success', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/v1/traces', headers: { ...(await t.auth('u-admin')), 'content-type': 'application/json' }, payload: '{}' });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/traces',
+      headers: { ...(await t.auth('u-admin')), 'content-type': 'application/json' },
+      payload: '{}',
+    });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({});
   });
 
   it('needs authentication and the right to create content', async () => {
-    expectProblem(await t.app.inject({ method: 'POST', url: '/v1/traces', headers: { 'content-type': 'application/json' }, payload: '{}' }), 401, 'token_missing');
-    expectProblem(await t.app.inject({ method: 'POST', url: '/v1/traces', headers: { ...(await t.auth('u-viewer')), 'content-type': 'application/json' }, payload: JSON.stringify(body([span('d')])) }), 403, 'access_denied');
-    const other = await t.app.inject({ method: 'POST', url: '/v1/traces', headers: { ...(await t.auth('u-admin')), 'content-type': 'application/json' }, payload: JSON.stringify(body([span('e')], [{ key: 'workspace.id', value: { stringValue: 'ws-b' } }])) });
+    expectProblem(
+      await t.app.inject({
+        method: 'POST',
+        url: '/v1/traces',
+        headers: { 'content-type': 'application/json' },
+        payload: '{}',
+      }),
+      401,
+      'token_missing',
+    );
+    expectProblem(
+      await t.app.inject({
+        method: 'POST',
+        url: '/v1/traces',
+        headers: { ...(await t.auth('u-viewer')), 'content-type': 'application/json' },
+        payload: JSON.stringify(body([span('d')])),
+      }),
+      403,
+      'access_denied',
+    );
+    const other = await t.app.inject({
+      method: 'POST',
+      url: '/v1/traces',
+      headers: { ...(await t.auth('u-admin')), 'content-type': 'application/json' },
+      payload: JSON.stringify(body([span('e')], [{ key: 'workspace.id', value: { stringValue: 'ws-b' } }])),
+    });
     expect(other.json().partialSuccess.rejectedSpans).toBe(1);
-    expectProblem(await t.app.inject({ method: 'POST', url: '/v1/traces', headers: { ...(await t.auth('u-admin')), 'content-type': 'text/plain' }, payload: 'x' }), 415, 'unsupported_content_type');
+    expectProblem(
+      await t.app.inject({
+        method: 'POST',
+        url: '/v1/traces',
+        headers: { ...(await t.auth('u-admin')), 'content-type': 'text/plain' },
+        payload: 'x',
+      }),
+      415,
+      'unsupported_content_type',
+    );
   });
 });

@@ -96,7 +96,9 @@ interface Walk {
 /** The operation's variables as execution coerces them (defaults applied); none when invalid (execution refuses). */
 function variablesOf(w: Walk): Record<string, unknown> {
   if (w.variables === undefined) {
-    const coerced = getVariableValues(w.schema, w.operation.variableDefinitions ?? [], w.rawVariables, { maxErrors: 1 });
+    const coerced = getVariableValues(w.schema, w.operation.variableDefinitions ?? [], w.rawVariables, {
+      maxErrors: 1,
+    });
     w.variables = coerced.coerced ?? {};
   }
   return w.variables;
@@ -173,7 +175,10 @@ function walkFragment(w: Walk, name: string, scope: Scope, level: number): Measu
   }
   const type = w.schema.getType(fragment.typeCondition.name.value);
   const before = w.aliases;
-  const found = type !== undefined && isCompositeType(type) ? walkSet(w, fragment.selectionSet, { ...scope, type }, level + 1) : { depth: 0, cost: 0 };
+  const found =
+    type !== undefined && isCompositeType(type)
+      ? walkSet(w, fragment.selectionSet, { ...scope, type }, level + 1)
+      : { depth: 0, cost: 0 };
   w.memo.set(key, { ...found, aliases: w.aliases - before });
   return found;
 }
@@ -193,7 +198,10 @@ function walkSet(w: Walk, set: SelectionSetNode, scope: Scope, level: number): M
       found = walkFragment(w, sel.name.value, scope, level);
     } else {
       const type = sel.typeCondition === undefined ? scope.type : w.schema.getType(sel.typeCondition.name.value);
-      found = type !== undefined && isCompositeType(type) ? walkSet(w, sel.selectionSet, { ...scope, type }, level + 1) : { depth: 0, cost: 0 };
+      found =
+        type !== undefined && isCompositeType(type)
+          ? walkSet(w, sel.selectionSet, { ...scope, type }, level + 1)
+          : { depth: 0, cost: 0 };
     }
     depth = Math.max(depth, found.depth);
     cost += found.cost;
@@ -215,9 +223,20 @@ export function analyzeOperation(
   const root = schema.getRootType(operation.operation);
   if (root === undefined || root === null) return { depth: 0, aliases: 0, cost: 0 };
   const w: Walk = {
-    schema, operation, fragments: new Map(fragments.map((f) => [f.name.value, f])), rawVariables: variables, model, aliases: 0, tooDeep: false, memo: new Map(),
+    schema,
+    operation,
+    fragments: new Map(fragments.map((f) => [f.name.value, f])),
+    rawVariables: variables,
+    model,
+    aliases: 0,
+    tooDeep: false,
+    memo: new Map(),
   };
   const { depth, cost } = walkSet(w, operation.selectionSet, { type: root }, 0);
   // Introspection averages are fractions: a whole number, without float noise (4486.999… is 4487).
-  return { depth: w.tooDeep ? Math.max(depth, MAX_LEVELS + 1) : depth, aliases: w.aliases, cost: Math.ceil(cost - 1e-6) };
+  return {
+    depth: w.tooDeep ? Math.max(depth, MAX_LEVELS + 1) : depth,
+    aliases: w.aliases,
+    cost: Math.ceil(cost - 1e-6),
+  };
 }

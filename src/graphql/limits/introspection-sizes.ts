@@ -24,7 +24,7 @@ import {
 } from 'graphql';
 
 /** The length of one introspection list field, as seen from a parent of either origin. */
-export interface MetaListSize {
+interface MetaListSize {
   all: number;
   one: number;
 }
@@ -125,13 +125,16 @@ export function metaField(
   name: string,
   isList: boolean,
 ): { size: number; meta: MetaScope } {
-  if (name === 'ofType') return { size: parent.wrapLeft > 0 ? 1 : 0, meta: { all: false, wrapLeft: parent.wrapLeft - 1 } };
+  if (name === 'ofType')
+    return { size: parent.wrapLeft > 0 ? 1 : 0, meta: { all: false, wrapLeft: parent.wrapLeft - 1 } };
   const wrapLeft = name === 'type' ? sizes.maxWrapping : 0;
   if (!isList) return { size: 1, meta: { all: false, wrapLeft } };
   const list = sizes.lists.get(coordinate);
   const size = list === undefined ? 0 : parent.all ? list.all : list.one;
   // Items of the whole schema's lists, and of their fields, args and input fields, stay `all`.
-  const all = coordinate === '__Schema.types' || coordinate === '__Schema.directives'
-    || (parent.all && name !== 'interfaces' && name !== 'possibleTypes');
+  const all =
+    coordinate === '__Schema.types' ||
+    coordinate === '__Schema.directives' ||
+    (parent.all && name !== 'interfaces' && name !== 'possibleTypes');
   return { size, meta: { all, wrapLeft } };
 }

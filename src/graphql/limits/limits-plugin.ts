@@ -39,7 +39,9 @@ export function operationLimitsPlugin(limits: OperationLimits = DEFAULT_LIMITS):
   const listener: GraphQLRequestListener<RequestContext> = {
     async didResolveOperation({ schema, document, operation, request, contextValue }) {
       if (operation === undefined) return;
-      const fragments = document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION);
+      const fragments = document.definitions.filter(
+        (d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION,
+      );
       const found = analyzeOperation(schema, operation, fragments, request.variables ?? {}, limits);
       if (found.depth > limits.maxDepth) throw refuse('depth', found.depth, limits.maxDepth);
       if (found.aliases > limits.maxAliases) throw refuse('aliases', found.aliases, limits.maxAliases);

@@ -50,9 +50,18 @@ function spend(context: unknown, list: unknown): unknown {
   if (budget === undefined) return list;
   budget.spent += list.length;
   if (budget.spent > budget.max) {
-    throw new GraphQLError(`this operation's lists hold more than ${budget.max} items; ask for less (fewer nested lists or aliases)`, {
-      extensions: { code: OPERATION_TOO_LARGE, http: { status: 400 }, limit: 'items', value: budget.spent, max: budget.max },
-    });
+    throw new GraphQLError(
+      `this operation's lists hold more than ${budget.max} items; ask for less (fewer nested lists or aliases)`,
+      {
+        extensions: {
+          code: OPERATION_TOO_LARGE,
+          http: { status: 400 },
+          limit: 'items',
+          value: budget.spent,
+          max: budget.max,
+        },
+      },
+    );
   }
   return list;
 }
@@ -87,7 +96,9 @@ export function unpagedLists(schema: GraphQLSchema): string[] {
 export function budgetUnpagedLists(schema: GraphQLSchema, fallback: GraphQLFieldResolver<unknown, unknown>): void {
   for (const coordinate of unpagedLists(schema)) {
     const [typeName, fieldName] = coordinate.split('.') as [string, string];
-    const field = (schema.getType(typeName) as { getFields(): Record<string, { resolve?: GraphQLFieldResolver<unknown, unknown> }> }).getFields()[fieldName];
+    const field = (
+      schema.getType(typeName) as { getFields(): Record<string, { resolve?: GraphQLFieldResolver<unknown, unknown> }> }
+    ).getFields()[fieldName];
     if (field !== undefined) field.resolve = budgeted(field.resolve ?? fallback);
   }
 }

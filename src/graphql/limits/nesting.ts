@@ -82,10 +82,19 @@ export function refuseDeepDocuments(max = MAX_NESTING) {
     if (typeof text !== 'string') return;
     const depth = nestingDepth(text);
     if (depth <= max) return;
-    const extensions = { code: 'GRAPHQL_PARSE_FAILED', http: { status: 400 }, limit: 'nesting', value: depth, max, traceId: request.id };
+    const extensions = {
+      code: 'GRAPHQL_PARSE_FAILED',
+      http: { status: 400 },
+      limit: 'nesting',
+      value: depth,
+      max,
+      traceId: request.id,
+    };
     await reply
       .code(400)
       .type('application/json; charset=utf-8')
-      .send({ errors: [{ message: `the document nests brackets ({, [, () more than ${max} levels deep`, extensions }] });
+      .send({
+        errors: [{ message: `the document nests brackets ({, [, () more than ${max} levels deep`, extensions }],
+      });
   };
 }

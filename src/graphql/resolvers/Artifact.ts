@@ -19,7 +19,8 @@ export const Artifact: ArtifactResolvers = {
 
 /** Resolvers of the fields of the Artifact interface, shared by every implementing type. */
 export const artifactFields = {
-  permissions: (row: ArtifactVersion, _args: unknown, ctx: RequestContext) => withAccess(ctx, (a) => a.artifactPermissions(row)),
+  permissions: (row: ArtifactVersion, _args: unknown, ctx: RequestContext) =>
+    withAccess(ctx, (a) => a.artifactPermissions(row)),
   relationships: (row: ArtifactVersion, _args: unknown, ctx: RequestContext) => relationshipsOf(ctx, row),
   identity: async (row: ArtifactVersion, _args: unknown, ctx: RequestContext) => {
     if (row.kind !== 'agent') return null;

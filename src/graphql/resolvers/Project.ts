@@ -7,7 +7,8 @@ import { total } from './counts.ts';
 /** Resolvers of `Project` (see the file comment). */
 export const Project: ProjectResolvers = {
   __resolveReference: (ref, ctx) => readableProject(ctx, ref.id),
-  rootWorkspaceId: (p, _args, ctx) => withAccess(ctx, (a) => a.workspace(p.workspace_id)?.root_workspace_id ?? p.workspace_id),
+  rootWorkspaceId: (p, _args, ctx) =>
+    withAccess(ctx, (a) => a.workspace(p.workspace_id)?.root_workspace_id ?? p.workspace_id),
   artifactCount: async (p, _args, ctx) => total(await ctx.loaders.artifactCountsByProject.load(p.id)),
   artifactCountByKind: (p, _args, ctx) => ctx.loaders.artifactCountsByProject.load(p.id),
   permissions: (p, _args, ctx) => withAccess(ctx, (a) => a.projectPermissions(p)),

@@ -12,5 +12,5 @@ export const Skill: SkillResolvers = {
   ...artifactFields,
   usedBy: (row, _args, ctx) => relatedArtifacts(ctx, row, 'uses_skill', 'incoming', 'agent'),
   traceStats: (row, args, ctx) =>
-    queryTraceStats(ctx, ctx.services.traces, row.id, args.versionOrdinal ?? undefined, toTraceStatsRequest(args.input)),
+    queryTraceStats(ctx, row.id, args.versionOrdinal ?? undefined, toTraceStatsRequest(args.input)),
 };

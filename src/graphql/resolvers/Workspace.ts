@@ -20,7 +20,9 @@ export const Workspace: WorkspaceResolvers = {
   rootWorkspace: (ws, _args, ctx) => readableWorkspaceOrNull(ctx, ws.root_workspace_id),
   permissions: (ws, _args, ctx) => withAccess(ctx, (a) => a.workspacePermissions(ws.id)),
   children: (ws, _args, ctx) =>
-    withAccess(ctx, (a) => a.readableWorkspaceIds.map((id) => a.workspace(id) as WorkspaceRow).filter((w) => w.parent_id === ws.id)),
+    withAccess(ctx, (a) =>
+      a.readableWorkspaceIds.map((id) => a.workspace(id) as WorkspaceRow).filter((w) => w.parent_id === ws.id),
+    ),
   subtree: (ws, _args, ctx) => withAccess(ctx, (a) => a.subtree(ws.id).map((id) => a.workspace(id) as WorkspaceRow)),
   projects: (ws, _args, ctx) => ctx.loaders.projectsOfWorkspace.load(ws.id),
   artifacts: async (ws, args, ctx) => {

@@ -7,7 +7,7 @@ const freeObject = { type: 'object', additionalProperties: true } as const;
 
 const relationshipEnd = { type: 'object', properties: { id: str, kind: str } } as const;
 
-export const relationshipSchema = {
+const relationshipSchema = {
   type: 'object',
   required: ['direction', 'provenance', 'rel_type', 'relationship_status'],
   properties: {
@@ -25,7 +25,7 @@ export const relationshipSchema = {
   },
 } as const;
 
-export const relationshipsSchema = {
+const relationshipsSchema = {
   type: 'object',
   required: ['count', 'incoming', 'outgoing'],
   properties: {
@@ -35,12 +35,25 @@ export const relationshipsSchema = {
   },
 } as const;
 
-export const artifactRequired = [
-  'id', 'name', 'kind', 'artifact_status', 'source_type', 'extension', 'content_hash_hex', 'commit_ts',
-  'created_at', 'created_by', 'updated_at', 'updated_by', 'version_ordinal', 'is_latest', 'workspace_id',
+const artifactRequired = [
+  'id',
+  'name',
+  'kind',
+  'artifact_status',
+  'source_type',
+  'extension',
+  'content_hash_hex',
+  'commit_ts',
+  'created_at',
+  'created_by',
+  'updated_at',
+  'updated_by',
+  'version_ordinal',
+  'is_latest',
+  'workspace_id',
 ] as const;
 
-export const artifactProperties = {
+const artifactProperties = {
   id: str,
   name: str,
   kind: str,
@@ -128,8 +141,16 @@ export const exportedArtifactSchema = {
     permissions: {
       type: 'object',
       properties: Object.fromEntries(
-        ['can_add_relationship', 'can_create_version', 'can_delete', 'can_edit', 'can_link', 'can_read',
-          'can_remove_relationship', 'can_unlink'].map((k) => [k, { type: 'boolean' }]),
+        [
+          'can_add_relationship',
+          'can_create_version',
+          'can_delete',
+          'can_edit',
+          'can_link',
+          'can_read',
+          'can_remove_relationship',
+          'can_unlink',
+        ].map((k) => [k, { type: 'boolean' }]),
       ),
     },
     project: { type: 'object', properties: { display_name: str, id: str, name: str, workspace_id: str } },

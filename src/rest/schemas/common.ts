@@ -44,9 +44,19 @@ const problemRef = { $ref: 'Problem#' } as const;
 /** Error responses for a route, by status, each described with the codes it can carry. */
 export function problemResponses(codes: ErrorCode[]): Record<string, object> {
   const always: ErrorCode[] = [
-    'token_missing', 'token_malformed', 'alg_mismatch', 'unknown_key', 'signature_invalid', 'token_expired',
-    'access_denied', 'account_suspended', 'internal_error', 'auth_unavailable', 'service_unavailable',
-    'service_overloaded', 'request_timeout',
+    'token_missing',
+    'token_malformed',
+    'alg_mismatch',
+    'unknown_key',
+    'signature_invalid',
+    'token_expired',
+    'access_denied',
+    'account_suspended',
+    'internal_error',
+    'auth_unavailable',
+    'service_unavailable',
+    'service_overloaded',
+    'request_timeout',
   ];
   const byStatus = new Map<number, Set<ErrorCode>>();
   for (const code of [...always, ...codes]) {
@@ -75,7 +85,11 @@ export const limitOffsetQuery = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    limit: { type: 'integer', minimum: 0, description: 'Page size (default 50, larger values clamped to 200; 0 returns only the total)' },
+    limit: {
+      type: 'integer',
+      minimum: 0,
+      description: 'Page size (default 50, larger values clamped to 200; 0 returns only the total)',
+    },
     offset: { ...offsetSchema, description: 'Start position (default 0)' },
   },
 } as const;

@@ -4,7 +4,18 @@
  * skill invocations name, and the dictionary values first used by them (dictionary.ts). Column-wise DataChunks:
  * one native call per 2,048 rows and column instead of one per value.
  */
-import { BIGINT, BOOLEAN, DOUBLE, DuckDBDataChunk, INTEGER, UHUGEINT, VARCHAR, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import {
+  BIGINT,
+  BOOLEAN,
+  DOUBLE,
+  DuckDBDataChunk,
+  INTEGER,
+  UHUGEINT,
+  VARCHAR,
+  type DuckDBConnection,
+  type DuckDBType,
+  type DuckDBValue,
+} from '@duckdb/node-api';
 import type { SpanRow } from '../trace-port.ts';
 import { ENCODED, type Dictionary, type DictionaryBatch, type EncodedDimension } from './dictionary.ts';
 
@@ -14,35 +25,68 @@ const INT32_MAX = 2 ** 31 - 1;
 
 /** Why a row cannot be stored in the columns of schema.ts, or null (ingestion maps values into range). */
 export function unstorable(r: SpanRow): string | null {
-  if (!TRACE_ID.test(r.trace_id)) return `trace_id must be 32 lowercase hex digits, got ${JSON.stringify(r.trace_id.slice(0, 40))}`;
-  if (r.skill_version !== null && !(Number.isInteger(r.skill_version) && Math.abs(r.skill_version) <= INT32_MAX)) return `skill_version out of range: ${r.skill_version}`;
-  if (!Number.isSafeInteger(Math.round(r.tokens)) || !Number.isSafeInteger(r.start_s)) return 'tokens or start_s out of range';
+  if (!TRACE_ID.test(r.trace_id))
+    return `trace_id must be 32 lowercase hex digits, got ${JSON.stringify(r.trace_id.slice(0, 40))}`;
+  if (r.skill_version !== null && !(Number.isInteger(r.skill_version) && Math.abs(r.skill_version) <= INT32_MAX))
+    return `skill_version out of range: ${r.skill_version}`;
+  if (!Number.isSafeInteger(Math.round(r.tokens)) || !Number.isSafeInteger(r.start_s))
+    return 'tokens or start_s out of range';
   if (!Number.isFinite(r.cost) || !Number.isFinite(r.duration_ms)) return 'cost or duration_ms is not a finite number';
   return null;
 }
 
 /** A span as appended: its sequence number, trace key and dimension codes (ENCODED order). */
-interface Stored { row: SpanRow; seq: number; key: bigint; codes: (number | null)[] }
+interface Stored {
+  row: SpanRow;
+  seq: number;
+  key: bigint;
+  codes: (number | null)[];
+}
 
 type Layout<T> = [DuckDBType, (t: T) => DuckDBValue][];
-const code = (d: EncodedDimension) => { const i = ENCODED.indexOf(d); return (s: Stored) => s.codes[i] ?? null; };
+const code = (d: EncodedDimension) => {
+  const i = ENCODED.indexOf(d);
+  return (s: Stored) => s.codes[i] ?? null;
+};
 
 /** Types and extractors in the column order of `spans` (schema.ts). */
 const SPAN_LAYOUT: Layout<Stored> = [
-  [BIGINT, (s) => BigInt(s.seq)], [VARCHAR, (s) => s.row.org_id], [VARCHAR, (s) => s.row.workspace_id], [UHUGEINT, (s) => s.key],
-  [VARCHAR, (s) => s.row.span_id], [VARCHAR, (s) => s.row.parent_span_id], [VARCHAR, (s) => s.row.name],
-  [BIGINT, (s) => BigInt(s.row.start_s)], [INTEGER, code('harness')], [INTEGER, code('skill')],
-  [INTEGER, (s) => s.row.skill_version], [INTEGER, code('command')], [INTEGER, code('mcp')], [INTEGER, code('tool')],
-  [INTEGER, code('model')], [VARCHAR, (s) => s.row.user], [VARCHAR, (s) => s.row.session], [VARCHAR, (s) => s.row.category],
-  [BOOLEAN, (s) => s.row.is_error], [BIGINT, (s) => BigInt(Math.round(s.row.tokens))], [DOUBLE, (s) => s.row.cost],
+  [BIGINT, (s) => BigInt(s.seq)],
+  [VARCHAR, (s) => s.row.org_id],
+  [VARCHAR, (s) => s.row.workspace_id],
+  [UHUGEINT, (s) => s.key],
+  [VARCHAR, (s) => s.row.span_id],
+  [VARCHAR, (s) => s.row.parent_span_id],
+  [VARCHAR, (s) => s.row.name],
+  [BIGINT, (s) => BigInt(s.row.start_s)],
+  [INTEGER, code('harness')],
+  [INTEGER, code('skill')],
+  [INTEGER, (s) => s.row.skill_version],
+  [INTEGER, code('command')],
+  [INTEGER, code('mcp')],
+  [INTEGER, code('tool')],
+  [INTEGER, code('model')],
+  [VARCHAR, (s) => s.row.user],
+  [VARCHAR, (s) => s.row.session],
+  [VARCHAR, (s) => s.row.category],
+  [BOOLEAN, (s) => s.row.is_error],
+  [BIGINT, (s) => BigInt(Math.round(s.row.tokens))],
+  [DOUBLE, (s) => s.row.cost],
   [DOUBLE, (s) => s.row.duration_ms],
 ];
 /** Types and extractors in the column order of `trace_skills` (schema.ts). */
 const MAPPING_LAYOUT: Layout<Stored> = [
-  [BIGINT, (s) => BigInt(s.seq)], [VARCHAR, (s) => s.row.org_id], [UHUGEINT, (s) => s.key], [VARCHAR, (s) => s.row.skill],
-  [INTEGER, (s) => s.row.skill_version], [BIGINT, (s) => BigInt(s.row.start_s)],
+  [BIGINT, (s) => BigInt(s.seq)],
+  [VARCHAR, (s) => s.row.org_id],
+  [UHUGEINT, (s) => s.key],
+  [VARCHAR, (s) => s.row.skill],
+  [INTEGER, (s) => s.row.skill_version],
+  [BIGINT, (s) => BigInt(s.row.start_s)],
 ];
-const DICTIONARY_LAYOUT: Layout<[number, string]> = [[INTEGER, ([id]) => id], [VARCHAR, ([, value]) => value]];
+const DICTIONARY_LAYOUT: Layout<[number, string]> = [
+  [INTEGER, ([id]) => id],
+  [VARCHAR, ([, value]) => value],
+];
 
 /** The 32 hex digits of a trace id (checked by insertSpans) as a 128-bit integer. */
 const traceKey = (traceId: string): bigint => BigInt(`0x${traceId}`);
@@ -53,7 +97,12 @@ const traceKey = (traceId: string): bigint => BigInt(`0x${traceId}`);
  * spans; the codes assigned are taken back unless the transaction commits (a later batch then
  * assigns and stores them again), and enter the cache only once committed.
  */
-export async function appendSpans(w: DuckDBConnection, dictionary: Dictionary, rows: readonly SpanRow[], firstSeq: number): Promise<void> {
+export async function appendSpans(
+  w: DuckDBConnection,
+  dictionary: Dictionary,
+  rows: readonly SpanRow[],
+  firstSeq: number,
+): Promise<void> {
   const values = new Set<string>();
   for (const row of rows) {
     for (const d of ENCODED) {
@@ -67,11 +116,18 @@ export async function appendSpans(w: DuckDBConnection, dictionary: Dictionary, r
     batch = await dictionary.encode(w, values);
     const { codes } = batch;
     const stored: Stored[] = rows.map((row, i) => ({
-      row, seq: firstSeq + i, key: traceKey(row.trace_id), codes: ENCODED.map((d) => { const v = row[d]; return v === null ? null : (codes.get(v) as number); }),
+      row,
+      seq: firstSeq + i,
+      key: traceKey(row.trace_id),
+      codes: ENCODED.map((d) => {
+        const v = row[d];
+        return v === null ? null : (codes.get(v) as number);
+      }),
     }));
     const mappings = new Map<string, Stored>();
     for (const s of stored) {
-      if (s.row.category === 'skill_invocation' && s.row.skill !== null) mappings.set(`${s.row.org_id}\u0000${s.row.trace_id}\u0000${s.row.skill}\u0000${s.row.skill_version}`, s);
+      if (s.row.category === 'skill_invocation' && s.row.skill !== null)
+        mappings.set(`${s.row.org_id}\u0000${s.row.trace_id}\u0000${s.row.skill}\u0000${s.row.skill_version}`, s);
     }
     await appendChunks(w, 'spans', SPAN_LAYOUT, stored);
     await appendChunks(w, 'trace_skills', MAPPING_LAYOUT, [...mappings.values()]);

@@ -13,7 +13,8 @@
 import { INTEGER, LIST, VARCHAR, listValue, type DuckDBConnection } from '@duckdb/node-api';
 import type { Dimension, SpanRow } from '../trace-port.ts';
 
-export const ENCODED = ['harness', 'skill', 'command', 'mcp', 'tool', 'model'] as const satisfies readonly (Dimension & keyof SpanRow)[];
+export const ENCODED = ['harness', 'skill', 'command', 'mcp', 'tool', 'model'] as const satisfies readonly (Dimension &
+  keyof SpanRow)[];
 export type EncodedDimension = (typeof ENCODED)[number];
 
 /** A code no value has: an unknown filter value matches no row. */
@@ -50,7 +51,9 @@ export class Dictionary {
   static async load(conn: DuckDBConnection, capacity: number): Promise<Dictionary> {
     const [max] = (await conn.runAndReadAll('SELECT COALESCE(max(id), 0) AS id FROM dim_values')).getRowObjectsJS();
     const dict = new Dictionary(capacity, Number(max?.id ?? 0) + 1);
-    const rows = (await conn.runAndReadAll('SELECT id, value FROM dim_values ORDER BY id DESC LIMIT $1', [capacity])).getRows();
+    const rows = (
+      await conn.runAndReadAll('SELECT id, value FROM dim_values ORDER BY id DESC LIMIT $1', [capacity])
+    ).getRows();
     for (const [id, value] of rows.reverse()) dict.remember(String(value), Number(id));
     return dict;
   }
@@ -85,10 +88,17 @@ export class Dictionary {
     const missing: string[] = [];
     for (const v of new Set(values)) {
       const code = this.cachedCode(v);
-      if (code === undefined) missing.push(v); else codes.set(v, code);
+      if (code === undefined) missing.push(v);
+      else codes.set(v, code);
     }
     if (missing.length > 0) {
-      const rows = (await conn.runAndReadAll('SELECT id, value FROM dim_values WHERE value IN (SELECT unnest($1))', [listValue(missing)], [LIST(VARCHAR)])).getRows();
+      const rows = (
+        await conn.runAndReadAll(
+          'SELECT id, value FROM dim_values WHERE value IN (SELECT unnest($1))',
+          [listValue(missing)],
+          [LIST(VARCHAR)],
+        )
+      ).getRows();
       for (const [id, value] of rows) {
         codes.set(String(value), Number(id));
         this.remember(String(value), Number(id));
@@ -110,7 +120,13 @@ export class Dictionary {
       }
     }
     if (missing.length > 0) {
-      const rows = (await conn.runAndReadAll('SELECT id, value FROM dim_values WHERE id IN (SELECT unnest($1))', [listValue(missing)], [LIST(INTEGER)])).getRows();
+      const rows = (
+        await conn.runAndReadAll(
+          'SELECT id, value FROM dim_values WHERE id IN (SELECT unnest($1))',
+          [listValue(missing)],
+          [LIST(INTEGER)],
+        )
+      ).getRows();
       for (const [id, value] of rows) {
         values.set(Number(id), String(value));
         this.remember(String(value), Number(id));

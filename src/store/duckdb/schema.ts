@@ -7,6 +7,7 @@
  * reads one skill's rows only.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { sqlText } from '../sql-values.ts';
 
 /** The 32 hex digits of an OTLP trace id as a UHUGEINT (two 64-bit halves). */
 const hexToKey = (col: string) =>
@@ -21,24 +22,51 @@ const SPAN_DIMS = `start_s BIGINT NOT NULL, harness INTEGER, skill INTEGER, skil
 const ENCODED = ['harness', 'skill', 'command', 'mcp', 'tool', 'model'];
 /** The version 1 column `col` as its code. */
 const code = (col: string) => `(SELECT id FROM dim_values WHERE value = v1.${col})`;
-const SPAN_MEASURES = 'is_error BOOLEAN NOT NULL, tokens BIGINT NOT NULL, cost DOUBLE NOT NULL, duration_ms DOUBLE NOT NULL';
+const SPAN_MEASURES =
+  'is_error BOOLEAN NOT NULL, tokens BIGINT NOT NULL, cost DOUBLE NOT NULL, duration_ms DOUBLE NOT NULL';
 
 /** The column order of `spans` (trace-store.ts appends in this order). */
-const SPAN_COLUMNS = ['seq', 'org_id', 'workspace_id', 'trace_key', 'span_id', 'parent_span_id', 'name', 'start_s', 'harness',
-  'skill', 'skill_version', 'command', 'mcp', 'tool', 'model', 'user_id', 'session_id', 'category', 'is_error', 'tokens', 'cost',
-  'duration_ms'] as const;
+const SPAN_COLUMNS = [
+  'seq',
+  'org_id',
+  'workspace_id',
+  'trace_key',
+  'span_id',
+  'parent_span_id',
+  'name',
+  'start_s',
+  'harness',
+  'skill',
+  'skill_version',
+  'command',
+  'mcp',
+  'tool',
+  'model',
+  'user_id',
+  'session_id',
+  'category',
+  'is_error',
+  'tokens',
+  'cost',
+  'duration_ms',
+] as const;
 
 const SPAN_DATA_NAMES = SPAN_COLUMNS.slice(SPAN_COLUMNS.indexOf('start_s')).join(', ');
 
 const MIGRATIONS: [string, string][] = [
-  ['001_spans', `
+  [
+    '001_spans',
+    `
 CREATE TABLE spans (
   org_id VARCHAR NOT NULL, workspace_id VARCHAR NOT NULL, trace_id VARCHAR NOT NULL, span_id VARCHAR NOT NULL,
   parent_span_id VARCHAR, name VARCHAR, start_s BIGINT NOT NULL, duration_ms DOUBLE NOT NULL, category VARCHAR NOT NULL,
   harness VARCHAR, skill VARCHAR, skill_version INTEGER, command VARCHAR, mcp VARCHAR, tool VARCHAR, model VARCHAR,
   user_id VARCHAR, session_id VARCHAR, tokens BIGINT NOT NULL, cost DOUBLE NOT NULL, is_error BOOLEAN NOT NULL);
-CREATE TABLE trace_skills (org_id VARCHAR NOT NULL, skill VARCHAR NOT NULL, skill_version INTEGER, trace_id VARCHAR NOT NULL, start_s BIGINT NOT NULL);`],
-  ['002_sealed_skill_spans', `
+CREATE TABLE trace_skills (org_id VARCHAR NOT NULL, skill VARCHAR NOT NULL, skill_version INTEGER, trace_id VARCHAR NOT NULL, start_s BIGINT NOT NULL);`,
+  ],
+  [
+    '002_sealed_skill_spans',
+    `
 CREATE TABLE spans_v2 (seq BIGINT NOT NULL, org_id VARCHAR NOT NULL, workspace_id VARCHAR NOT NULL, trace_key UHUGEINT NOT NULL,
   span_id VARCHAR NOT NULL, parent_span_id VARCHAR, name VARCHAR, ${SPAN_DIMS}, category VARCHAR NOT NULL, ${SPAN_MEASURES});
 CREATE TABLE dim_values (id INTEGER NOT NULL, value VARCHAR NOT NULL);
@@ -46,7 +74,9 @@ INSERT INTO dim_values SELECT row_number() OVER (ORDER BY value)::INTEGER, value
   FROM (${ENCODED.map((c) => `SELECT ${c} AS value FROM spans`).join(' UNION ')}) WHERE value IS NOT NULL;
 -- Version 1 only ever appended, so rowid is unique and in ingestion order: a streaming copy.
 INSERT INTO spans_v2 SELECT rowid + 1, org_id, workspace_id, ${hexToKey('trace_id')}, span_id, parent_span_id, name,
-  ${SPAN_DATA_NAMES.split(', ').map((c) => (ENCODED.includes(c) ? code(c) : c)).join(', ')} FROM spans v1;
+  ${SPAN_DATA_NAMES.split(', ')
+    .map((c) => (ENCODED.includes(c) ? code(c) : c))
+    .join(', ')} FROM spans v1;
 DROP TABLE spans;
 ALTER TABLE spans_v2 RENAME TO spans;
 CREATE TABLE trace_skills_v2 (seq BIGINT NOT NULL, org_id VARCHAR NOT NULL, trace_key UHUGEINT NOT NULL, skill VARCHAR NOT NULL,
@@ -64,13 +94,19 @@ CREATE TABLE skill_spans (of_key INTEGER NOT NULL, of_versions INTEGER[] NOT NUL
 CREATE TABLE skill_trace_days (of_key INTEGER NOT NULL, trace_key UHUGEINT NOT NULL, min_day INTEGER NOT NULL, max_day INTEGER NOT NULL);
 CREATE TABLE skill_crossing (of_key INTEGER NOT NULL, trace_key UHUGEINT NOT NULL);
 CREATE TABLE sealed (seq BIGINT NOT NULL);
-INSERT INTO sealed VALUES (0);`],
+INSERT INTO sealed VALUES (0);`,
+  ],
 ];
 
 /** Applies the migrations not yet recorded in `schema_migrations`, each in its own transaction. */
-export async function migrate(conn: DuckDBConnection, notice: (message: string) => void = () => undefined): Promise<void> {
+export async function migrate(
+  conn: DuckDBConnection,
+  notice: (message: string) => void = () => undefined,
+): Promise<void> {
   await conn.run('CREATE TABLE IF NOT EXISTS schema_migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)');
-  const done = new Set((await conn.runAndReadAll('SELECT name FROM schema_migrations')).getRowObjectsJS().map((r) => String(r.name)));
+  const done = new Set(
+    (await conn.runAndReadAll('SELECT name FROM schema_migrations')).getRowObjectsJS().map((r) => sqlText(r.name)),
+  );
   for (const [name, sql] of MIGRATIONS) {
     if (done.has(name)) continue;
     // A fresh file migrates in milliseconds; an existing one rewrites its spans (~5 s per million).

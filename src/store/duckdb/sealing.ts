@@ -15,13 +15,29 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 
-const DIMS = ['start_s', 'harness', 'skill', 'skill_version', 'command', 'mcp', 'tool', 'model', 'user_id', 'session_id'];
+const DIMS = [
+  'start_s',
+  'harness',
+  'skill',
+  'skill_version',
+  'command',
+  'mcp',
+  'tool',
+  'model',
+  'user_id',
+  'session_id',
+];
 const MEASURES = ['is_error', 'tokens', 'cost', 'duration_ms'];
 /** The span columns of `spans`, from `alias`. */
 const spanData = (alias: string) => [...DIMS, 'category', ...MEASURES].map((c) => `${alias}.${c}`).join(', ');
 /** The same as `skill_spans` stores them: the category as two booleans. */
-const sealedData = (alias: string) => [...DIMS.map((c) => `${alias}.${c}`), `${alias}.category = 'skill_invocation'`,
-  `${alias}.category = 'tool_call'`, ...MEASURES.map((c) => `${alias}.${c}`)].join(', ');
+const sealedData = (alias: string) =>
+  [
+    ...DIMS.map((c) => `${alias}.${c}`),
+    `${alias}.category = 'skill_invocation'`,
+    `${alias}.category = 'tool_call'`,
+    ...MEASURES.map((c) => `${alias}.${c}`),
+  ].join(', ');
 
 /** Seals the spans and mappings with `from < seq <= to`; the caller holds the writer. */
 export async function seal(conn: DuckDBConnection, from: number, to: number): Promise<void> {
@@ -29,21 +45,28 @@ export async function seal(conn: DuckDBConnection, from: number, to: number): Pr
   await conn.run('BEGIN TRANSACTION');
   try {
     // (org, trace, skill) pairs that gained a mapping: their sealed spans are rewritten whole.
-    await conn.run(`CREATE OR REPLACE TEMP TABLE seal_changed AS
-      SELECT DISTINCT org_id, trace_key, skill FROM trace_skills WHERE seq > $1 AND seq <= $2`, range);
+    await conn.run(
+      `CREATE OR REPLACE TEMP TABLE seal_changed AS
+      SELECT DISTINCT org_id, trace_key, skill FROM trace_skills WHERE seq > $1 AND seq <= $2`,
+      range,
+    );
     await conn.run(`DELETE FROM skill_spans USING seal_changed c JOIN skill_keys k ON k.org_id = c.org_id AND k.skill = c.skill
       WHERE skill_spans.of_key = k.key AND skill_spans.trace_key = c.trace_key`);
     // The skills (with versions) of every trace that has a newly sealed span or a changed pair.
-    await conn.run(`CREATE OR REPLACE TEMP TABLE seal_versions AS
+    await conn.run(
+      `CREATE OR REPLACE TEMP TABLE seal_versions AS
       SELECT org_id, trace_key, skill, COALESCE(list(DISTINCT skill_version) FILTER (WHERE skill_version IS NOT NULL), []) AS versions
       FROM trace_skills
       WHERE seq <= $2 AND trace_key IN (SELECT trace_key FROM spans WHERE seq > $1 AND seq <= $2 UNION SELECT trace_key FROM seal_changed)
-      GROUP BY org_id, trace_key, skill`, range);
+      GROUP BY org_id, trace_key, skill`,
+      range,
+    );
     await conn.run(`INSERT INTO skill_keys
       SELECT org_id, skill, (SELECT COALESCE(max(key), 0) FROM skill_keys) + row_number() OVER (ORDER BY org_id, skill)
       FROM (SELECT DISTINCT org_id, skill FROM seal_versions) n
       WHERE NOT EXISTS (SELECT 1 FROM skill_keys k WHERE k.org_id = n.org_id AND k.skill = n.skill)`);
-    await conn.run(`CREATE OR REPLACE TEMP TABLE seal_rows AS
+    await conn.run(
+      `CREATE OR REPLACE TEMP TABLE seal_rows AS
       SELECT k.key AS of_key, r.versions AS of_versions, r.workspace_id, r.trace_key, ${sealedData('r')} FROM (
         SELECT v.org_id, v.skill AS of_skill, v.versions, s.workspace_id, s.trace_key, ${spanData('s')}
         FROM spans s JOIN seal_versions v ON v.org_id = s.org_id AND v.trace_key = s.trace_key
@@ -53,7 +76,9 @@ export async function seal(conn: DuckDBConnection, from: number, to: number): Pr
         FROM spans s JOIN seal_changed c ON c.org_id = s.org_id AND c.trace_key = s.trace_key
         JOIN seal_versions v ON v.org_id = c.org_id AND v.trace_key = c.trace_key AND v.skill = c.skill
         WHERE s.seq <= $1
-      ) r JOIN skill_keys k ON k.org_id = r.org_id AND k.skill = r.of_skill`, range);
+      ) r JOIN skill_keys k ON k.org_id = r.org_id AND k.skill = r.of_skill`,
+      range,
+    );
     await conn.run('INSERT INTO skill_spans SELECT * FROM seal_rows ORDER BY of_key, start_s');
     await markCrossing(conn);
     await conn.run('UPDATE sealed SET seq = $1', [to]);

@@ -24,10 +24,14 @@ export function skillRows(key: number | undefined, pending: boolean): RowSource 
     // skill_spans is clustered by skill; the tails are joins, cheaper to keep than to redo.
     rescan: !pending,
     // Sealed rows only: the tails' traces are not in skill_crossing yet.
-    crossingTraces: (_q, param) => (pending || key === undefined ? null : `SELECT trace_key FROM skill_crossing WHERE of_key = ${param(key)}`),
+    crossingTraces: (_q, param) =>
+      pending || key === undefined ? null : `SELECT trace_key FROM skill_crossing WHERE of_key = ${param(key)}`,
     sql(q, where, param) {
       // Placeholders are made on first use: DuckDB rejects a statement with unused parameters.
-      const once = (v: string | number) => { let p: string | undefined; return () => (p ??= param(v)); };
+      const once = (v: string | number) => {
+        let p: string | undefined;
+        return () => (p ??= param(v));
+      };
       const orgParam = once(q.orgId);
       const skillParam = once(q.skill);
       const version = q.skillVersion === undefined ? null : param(q.skillVersion);
@@ -37,7 +41,8 @@ WHERE of_key = ${ofKey}${version === null ? '' : ` AND list_contains(of_versions
       if (!pending) return sealed;
       const org = orgParam();
       const skill = skillParam();
-      const maps = (alias: string) => `${alias}.org_id = ${org} AND ${alias}.skill = ${skill}${version === null ? '' : ` AND ${alias}.skill_version = ${version}`}`;
+      const maps = (alias: string) =>
+        `${alias}.org_id = ${org} AND ${alias}.skill = ${skill}${version === null ? '' : ` AND ${alias}.skill_version = ${version}`}`;
       const unsealedSpans = `SELECT ${SPAN_COLUMNS} FROM spans
 WHERE org_id = ${org} AND seq > ${W} AND ${where}
 AND trace_key IN (SELECT m.trace_key FROM trace_skills m WHERE ${maps('m')} AND m.trace_key IN (SELECT trace_key FROM spans WHERE seq > ${W}))`;

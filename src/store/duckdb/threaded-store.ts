@@ -8,7 +8,14 @@
 import { Worker } from 'node:worker_threads';
 import type { CompiledAggregate } from '../stats-sql.ts';
 import {
-  QueryCancelledError, TraceStoreUnavailableError, toSpanColumns, type AggregateQuery, type AggregateRow, type SpanColumns, type SpanRow, type TraceStore,
+  QueryCancelledError,
+  TraceStoreUnavailableError,
+  toSpanColumns,
+  type AggregateQuery,
+  type AggregateRow,
+  type SpanColumns,
+  type SpanRow,
+  type TraceStore,
 } from '../trace-port.ts';
 import type { DuckDbTraceOptions } from './trace-store.ts';
 import type { WorkerInit, WorkerReply, WorkerRequest } from './trace-worker.ts';
@@ -33,19 +40,23 @@ export class ThreadedTraceStore implements TraceStore {
   private constructor(worker: Worker, notice: (message: string) => void) {
     this.worker = worker;
     worker.on('message', (m: WorkerReply) => {
-      if ('notice' in m) return notice(m.notice);
+      if ('notice' in m) {
+        notice(m.notice);
+        return;
+      }
       const waiter = this.pending.get(m.id);
       if (waiter === undefined) return;
       this.pending.delete(m.id);
       if (this.pending.size === 0) worker.unref();
-      if (m.ok) waiter.resolve(m.value); else waiter.reject(toError(m));
+      if (m.ok) waiter.resolve(m.value);
+      else waiter.reject(toError(m));
     });
     const fail = (why: string) => {
       this.down ??= new TraceStoreUnavailableError(why);
       for (const w of this.pending.values()) w.reject(this.down);
       this.pending.clear();
     };
-    worker.on('error', (err) => fail(`the trace engine failed: ${err.message}`));
+    worker.on('error', (err: Error) => fail(`the trace engine failed: ${err.message}`));
     worker.on('exit', () => fail('the trace engine has stopped'));
     // The engine's thread keeps the process alive only while a call waits for its answer.
     worker.unref();
@@ -55,16 +66,24 @@ export class ThreadedTraceStore implements TraceStore {
   static async open(file: string, options: DuckDbTraceOptions = {}): Promise<ThreadedTraceStore> {
     const { onNotice, ...engine } = options;
     const notice = onNotice ?? ((message: string) => process.stderr.write(`trace store: ${message}\n`));
-    const worker = new Worker(new URL('./trace-worker.ts', import.meta.url), { workerData: { file, options: engine } satisfies WorkerInit });
+    const worker = new Worker(new URL('./trace-worker.ts', import.meta.url), {
+      workerData: { file, options: engine } satisfies WorkerInit,
+    });
     await new Promise<void>((resolve, reject) => {
       const onMessage = (m: WorkerReply) => {
-        if ('notice' in m) return notice(m.notice);
+        if ('notice' in m) {
+          notice(m.notice);
+          return;
+        }
         worker.off('message', onMessage);
-        if (m.ok) resolve(); else reject(toError(m));
+        if (m.ok) resolve();
+        else reject(toError(m));
       };
       worker.on('message', onMessage);
       worker.once('error', reject);
-      worker.once('exit', (code) => reject(new TraceStoreUnavailableError(`the trace engine exited (code ${code}) while opening`)));
+      worker.once('exit', (code) =>
+        reject(new TraceStoreUnavailableError(`the trace engine exited (code ${code}) while opening`)),
+      );
     }).catch(async (err: unknown) => {
       await worker.terminate();
       throw err;
@@ -72,9 +91,9 @@ export class ThreadedTraceStore implements TraceStore {
     return new ThreadedTraceStore(worker, notice);
   }
 
-  private call<T>(request: Request): Promise<T> {
+  /** Sends a request under a fresh id, or under `id` when the caller took one to refer to the call. */
+  private call<T>(request: Request, id = this.nextId++): Promise<T> {
     if (this.down !== null) return Promise.reject(this.down);
-    const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
       this.worker.ref();
@@ -109,8 +128,8 @@ export class ThreadedTraceStore implements TraceStore {
   /** On abort the query is cancelled in the engine and the call rejects at once, not when the engine answers. */
   async aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]> {
     if (signal?.aborted) throw new QueryCancelledError();
-    const id = this.nextId;
-    let onAbort = () => undefined as void;
+    const id = this.nextId++; // the aggregate's own id, so that a cancel names it for sure
+    let onAbort = (): void => undefined;
     const aborted = new Promise<never>((_resolve, reject) => {
       onAbort = () => {
         void this.call({ op: 'cancel', target: id }).catch(() => undefined);
@@ -119,7 +138,7 @@ export class ThreadedTraceStore implements TraceStore {
     });
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      return await Promise.race([this.call<AggregateRow[]>({ op: 'aggregate', query }), aborted]);
+      return await Promise.race([this.call<AggregateRow[]>({ op: 'aggregate', query }, id), aborted]);
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }
@@ -135,8 +154,11 @@ export class ThreadedTraceStore implements TraceStore {
     return this.call({ op: 'compile', query });
   }
 
-  /** Runs read-only SQL in the engine and returns its row count (benchmarks, operators' checks). */
-  sql(sql: string, params: (string | number)[] = []): Promise<number> {
-    return this.call({ op: 'sql', sql, params });
+  /**
+   * Runs SQL that `compile` returned and answers its row count, without decoding rows (benchmarks
+   * compare the endpoint with it). Any other text is refused: nothing else can run this way.
+   */
+  runCompiled(compiled: CompiledAggregate): Promise<number> {
+    return this.call({ op: 'runCompiled', compiled });
   }
 }

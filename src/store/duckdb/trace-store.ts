@@ -14,7 +14,14 @@ import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { compileAggregate, toAggregateRows, type CompiledAggregate, type DimensionCodes } from '../stats-sql.ts';
 import {
-  QueryCancelledError, TraceStoreUnavailableError, toSpanRows, type AggregateQuery, type AggregateRow, type Dimension, type SpanColumns, type SpanRow,
+  QueryCancelledError,
+  TraceStoreUnavailableError,
+  toSpanRows,
+  type AggregateQuery,
+  type AggregateRow,
+  type Dimension,
+  type SpanColumns,
+  type SpanRow,
   type TraceStore,
 } from '../trace-port.ts';
 import { appendSpans, unstorable } from './append.ts';
@@ -22,6 +29,7 @@ import { Dictionary, NO_CODE, isEncoded } from './dictionary.ts';
 import { migrate } from './schema.ts';
 import { seal } from './sealing.ts';
 import { skillRows } from './skill-rows.ts';
+import { sqlText } from '../sql-values.ts';
 
 const SEAL_STEP = 500_000;
 const SEAL_TURN_MS = 1_000;
@@ -46,8 +54,16 @@ const DEFAULT_MEMORY_LIMIT_MB = 1024;
 
 const SEAL_FAILURE_REPEAT_MS = 60_000;
 
-interface PendingAppend { rows: readonly SpanRow[]; resolve: () => void; reject: (err: unknown) => void }
-interface PendingSeal { upTo: number; resolve: () => void; reject: (err: unknown) => void }
+interface PendingAppend {
+  rows: readonly SpanRow[];
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+interface PendingSeal {
+  upTo: number;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
 
 export class DuckDbTraceStore implements TraceStore {
   readonly engine = 'duckdb' as const;
@@ -75,7 +91,13 @@ export class DuckDbTraceStore implements TraceStore {
   private sealFrom = 0;
   private closed = false;
 
-  private constructor(instance: DuckDBInstance, writer: DuckDBConnection, dictionary: Dictionary, seqs: { committed: number; sealed: number }, options: DuckDbTraceOptions) {
+  private constructor(
+    instance: DuckDBInstance,
+    writer: DuckDBConnection,
+    dictionary: Dictionary,
+    seqs: { committed: number; sealed: number },
+    options: DuckDbTraceOptions,
+  ) {
     this.instance = instance;
     this.writer = writer;
     this.dictionary = dictionary;
@@ -84,7 +106,12 @@ export class DuckDbTraceStore implements TraceStore {
     this.sealAgeMs = options.sealAgeMs ?? 10_000;
     const every = options.sealEveryMs ?? 5_000;
     this.notice = options.onNotice ?? (() => undefined);
-    this.timer = every > 0 ? setInterval(() => { void this.sealAged().catch((err: unknown) => this.sealFailed(err)); }, every) : null;
+    this.timer =
+      every > 0
+        ? setInterval(() => {
+            void this.sealAged().catch((err: unknown) => this.sealFailed(err));
+          }, every)
+        : null;
     this.timer?.unref();
   }
 
@@ -92,15 +119,26 @@ export class DuckDbTraceStore implements TraceStore {
     if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
     const memoryLimitMb = options.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB;
     const dictionaryValues = options.dictionaryValues ?? DEFAULT_DICTIONARY_VALUES;
-    if (!(Number.isInteger(memoryLimitMb) && memoryLimitMb > 0)) throw new Error(`memoryLimitMb must be a positive integer, got ${memoryLimitMb}`);
-    if (!(Number.isInteger(dictionaryValues) && dictionaryValues >= 0)) throw new Error(`dictionaryValues must be a non-negative integer, got ${dictionaryValues}`);
+    if (!(Number.isInteger(memoryLimitMb) && memoryLimitMb > 0))
+      throw new Error(`memoryLimitMb must be a positive integer, got ${memoryLimitMb}`);
+    if (!(Number.isInteger(dictionaryValues) && dictionaryValues >= 0))
+      throw new Error(`dictionaryValues must be a non-negative integer, got ${dictionaryValues}`);
     const instance = await DuckDBInstance.create(file, { memory_limit: `${memoryLimitMb}MiB` });
     const writer = await instance.connect();
     await migrate(writer, options.onNotice);
-    const [row] = (await writer.runAndReadAll('SELECT (SELECT COALESCE(max(seq), 0) FROM spans) AS committed, (SELECT seq FROM sealed) AS sealed'))
-      .getRowObjectsJS();
+    const [row] = (
+      await writer.runAndReadAll(
+        'SELECT (SELECT COALESCE(max(seq), 0) FROM spans) AS committed, (SELECT seq FROM sealed) AS sealed',
+      )
+    ).getRowObjectsJS();
     const seqs = { committed: Number(row?.committed ?? 0), sealed: Number(row?.sealed ?? 0) };
-    const store = new DuckDbTraceStore(instance, writer, await Dictionary.load(writer, dictionaryValues), seqs, options);
+    const store = new DuckDbTraceStore(
+      instance,
+      writer,
+      await Dictionary.load(writer, dictionaryValues),
+      seqs,
+      options,
+    );
     await store.readSkillKeys();
     // Whatever an earlier process stored (or a migration converted) is sealed before the first query.
     await store.seal();
@@ -167,7 +205,9 @@ export class DuckDbTraceStore implements TraceStore {
   private sealFailed(err: unknown): void {
     if (this.closed || Date.now() - this.lastSealFailure < SEAL_FAILURE_REPEAT_MS) return;
     this.lastSealFailure = Date.now();
-    this.notice(`sealing failed (statistics stay exact but slower until it succeeds): ${err instanceof Error ? err.message : String(err)}`);
+    this.notice(
+      `sealing failed (statistics stay exact but slower until it succeeds): ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
 
   private sealAged(): Promise<void> {
@@ -196,12 +236,16 @@ export class DuckDbTraceStore implements TraceStore {
    */
   private async drain(): Promise<void> {
     for (;;) {
-      const sealTurn = this.seals.length > 0 && (this.appends.length === 0 || Date.now() - this.sealWaitingSince >= SEAL_TURN_MS);
+      const sealTurn =
+        this.seals.length > 0 && (this.appends.length === 0 || Date.now() - this.sealWaitingSince >= SEAL_TURN_MS);
       if (sealTurn) {
         await this.sealStep();
       } else if (this.appends.length > 0) {
         const group = this.appends.splice(0);
-        await this.append(group.flatMap((g) => g.rows)).then(() => group.forEach((g) => g.resolve()), (err: unknown) => group.forEach((g) => g.reject(err)));
+        await this.append(group.flatMap((g) => g.rows)).then(
+          () => group.forEach((g) => g.resolve()),
+          (err: unknown) => group.forEach((g) => g.reject(err)),
+        );
       } else {
         // Cleared in the same synchronous step as the emptiness checks: work queued after them
         // starts a new drain instead of waiting for one that has ended.
@@ -229,7 +273,9 @@ export class DuckDbTraceStore implements TraceStore {
     this.commits = this.commits.filter((c) => c.seq > to);
     await this.readSkillKeys();
     if (target - this.sealFrom > SEAL_STEP) {
-      this.notice(`sealed ${(to - this.sealFrom).toLocaleString('en-US')} of ${(target - this.sealFrom).toLocaleString('en-US')} spans`);
+      this.notice(
+        `sealed ${(to - this.sealFrom).toLocaleString('en-US')} of ${(target - this.sealFrom).toLocaleString('en-US')} spans`,
+      );
     }
     const done = this.seals.filter((s) => s.upTo <= to);
     this.seals = this.seals.filter((s) => s.upTo > to);
@@ -238,10 +284,12 @@ export class DuckDbTraceStore implements TraceStore {
   }
 
   private async readSkillKeys(): Promise<void> {
-    const rows = (await this.writer.runAndReadAll('SELECT org_id, skill, key FROM skill_keys WHERE key > $1', [this.maxSkillKey])).getRowObjectsJS();
+    const rows = (
+      await this.writer.runAndReadAll('SELECT org_id, skill, key FROM skill_keys WHERE key > $1', [this.maxSkillKey])
+    ).getRowObjectsJS();
     for (const r of rows) {
       const key = Number(r.key);
-      this.skillKeys.set(`${String(r.org_id)}\u0000${String(r.skill)}`, key);
+      this.skillKeys.set(`${sqlText(r.org_id)}\u0000${sqlText(r.skill)}`, key);
       this.maxSkillKey = Math.max(this.maxSkillKey, key);
     }
   }
@@ -288,14 +336,19 @@ export class DuckDbTraceStore implements TraceStore {
       encode: (value) => codes.get(String(value)) ?? NO_CODE,
       sortKey: (column) => `(SELECT value FROM dim_values WHERE id = ${column})`,
     };
-    const source = { ...skillRows(key, this.committedSeq > this.sealedSeq), codes: (dim: Dimension) => (isEncoded(dim) ? dimensionCodes : undefined) };
+    const source = {
+      ...skillRows(key, this.committedSeq > this.sealedSeq),
+      codes: (dim: Dimension) => (isEncoded(dim) ? dimensionCodes : undefined),
+    };
     return compileAggregate(query, source, 'duckdb');
   }
 
   async aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]> {
     this.live();
     if (signal?.aborted) throw new QueryCancelledError();
-    const conn = await this.instance.connect().catch(() => { throw new TraceStoreUnavailableError(); });
+    const conn = await this.instance.connect().catch(() => {
+      throw new TraceStoreUnavailableError();
+    });
     const onAbort = () => conn.interrupt();
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
@@ -305,9 +358,16 @@ export class DuckDbTraceStore implements TraceStore {
       if (signal?.aborted) throw new QueryCancelledError();
       const rows = (await conn.runAndReadAll(sql, params)).getRowObjectsJS();
       const encoded = query.groupBy.filter(isEncoded);
-      const codes = encoded.flatMap((d) => rows.map((r) => r[`g_${d}`]).filter((v) => v !== null && v !== undefined).map(Number));
+      const codes = encoded.flatMap((d) =>
+        rows
+          .map((r) => r[`g_${d}`])
+          .filter((v) => v !== null && v !== undefined)
+          .map(Number),
+      );
       const values = codes.length === 0 ? new Map<number, string>() : await this.dictionary.valuesOf(conn, codes);
-      return toAggregateRows(rows, query, (dim, stored) => (isEncoded(dim) ? (values.get(Number(stored)) as string) : String(stored)));
+      return toAggregateRows(rows, query, (dim, stored) =>
+        isEncoded(dim) ? (values.get(Number(stored)) as string) : String(stored),
+      );
     } catch (err) {
       if (signal?.aborted) throw new QueryCancelledError();
       if (this.closed) throw new TraceStoreUnavailableError();

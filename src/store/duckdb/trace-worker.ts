@@ -6,6 +6,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { AggregateQuery, SpanColumns } from '../trace-port.ts';
+import type { CompiledAggregate } from '../stats-sql.ts';
 import { DuckDbTraceStore, type DuckDbTraceOptions } from './trace-store.ts';
 
 export type WorkerRequest =
@@ -13,7 +14,7 @@ export type WorkerRequest =
   | { id: number; op: 'aggregate'; query: AggregateQuery }
   | { id: number; op: 'cancel'; target: number }
   | { id: number; op: 'compile'; query: AggregateQuery }
-  | { id: number; op: 'sql'; sql: string; params: (string | number)[] }
+  | { id: number; op: 'runCompiled'; compiled: CompiledAggregate }
   | { id: number; op: 'count' | 'ping' | 'seal' | 'close' };
 
 export type WorkerReply =
@@ -34,17 +35,38 @@ let store: DuckDbTraceStore;
 
 /** Answers request `id` with the outcome of `work` (a synchronous throw included). */
 function reply(id: number, work: () => unknown): void {
-  Promise.resolve().then(work).then(
-    (value) => port?.postMessage({ id, ok: true, value } satisfies WorkerReply),
-    (err: unknown) => {
-      const e = err instanceof Error ? err : new Error(String(err));
-      port?.postMessage({ id, ok: false, name: e.name, message: e.message } satisfies WorkerReply);
-    },
-  );
+  Promise.resolve()
+    .then(work)
+    .then(
+      (value) => port?.postMessage({ id, ok: true, value } satisfies WorkerReply),
+      (err: unknown) => {
+        const e = err instanceof Error ? err : new Error(String(err));
+        port?.postMessage({ id, ok: false, name: e.name, message: e.message } satisfies WorkerReply);
+      },
+    );
 }
 
-/** Read-only SQL for tools (benchmarks compare the endpoint with the SQL it compiles to). */
-async function runSql(sql: string, params: (string | number)[]): Promise<number> {
+/**
+ * The SQL texts `compile` handed out lately. Only these run through `runCompiled`, so the benchmarks'
+ * raw-SQL path runs nothing but the statistics compiler's own (read-only) SELECTs.
+ */
+const issued = new Set<string>();
+const MAX_ISSUED = 64;
+
+async function compile(query: AggregateQuery): Promise<CompiledAggregate> {
+  const compiled = await store.compile(query);
+  issued.delete(compiled.sql);
+  issued.add(compiled.sql);
+  for (const old of issued) {
+    if (issued.size <= MAX_ISSUED) break;
+    issued.delete(old);
+  }
+  return compiled;
+}
+
+/** Runs a query `compile` produced and returns its row count (benchmarks: the endpoint vs its SQL). */
+async function runCompiled({ sql, params }: CompiledAggregate): Promise<number> {
+  if (!issued.has(sql)) throw new Error('runCompiled runs only SQL that compile() produced');
   const conn = await store.connect();
   try {
     return (await conn.runAndReadAll(sql, params)).currentRowCount;
@@ -65,20 +87,50 @@ async function aggregate(id: number, query: AggregateQuery) {
 
 function handle(m: WorkerRequest): void {
   switch (m.op) {
-    case 'insert': return reply(m.id, () => store.insertColumns(m.spans));
-    case 'aggregate': return reply(m.id, () => aggregate(m.id, m.query));
-    case 'cancel': return reply(m.id, () => running.get(m.target)?.abort());
-    case 'compile': return reply(m.id, () => store.compile(m.query));
-    case 'sql': return reply(m.id, () => runSql(m.sql, m.params));
-    case 'count': return reply(m.id, () => store.countSpans());
-    case 'ping': return reply(m.id, () => store.ping());
-    case 'seal': return reply(m.id, () => store.seal());
-    case 'close': return reply(m.id, () => store.close());
+    case 'insert': {
+      reply(m.id, () => store.insertColumns(m.spans));
+      return;
+    }
+    case 'aggregate': {
+      reply(m.id, () => aggregate(m.id, m.query));
+      return;
+    }
+    case 'cancel': {
+      reply(m.id, () => running.get(m.target)?.abort());
+      return;
+    }
+    case 'compile': {
+      reply(m.id, () => compile(m.query));
+      return;
+    }
+    case 'runCompiled': {
+      reply(m.id, () => runCompiled(m.compiled));
+      return;
+    }
+    case 'count': {
+      reply(m.id, () => store.countSpans());
+      return;
+    }
+    case 'ping': {
+      reply(m.id, () => store.ping());
+      return;
+    }
+    case 'seal': {
+      reply(m.id, () => store.seal());
+      return;
+    }
+    case 'close': {
+      reply(m.id, () => store.close());
+      return;
+    }
   }
 }
 
 try {
-  store = await DuckDbTraceStore.open(init.file, { ...init.options, onNotice: (notice) => port.postMessage({ notice } satisfies WorkerReply) });
+  store = await DuckDbTraceStore.open(init.file, {
+    ...init.options,
+    onNotice: (notice) => port.postMessage({ notice } satisfies WorkerReply),
+  });
   port.on('message', handle);
   port.postMessage({ id: 0, ok: true, value: 'open' } satisfies WorkerReply);
 } catch (err) {

@@ -17,7 +17,8 @@ export class InProcessRateLimiter implements RateLimiter {
     const start = now - (now % windowMs);
     let w = this.windows.get(key);
     if (w === undefined || w.start !== start) {
-      if (this.windows.size > SWEEP_AT) for (const [k, v] of this.windows) if (v.start !== start) this.windows.delete(k);
+      if (this.windows.size > SWEEP_AT)
+        for (const [k, v] of this.windows) if (v.start !== start) this.windows.delete(k);
       w = { start, count: 0 };
       this.windows.set(key, w);
     }

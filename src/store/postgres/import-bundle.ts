@@ -14,19 +14,72 @@ const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 const upsert = (table: string, columns: string[], key: string[]) =>
   `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')})
-   ON CONFLICT (${key.join(', ')}) DO UPDATE SET ${columns.filter((c) => !key.includes(c)).map((c) => `${c} = EXCLUDED.${c}`).join(', ')}`;
+   ON CONFLICT (${key.join(', ')}) DO UPDATE SET ${columns
+     .filter((c) => !key.includes(c))
+     .map((c) => `${c} = EXCLUDED.${c}`)
+     .join(', ')}`;
 
 const SQL = {
   org: upsert('organizations', ['id', 'name', 'status'], ['id']),
   user: upsert('users', ['id', 'org_id', 'name', 'email', 'status', 'created_at', 'updated_at', 'enrichment'], ['id']),
-  workspace: upsert('workspaces', ['id', 'org_id', 'parent_id', 'root_workspace_id', 'name', 'display_name', 'kind', 'workspace_status',
-    'created_at', 'created_by', 'updated_at', 'updated_by'], ['id']),
+  workspace: upsert(
+    'workspaces',
+    [
+      'id',
+      'org_id',
+      'parent_id',
+      'root_workspace_id',
+      'name',
+      'display_name',
+      'kind',
+      'workspace_status',
+      'created_at',
+      'created_by',
+      'updated_at',
+      'updated_by',
+    ],
+    ['id'],
+  ),
   membership: upsert('memberships', ['workspace_id', 'user_id', 'role'], ['workspace_id', 'user_id']),
-  project: upsert('projects', ['id', 'workspace_id', 'name', 'display_name', 'project_status', 'knowledge_urls', 'created_at',
-    'created_by', 'updated_at', 'updated_by'], ['id']),
-  relationship: upsert('relationships', ['from_id', 'from_kind', 'to_id', 'to_kind', 'rel_type', 'provenance', 'relationship_status',
-    'label', 'role', 'weight', 'confidence', 'attributes'], ['from_id', 'to_id', 'rel_type']),
-  identity: upsert('identities', ['agent_id', 'client_id', 'credential_kind', 'api_key_hash', 'api_key_last4', 'expires_at', 'revoked'], ['agent_id']),
+  project: upsert(
+    'projects',
+    [
+      'id',
+      'workspace_id',
+      'name',
+      'display_name',
+      'project_status',
+      'knowledge_urls',
+      'created_at',
+      'created_by',
+      'updated_at',
+      'updated_by',
+    ],
+    ['id'],
+  ),
+  relationship: upsert(
+    'relationships',
+    [
+      'from_id',
+      'from_kind',
+      'to_id',
+      'to_kind',
+      'rel_type',
+      'provenance',
+      'relationship_status',
+      'label',
+      'role',
+      'weight',
+      'confidence',
+      'attributes',
+    ],
+    ['from_id', 'to_id', 'rel_type'],
+  ),
+  identity: upsert(
+    'identities',
+    ['agent_id', 'client_id', 'credential_kind', 'api_key_hash', 'api_key_last4', 'expires_at', 'revoked'],
+    ['agent_id'],
+  ),
   image: upsert('profile_images', ['agent_id', 'content_type', 'bytes'], ['agent_id']),
   artifact: `INSERT INTO artifacts (id, version_ordinal, is_latest, kind, name, name_lower, display_name, display_name_lower,
       workspace_id, project_id, artifact_status, created_at, created_by, updated_at, updated_by, server_id, provider_kind,
@@ -48,10 +101,32 @@ export async function importBundle(pool: pg.Pool, b: Bundle): Promise<ImportCoun
   try {
     await c.query('BEGIN');
     for (const o of b.organizations) await c.query(SQL.org, [o.id, o.name, o.status]);
-    for (const u of b.users) await c.query(SQL.user, [u.id, u.org_id, orNull(u.name), orNull(u.email), u.status, u.created_at, u.updated_at, json(u.enrichment)]);
+    for (const u of b.users)
+      await c.query(SQL.user, [
+        u.id,
+        u.org_id,
+        orNull(u.name),
+        orNull(u.email),
+        u.status,
+        u.created_at,
+        u.updated_at,
+        json(u.enrichment),
+      ]);
     for (const w of b.workspaces) {
-      await c.query(SQL.workspace, [w.id, w.org_id, orNull(w.parent_id), w.id, w.name, w.display_name, w.kind, w.workspace_status,
-        w.created_at, w.created_by, w.updated_at, w.updated_by]);
+      await c.query(SQL.workspace, [
+        w.id,
+        w.org_id,
+        orNull(w.parent_id),
+        w.id,
+        w.name,
+        w.display_name,
+        w.kind,
+        w.workspace_status,
+        w.created_at,
+        w.created_by,
+        w.updated_at,
+        w.updated_by,
+      ]);
     }
     await c.query(`WITH RECURSIVE tree(id, root) AS (
         SELECT id, id FROM workspaces WHERE parent_id IS NULL
@@ -59,27 +134,76 @@ export async function importBundle(pool: pg.Pool, b: Bundle): Promise<ImportCoun
       UPDATE workspaces SET root_workspace_id = tree.root FROM tree WHERE tree.id = workspaces.id AND workspaces.root_workspace_id <> tree.root`);
     for (const m of b.memberships) await c.query(SQL.membership, [m.workspace_id, m.user_id, m.role]);
     for (const p of b.projects) {
-      await c.query(SQL.project, [p.id, p.workspace_id, p.name, p.display_name, p.project_status, json(p.knowledge_urls),
-        p.created_at, p.created_by, p.updated_at, p.updated_by]);
+      await c.query(SQL.project, [
+        p.id,
+        p.workspace_id,
+        p.name,
+        p.display_name,
+        p.project_status,
+        json(p.knowledge_urls),
+        p.created_at,
+        p.created_by,
+        p.updated_at,
+        p.updated_by,
+      ]);
     }
     const latestIds = [...new Set(b.artifacts.filter((a) => a.is_latest).map((a) => a.id))];
-    if (latestIds.length > 0) await c.query('UPDATE artifacts SET is_latest = FALSE WHERE id = ANY($1::text[])', [latestIds]);
+    if (latestIds.length > 0)
+      await c.query('UPDATE artifacts SET is_latest = FALSE WHERE id = ANY($1::text[])', [latestIds]);
     for (const a of b.artifacts) {
       const d = a.doc;
-      await c.query(SQL.artifact, [a.id, a.version_ordinal, a.is_latest, a.kind, a.name, orNull(a.display_name), a.workspace_id,
-        orNull(a.project_id), a.artifact_status, a.created_at, a.created_by, a.updated_at, a.updated_by, orNull(a.server_id),
-        str(d.provider_kind), str(d.owner), typeof d.is_system === 'boolean' ? d.is_system : null, str(d.source_type),
-        JSON.stringify(d), str(d.instructions)]);
+      await c.query(SQL.artifact, [
+        a.id,
+        a.version_ordinal,
+        a.is_latest,
+        a.kind,
+        a.name,
+        orNull(a.display_name),
+        a.workspace_id,
+        orNull(a.project_id),
+        a.artifact_status,
+        a.created_at,
+        a.created_by,
+        a.updated_at,
+        a.updated_by,
+        orNull(a.server_id),
+        str(d.provider_kind),
+        str(d.owner),
+        typeof d.is_system === 'boolean' ? d.is_system : null,
+        str(d.source_type),
+        JSON.stringify(d),
+        str(d.instructions),
+      ]);
     }
     for (const r of b.relationships) {
-      await c.query(SQL.relationship, [r.from.id, r.from.kind, r.to.id, r.to.kind, r.rel_type, r.provenance, r.relationship_status,
-        orNull(r.label), orNull(r.role), orNull(r.weight), orNull(r.confidence), json(r.attributes)]);
+      await c.query(SQL.relationship, [
+        r.from.id,
+        r.from.kind,
+        r.to.id,
+        r.to.kind,
+        r.rel_type,
+        r.provenance,
+        r.relationship_status,
+        orNull(r.label),
+        orNull(r.role),
+        orNull(r.weight),
+        orNull(r.confidence),
+        json(r.attributes),
+      ]);
     }
     for (const i of b.identities) {
-      await c.query(SQL.identity, [i.agent_id, i.client_id, i.credential_kind, orNull(i.api_key_hash), orNull(i.api_key_last4),
-        orNull(i.expires_at), i.revoked === true]);
+      await c.query(SQL.identity, [
+        i.agent_id,
+        i.client_id,
+        i.credential_kind,
+        orNull(i.api_key_hash),
+        orNull(i.api_key_last4),
+        orNull(i.expires_at),
+        i.revoked === true,
+      ]);
     }
-    for (const img of b.profile_images) await c.query(SQL.image, [img.agent_id, img.content_type, Buffer.from(img.bytes)]);
+    for (const img of b.profile_images)
+      await c.query(SQL.image, [img.agent_id, img.content_type, Buffer.from(img.bytes)]);
     await c.query('UPDATE registry_generation SET n = n + 1 WHERE id = 1');
     await c.query('COMMIT');
   } catch (err) {
@@ -89,8 +213,12 @@ export async function importBundle(pool: pg.Pool, b: Bundle): Promise<ImportCoun
     c.release();
   }
   return {
-    organizations: b.organizations.length, users: b.users.length, workspaces: b.workspaces.length,
-    memberships: b.memberships.length, projects: b.projects.length, artifacts: b.artifacts.length,
+    organizations: b.organizations.length,
+    users: b.users.length,
+    workspaces: b.workspaces.length,
+    memberships: b.memberships.length,
+    projects: b.projects.length,
+    artifacts: b.artifacts.length,
     relationships: b.relationships.length,
   };
 }

@@ -17,10 +17,17 @@ export async function migrate(pool: pg.Pool, store: keyof typeof LOCKS, schema =
     await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock($1)', [LOCKS[store]]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-    await client.query(`CREATE TABLE IF NOT EXISTS ${store}_schema_migrations (name TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`);
-    const done = new Set((await client.query<{ name: string }>(`SELECT name FROM ${store}_schema_migrations`)).rows.map((r) => r.name));
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${store}_schema_migrations (name TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
+    );
+    const done = new Set(
+      (await client.query<{ name: string }>(`SELECT name FROM ${store}_schema_migrations`)).rows.map((r) => r.name),
+    );
     const dir = path.join(ROOT, store);
-    for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.sql')).sort()) {
+    for (const file of fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith('.sql'))
+      .sort()) {
       if (done.has(file)) continue;
       await client.query(fs.readFileSync(path.join(dir, file), 'utf8'));
       await client.query(`INSERT INTO ${store}_schema_migrations (name) VALUES ($1)`, [file]);

@@ -6,8 +6,12 @@ import { createPool } from './pool.ts';
 import { PostgresRegistryStore } from './registry-store.ts';
 import { PostgresTraceStore } from './trace-store.ts';
 import type { TraceStore } from '../trace-port.ts';
+import { sqlNumber } from '../sql-values.ts';
 
-export async function openPostgresRegistry(config: Pick<Config, 'databaseUrl' | 'requestTimeoutMs'>, schema = 'public'): Promise<RegistryStore> {
+export async function openPostgresRegistry(
+  config: Pick<Config, 'databaseUrl' | 'requestTimeoutMs'>,
+  schema = 'public',
+): Promise<RegistryStore> {
   if (config.databaseUrl === undefined) throw new Error('DATABASE_URL is not set');
   const pool = createPool({ url: config.databaseUrl, schema, statementTimeoutMs: config.requestTimeoutMs });
   try {
@@ -19,14 +23,20 @@ export async function openPostgresRegistry(config: Pick<Config, 'databaseUrl' | 
   return new PostgresRegistryStore(pool);
 }
 
-export async function openPostgresTraces(config: Pick<Config, 'databaseUrl' | 'requestTimeoutMs'>, schema = 'public'): Promise<TraceStore> {
+export async function openPostgresTraces(
+  config: Pick<Config, 'databaseUrl' | 'requestTimeoutMs'>,
+  schema = 'public',
+): Promise<TraceStore> {
   if (config.databaseUrl === undefined) throw new Error('DATABASE_URL is not set');
   const pool = createPool({ url: config.databaseUrl, schema, statementTimeoutMs: config.requestTimeoutMs });
   let rows: number;
   try {
     await migrate(pool, 'traces', schema);
     // The planner's estimate of the table's size: "grown by a tenth" counts from it after a restart.
-    rows = Number((await pool.query("SELECT GREATEST(reltuples, 0)::bigint AS n FROM pg_class WHERE oid = 'spans'::regclass")).rows[0]?.n ?? 0);
+    const estimate = await pool.query<{ n: string }>(
+      "SELECT GREATEST(reltuples, 0)::bigint AS n FROM pg_class WHERE oid = 'spans'::regclass",
+    );
+    rows = sqlNumber(estimate.rows[0]?.n);
   } catch (err) {
     await pool.end();
     throw err;

@@ -13,9 +13,14 @@ export interface CompiledQuery {
 }
 
 /** Every word of the text, all required, as a tsquery source; null when no word remains. */
-export function tsQuery(text: string): string | null {
+function tsQuery(text: string): string | null {
   const words = text.toLowerCase().match(/[\p{L}\p{N}_]+/gu);
-  return words === null ? null : words.slice(0, 32).map((w) => `'${w}'`).join(' & ');
+  return words === null
+    ? null
+    : words
+        .slice(0, 32)
+        .map((w) => `'${w}'`)
+        .join(' & ');
 }
 
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -27,7 +32,8 @@ function orderBy(sorts: ArtifactSort[], ranked: boolean): string {
     if (s.field === 'relevance') {
       if (ranked) parts.push(`rank ${s.desc ? 'ASC' : 'DESC'}`);
     } else if (s.field === 'name') parts.push(`a.name_lower COLLATE "C" ${dir}`, `a.name COLLATE "C" ${dir}`);
-    else if (s.field === 'display_name') parts.push('a.display_name_lower IS NULL', `a.display_name_lower COLLATE "C" ${dir}`);
+    else if (s.field === 'display_name')
+      parts.push('a.display_name_lower IS NULL', `a.display_name_lower COLLATE "C" ${dir}`);
     else parts.push(`a.${s.field} COLLATE "C" ${dir}`);
   }
   parts.push('a.id COLLATE "C" ASC');
@@ -36,7 +42,10 @@ function orderBy(sorts: ArtifactSort[], ranked: boolean): string {
 
 export function artifactSearchSql(q: ArtifactQuery): CompiledQuery | null {
   const params: unknown[] = [[...q.workspaceIds]];
-  const p = (v: unknown) => { params.push(v); return `$${params.length}`; };
+  const p = (v: unknown) => {
+    params.push(v);
+    return `$${params.length}`;
+  };
   const where = ['a.is_latest', 'a.workspace_id = ANY($1::text[])'];
   if (q.kind !== undefined) where.push(`a.kind = ${p(q.kind)}`);
   let select = 'a.*';
@@ -68,8 +77,13 @@ export function artifactSearchSql(q: ArtifactQuery): CompiledQuery | null {
 }
 
 const GROUP_COLUMNS: Record<ToolGroupField, string> = {
-  server_id: 'server_id', provider_kind: 'provider_kind', owner: 'owner', workspace_id: 'workspace_id',
-  artifact_status: 'artifact_status', is_system: 'is_system', source_type: 'source_type',
+  server_id: 'server_id',
+  provider_kind: 'provider_kind',
+  owner: 'owner',
+  workspace_id: 'workspace_id',
+  artifact_status: 'artifact_status',
+  is_system: 'is_system',
+  source_type: 'source_type',
 };
 
 export function toolAggregateSql(q: ToolAggregateQuery): CompiledQuery {
@@ -87,7 +101,8 @@ export function toolAggregateSql(q: ToolAggregateQuery): CompiledQuery {
   }
   const cols = q.groupBy.map((f) => GROUP_COLUMNS[f]);
   const keys = q.groupBy.map((f) => `${GROUP_COLUMNS[f]} AS k_${f}`);
-  const metrics = 'COUNT(*)::int AS count, COUNT(DISTINCT server_id)::int AS servers, MAX(updated_at) AS latest_updated_at';
+  const metrics =
+    'COUNT(*)::int AS count, COUNT(DISTINCT server_id)::int AS servers, MAX(updated_at) AS latest_updated_at';
   const base = `FROM artifacts WHERE ${where.join(' AND ')}`;
   const n = params.length;
   if (cols.length === 0) {

@@ -16,11 +16,20 @@ import {
   type ToolGroup,
 } from '../registry-port.ts';
 import {
-  toArtifact, toIdentity, toMembership, toOrganization, toProject, toRelationship, toUser, toWorkspace, type Row,
+  toArtifact,
+  toIdentity,
+  toMembership,
+  toOrganization,
+  toProject,
+  toRelationship,
+  toUser,
+  toWorkspace,
+  type Row,
 } from '../sql-rows.ts';
 import { importBundle } from './import-bundle.ts';
 import { isConnectionFailure } from './pool.ts';
 import { artifactSearchSql, toolAggregateSql } from './registry-sql.ts';
+import { sqlNumber, sqlText } from '../sql-values.ts';
 
 const ID = 'id COLLATE "C"';
 
@@ -36,7 +45,8 @@ export class PostgresRegistryStore implements RegistryStore {
     try {
       return (await this.pool.query(sql, params)).rows as Row[];
     } catch (err) {
-      if (isConnectionFailure(err)) throw new StoreUnavailableError('the registry database cannot be reached', { cause: err });
+      if (isConnectionFailure(err))
+        throw new StoreUnavailableError('the registry database cannot be reached', { cause: err });
       throw err;
     }
   }
@@ -51,7 +61,7 @@ export class PostgresRegistryStore implements RegistryStore {
 
   async generation(): Promise<string> {
     const [row] = await this.all('SELECT n FROM registry_generation WHERE id = 1');
-    return String(row?.n ?? 0);
+    return String(sqlNumber(row?.n));
   }
 
   async isEmpty(): Promise<boolean> {
@@ -62,13 +72,16 @@ export class PostgresRegistryStore implements RegistryStore {
     try {
       return await importBundle(this.pool, bundle);
     } catch (err) {
-      if (isConnectionFailure(err)) throw new StoreUnavailableError('the registry database cannot be reached', { cause: err });
+      if (isConnectionFailure(err))
+        throw new StoreUnavailableError('the registry database cannot be reached', { cause: err });
       throw err;
     }
   }
 
   async getOrganizations(ids: readonly string[]) {
-    return (await this.all(`SELECT * FROM organizations WHERE id = ANY($1::text[]) ORDER BY ${ID}`, [ids])).map(toOrganization);
+    return (await this.all(`SELECT * FROM organizations WHERE id = ANY($1::text[]) ORDER BY ${ID}`, [ids])).map(
+      toOrganization,
+    );
   }
 
   async getUsers(ids: readonly string[]) {
@@ -77,7 +90,16 @@ export class PostgresRegistryStore implements RegistryStore {
 
   async listUsers(orgId: string, limit: number, offset: number) {
     const [count] = await this.all('SELECT COUNT(*)::int AS n FROM users WHERE org_id = $1', [orgId]);
-    const items = limit === 0 ? [] : (await this.all(`SELECT * FROM users WHERE org_id = $1 ORDER BY ${ID} LIMIT $2 OFFSET $3`, [orgId, limit, offset])).map(toUser);
+    const items =
+      limit === 0
+        ? []
+        : (
+            await this.all(`SELECT * FROM users WHERE org_id = $1 ORDER BY ${ID} LIMIT $2 OFFSET $3`, [
+              orgId,
+              limit,
+              offset,
+            ])
+          ).map(toUser);
     return { items, total: Number(count?.n ?? 0) };
   }
 
@@ -86,15 +108,24 @@ export class PostgresRegistryStore implements RegistryStore {
   }
 
   async getWorkspaces(ids: readonly string[]) {
-    return (await this.all(`SELECT * FROM workspaces WHERE id = ANY($1::text[]) ORDER BY ${ID}`, [ids])).map(toWorkspace);
+    return (await this.all(`SELECT * FROM workspaces WHERE id = ANY($1::text[]) ORDER BY ${ID}`, [ids])).map(
+      toWorkspace,
+    );
   }
 
   async getMembershipsOfUser(userId: string) {
-    return (await this.all('SELECT * FROM memberships WHERE user_id = $1 ORDER BY workspace_id COLLATE "C"', [userId])).map(toMembership);
+    return (
+      await this.all('SELECT * FROM memberships WHERE user_id = $1 ORDER BY workspace_id COLLATE "C"', [userId])
+    ).map(toMembership);
   }
 
   async getMembershipsOfWorkspaces(workspaceIds: readonly string[]) {
-    return (await this.all('SELECT * FROM memberships WHERE workspace_id = ANY($1::text[]) ORDER BY workspace_id COLLATE "C", user_id COLLATE "C"', [workspaceIds])).map(toMembership);
+    return (
+      await this.all(
+        'SELECT * FROM memberships WHERE workspace_id = ANY($1::text[]) ORDER BY workspace_id COLLATE "C", user_id COLLATE "C"',
+        [workspaceIds],
+      )
+    ).map(toMembership);
   }
 
   async getProjects(ids: readonly string[]) {
@@ -102,7 +133,9 @@ export class PostgresRegistryStore implements RegistryStore {
   }
 
   async listProjects(workspaceIds: readonly string[]) {
-    return (await this.all(`SELECT * FROM projects WHERE workspace_id = ANY($1::text[]) ORDER BY ${ID}`, [workspaceIds])).map(toProject);
+    return (
+      await this.all(`SELECT * FROM projects WHERE workspace_id = ANY($1::text[]) ORDER BY ${ID}`, [workspaceIds])
+    ).map(toProject);
   }
 
   async findArtifacts(query: ArtifactQuery): Promise<Page<ArtifactVersion>> {
@@ -116,18 +149,28 @@ export class PostgresRegistryStore implements RegistryStore {
   }
 
   async listArtifacts(workspaceIds: readonly string[], kind?: ArtifactKind) {
-    const rows = kind === undefined
-      ? await this.all(`SELECT * FROM artifacts WHERE is_latest AND workspace_id = ANY($1::text[]) ORDER BY ${ID}`, [workspaceIds])
-      : await this.all(`SELECT * FROM artifacts WHERE is_latest AND kind = $2 AND workspace_id = ANY($1::text[]) ORDER BY ${ID}`, [workspaceIds, kind]);
+    const rows =
+      kind === undefined
+        ? await this.all(`SELECT * FROM artifacts WHERE is_latest AND workspace_id = ANY($1::text[]) ORDER BY ${ID}`, [
+            workspaceIds,
+          ])
+        : await this.all(
+            `SELECT * FROM artifacts WHERE is_latest AND kind = $2 AND workspace_id = ANY($1::text[]) ORDER BY ${ID}`,
+            [workspaceIds, kind],
+          );
     return rows.map(toArtifact);
   }
 
   async getArtifacts(ids: readonly string[]) {
-    return (await this.all(`SELECT * FROM artifacts WHERE is_latest AND id = ANY($1::text[]) ORDER BY ${ID}`, [ids])).map(toArtifact);
+    return (
+      await this.all(`SELECT * FROM artifacts WHERE is_latest AND id = ANY($1::text[]) ORDER BY ${ID}`, [ids])
+    ).map(toArtifact);
   }
 
   async getArtifactVersions(ids: readonly string[]) {
-    return (await this.all(`SELECT * FROM artifacts WHERE id = ANY($1::text[]) ORDER BY ${ID}, version_ordinal`, [ids])).map(toArtifact);
+    return (
+      await this.all(`SELECT * FROM artifacts WHERE id = ANY($1::text[]) ORDER BY ${ID}, version_ordinal`, [ids])
+    ).map(toArtifact);
   }
 
   async findSkillByName(workspaceIds: readonly string[], name: string) {
@@ -146,10 +189,12 @@ export class PostgresRegistryStore implements RegistryStore {
     if (query.limit === 0 || total <= query.offset) return { items: [], total };
     const rows = await this.all(sql.page, [...sql.params, query.limit, query.offset]);
     const items = rows.map((r): ToolGroup => ({
-      key: Object.fromEntries(query.groupBy.map((f) => {
-        const v = r[`k_${f}`];
-        return [f, v === null || v === undefined ? null : f === 'is_system' ? v === true : String(v)];
-      })),
+      key: Object.fromEntries(
+        query.groupBy.map((f) => {
+          const v = r[`k_${f}`];
+          return [f, v === null || v === undefined ? null : f === 'is_system' ? v === true : sqlText(v)];
+        }),
+      ),
       count: Number(r.count),
       servers: Number(r.servers),
       latest_updated_at: (r.latest_updated_at as string | null) ?? null,
@@ -173,24 +218,35 @@ export class PostgresRegistryStore implements RegistryStore {
   }
 
   async countMembers(workspaceIds: readonly string[]) {
-    const rows = await this.all('SELECT workspace_id AS k, COUNT(*)::int AS n FROM memberships WHERE workspace_id = ANY($1::text[]) GROUP BY workspace_id', [workspaceIds]);
+    const rows = await this.all(
+      'SELECT workspace_id AS k, COUNT(*)::int AS n FROM memberships WHERE workspace_id = ANY($1::text[]) GROUP BY workspace_id',
+      [workspaceIds],
+    );
     return new Map(rows.map((r) => [r.k as string, Number(r.n)]));
   }
 
   async getArtifactWorkspaceIds(ids: readonly string[]) {
-    const rows = await this.all('SELECT id, workspace_id FROM artifacts WHERE is_latest AND id = ANY($1::text[])', [ids]);
+    const rows = await this.all('SELECT id, workspace_id FROM artifacts WHERE is_latest AND id = ANY($1::text[])', [
+      ids,
+    ]);
     return new Map(rows.map((r) => [r.id as string, r.workspace_id as string]));
   }
 
   async getRelationships(artifactIds: readonly string[]) {
-    return (await this.all(
-      'SELECT * FROM relationships WHERE from_id = ANY($1::text[]) OR to_id = ANY($1::text[]) ORDER BY from_id COLLATE "C", to_id COLLATE "C", rel_type COLLATE "C"',
-      [artifactIds],
-    )).map(toRelationship);
+    return (
+      await this.all(
+        'SELECT * FROM relationships WHERE from_id = ANY($1::text[]) OR to_id = ANY($1::text[]) ORDER BY from_id COLLATE "C", to_id COLLATE "C", rel_type COLLATE "C"',
+        [artifactIds],
+      )
+    ).map(toRelationship);
   }
 
   async getIdentitiesOfAgents(agentIds: readonly string[]) {
-    return (await this.all('SELECT * FROM identities WHERE agent_id = ANY($1::text[]) ORDER BY agent_id COLLATE "C"', [agentIds])).map(toIdentity);
+    return (
+      await this.all('SELECT * FROM identities WHERE agent_id = ANY($1::text[]) ORDER BY agent_id COLLATE "C"', [
+        agentIds,
+      ])
+    ).map(toIdentity);
   }
 
   async findIdentityByClientId(clientId: string): Promise<Identity | null> {
@@ -205,6 +261,8 @@ export class PostgresRegistryStore implements RegistryStore {
 
   async getProfileImage(agentId: string): Promise<ProfileImage | null> {
     const [row] = await this.all('SELECT content_type, bytes FROM profile_images WHERE agent_id = $1', [agentId]);
-    return row === undefined ? null : { content_type: row.content_type as string, bytes: new Uint8Array(row.bytes as Buffer) };
+    return row === undefined
+      ? null
+      : { content_type: row.content_type as string, bytes: new Uint8Array(row.bytes as Buffer) };
   }
 }

@@ -6,22 +6,73 @@
 import type pg from 'pg';
 import { compileAggregate, spanSourceColumns, toAggregateRows, type RowSource } from '../stats-sql.ts';
 import {
-  QueryCancelledError, TraceStoreUnavailableError, toSpanRows, type AggregateQuery, type AggregateRow, type SpanColumns, type SpanRow, type TraceStore,
+  QueryCancelledError,
+  TraceStoreUnavailableError,
+  toSpanRows,
+  type AggregateQuery,
+  type AggregateRow,
+  type SpanColumns,
+  type SpanRow,
+  type TraceStore,
 } from '../trace-port.ts';
 import { isConnectionFailure } from './pool.ts';
+import { sqlNumber } from '../sql-values.ts';
 
 const ROWS_PER_INSERT = 1000;
-const SPAN_COLUMNS = ['org_id', 'workspace_id', 'trace_id', 'span_id', 'parent_span_id', 'name', 'start_s', 'duration_ms', 'category',
-  'harness', 'skill', 'skill_version', 'command', 'mcp', 'tool', 'model', 'user_id', 'session_id', 'tokens', 'cost', 'is_error'];
-const spanValues = (r: SpanRow): unknown[] => [r.org_id, r.workspace_id, r.trace_id, r.span_id, r.parent_span_id, r.name, r.start_s,
-  r.duration_ms, r.category, r.harness, r.skill, r.skill_version, r.command, r.mcp, r.tool, r.model, r.user, r.session,
-  Math.round(r.tokens), r.cost, r.is_error];
+const SPAN_COLUMNS = [
+  'org_id',
+  'workspace_id',
+  'trace_id',
+  'span_id',
+  'parent_span_id',
+  'name',
+  'start_s',
+  'duration_ms',
+  'category',
+  'harness',
+  'skill',
+  'skill_version',
+  'command',
+  'mcp',
+  'tool',
+  'model',
+  'user_id',
+  'session_id',
+  'tokens',
+  'cost',
+  'is_error',
+];
+const spanValues = (r: SpanRow): unknown[] => [
+  r.org_id,
+  r.workspace_id,
+  r.trace_id,
+  r.span_id,
+  r.parent_span_id,
+  r.name,
+  r.start_s,
+  r.duration_ms,
+  r.category,
+  r.harness,
+  r.skill,
+  r.skill_version,
+  r.command,
+  r.mcp,
+  r.tool,
+  r.model,
+  r.user,
+  r.session,
+  Math.round(r.tokens),
+  r.cost,
+  r.is_error,
+];
 
 function insertSql(table: string, columns: string[], rows: number): string {
-  const tuples = Array.from({ length: rows }, (_, i) => `(${columns.map((_, j) => `$${i * columns.length + j + 1}`).join(', ')})`);
+  const tuples = Array.from(
+    { length: rows },
+    (_, i) => `(${columns.map((_, j) => `$${i * columns.length + j + 1}`).join(', ')})`,
+  );
   return `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${tuples.join(', ')}`;
 }
-
 
 /** The spans of the skill's traces: a semi-join with the trace -> skill mapping, probed by trace. */
 const skillRows: RowSource = {
@@ -60,9 +111,17 @@ export class PostgresTraceStore implements TraceStore {
     if (this.analyzing !== null || this.unanalyzed < Math.max(1000, this.analyzedRows / 10)) return;
     const rows = this.analyzedRows + this.unanalyzed;
     this.unanalyzed = 0;
-    this.analyzing = this.pool.query('ANALYZE spans, trace_skills')
-      .then(() => { this.analyzedRows = rows; }, () => undefined)
-      .finally(() => { this.analyzing = null; });
+    this.analyzing = this.pool
+      .query('ANALYZE spans, trace_skills')
+      .then(
+        () => {
+          this.analyzedRows = rows;
+        },
+        () => undefined,
+      )
+      .finally(() => {
+        this.analyzing = null;
+      });
   }
 
   private unavailable(err: unknown): never {
@@ -80,8 +139,10 @@ export class PostgresTraceStore implements TraceStore {
   }
 
   async countSpans(): Promise<number> {
-    const res = await this.pool.query('SELECT COUNT(*)::bigint AS n FROM spans').catch((err: unknown) => this.unavailable(err));
-    return Number(res.rows[0]?.n ?? 0);
+    const res = await this.pool
+      .query<{ n: string }>('SELECT COUNT(*)::bigint AS n FROM spans')
+      .catch((err: unknown) => this.unavailable(err));
+    return sqlNumber(res.rows[0]?.n);
   }
 
   async insertSpans(rows: readonly SpanRow[]): Promise<void> {
@@ -94,12 +155,16 @@ export class PostgresTraceStore implements TraceStore {
         await client.query(insertSql('spans', SPAN_COLUMNS, slice.length), slice.flatMap(spanValues));
       }
       const skills = new Map<string, SpanRow>();
-      for (const r of rows) if (r.category === 'skill_invocation' && r.skill !== null) skills.set(`${r.trace_id}\u0000${r.skill}\u0000${r.skill_version}`, r);
+      for (const r of rows)
+        if (r.category === 'skill_invocation' && r.skill !== null)
+          skills.set(`${r.trace_id}\u0000${r.skill}\u0000${r.skill_version}`, r);
       const mapped = [...skills.values()];
       for (let i = 0; i < mapped.length; i += ROWS_PER_INSERT) {
         const slice = mapped.slice(i, i + ROWS_PER_INSERT);
-        await client.query(insertSql('trace_skills', ['org_id', 'skill', 'skill_version', 'trace_id', 'start_s'], slice.length),
-          slice.flatMap((r) => [r.org_id, r.skill, r.skill_version, r.trace_id, r.start_s]));
+        await client.query(
+          insertSql('trace_skills', ['org_id', 'skill', 'skill_version', 'trace_id', 'start_s'], slice.length),
+          slice.flatMap((r) => [r.org_id, r.skill, r.skill_version, r.trace_id, r.start_s]),
+        );
       }
       await client.query('COMMIT');
       this.analyzeAfterGrowth(rows.length);
@@ -121,7 +186,9 @@ export class PostgresTraceStore implements TraceStore {
     let rows: Record<string, unknown>[];
     const client = await this.pool.connect().catch((err: unknown) => this.unavailable(err));
     const pid = (client as unknown as { processID?: number }).processID;
-    const onAbort = () => { if (pid !== undefined) void this.pool.query('SELECT pg_cancel_backend($1)', [pid]).catch(() => undefined); };
+    const onAbort = () => {
+      if (pid !== undefined) void this.pool.query('SELECT pg_cancel_backend($1)', [pid]).catch(() => undefined);
+    };
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
       rows = (await client.query(sql, params)).rows as Record<string, unknown>[];

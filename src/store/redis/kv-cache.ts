@@ -25,8 +25,9 @@ export class RedisKeyValueCache {
 
   async set(key: string, value: string, options?: { ttl?: number | null }): Promise<void> {
     try {
+      // No ttl (or null, "no expiry") still expires after a day: the cache stays bounded.
       const ttl = options?.ttl ?? 86_400;
-      if (ttl === null || ttl <= 0) await this.redis.set(this.prefix + key, value);
+      if (ttl <= 0) await this.redis.set(this.prefix + key, value);
       else await this.redis.set(this.prefix + key, value, 'EX', Math.ceil(ttl));
     } catch {
       // A lost registration only costs one more round trip with the full query.

@@ -24,7 +24,11 @@ export class RedisRateLimiter implements RateLimiter {
     const resetMs = start + windowMs - now;
     try {
       const redisKey = `gw:rl:${key}:${start}`;
-      const replies = await this.redis.multi().incr(redisKey).pexpire(redisKey, windowMs + 1000).exec();
+      const replies = await this.redis
+        .multi()
+        .incr(redisKey)
+        .pexpire(redisKey, windowMs + 1000)
+        .exec();
       const count = Number(replies?.[0]?.[1] ?? 0);
       return { count, resetMs };
     } catch {

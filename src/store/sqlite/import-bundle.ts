@@ -25,7 +25,16 @@ export function importBundle(db: DatabaseSync, b: Bundle): ImportCounts {
       email = excluded.email, status = excluded.status, created_at = excluded.created_at,
       updated_at = excluded.updated_at, enrichment = excluded.enrichment`);
     for (const u of b.users) {
-      user.run(u.id, u.org_id, orNull(u.name), orNull(u.email), u.status, u.created_at, u.updated_at, json(u.enrichment));
+      user.run(
+        u.id,
+        u.org_id,
+        orNull(u.name),
+        orNull(u.email),
+        u.status,
+        u.created_at,
+        u.updated_at,
+        json(u.enrichment),
+      );
     }
 
     const ws = db.prepare(`INSERT INTO workspaces (id, org_id, parent_id, root_workspace_id, name, display_name, kind,
@@ -35,8 +44,20 @@ export function importBundle(db: DatabaseSync, b: Bundle): ImportCounts {
       created_at = excluded.created_at, created_by = excluded.created_by, updated_at = excluded.updated_at,
       updated_by = excluded.updated_by`);
     for (const w of b.workspaces) {
-      ws.run(w.id, w.org_id, orNull(w.parent_id), w.id, w.name, w.display_name, w.kind, w.workspace_status,
-        w.created_at, w.created_by, w.updated_at, w.updated_by);
+      ws.run(
+        w.id,
+        w.org_id,
+        orNull(w.parent_id),
+        w.id,
+        w.name,
+        w.display_name,
+        w.kind,
+        w.workspace_status,
+        w.created_at,
+        w.created_by,
+        w.updated_at,
+        w.updated_by,
+      );
     }
     db.exec(`WITH RECURSIVE tree(id, root) AS (
         SELECT id, id FROM workspaces WHERE parent_id IS NULL
@@ -48,15 +69,26 @@ export function importBundle(db: DatabaseSync, b: Bundle): ImportCounts {
       ON CONFLICT(workspace_id, user_id) DO UPDATE SET role = excluded.role`);
     for (const m of b.memberships) member.run(m.workspace_id, m.user_id, m.role);
 
-    const project = db.prepare(`INSERT INTO projects (id, workspace_id, name, display_name, project_status, knowledge_urls,
+    const project =
+      db.prepare(`INSERT INTO projects (id, workspace_id, name, display_name, project_status, knowledge_urls,
       created_at, created_by, updated_at, updated_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT(id) DO UPDATE SET workspace_id = excluded.workspace_id, name = excluded.name,
       display_name = excluded.display_name, project_status = excluded.project_status,
       knowledge_urls = excluded.knowledge_urls, created_at = excluded.created_at, created_by = excluded.created_by,
       updated_at = excluded.updated_at, updated_by = excluded.updated_by`);
     for (const p of b.projects) {
-      project.run(p.id, p.workspace_id, p.name, p.display_name, p.project_status, json(p.knowledge_urls),
-        p.created_at, p.created_by, p.updated_at, p.updated_by);
+      project.run(
+        p.id,
+        p.workspace_id,
+        p.name,
+        p.display_name,
+        p.project_status,
+        json(p.knowledge_urls),
+        p.created_at,
+        p.created_by,
+        p.updated_at,
+        p.updated_by,
+      );
     }
 
     writeArtifacts(db, b);
@@ -67,17 +99,37 @@ export function importBundle(db: DatabaseSync, b: Bundle): ImportCounts {
       provenance = excluded.provenance, relationship_status = excluded.relationship_status, label = excluded.label,
       role = excluded.role, weight = excluded.weight, confidence = excluded.confidence, attributes = excluded.attributes`);
     for (const r of b.relationships) {
-      rel.run(r.from.id, r.from.kind, r.to.id, r.to.kind, r.rel_type, r.provenance, r.relationship_status,
-        orNull(r.label), orNull(r.role), orNull(r.weight), orNull(r.confidence), json(r.attributes));
+      rel.run(
+        r.from.id,
+        r.from.kind,
+        r.to.id,
+        r.to.kind,
+        r.rel_type,
+        r.provenance,
+        r.relationship_status,
+        orNull(r.label),
+        orNull(r.role),
+        orNull(r.weight),
+        orNull(r.confidence),
+        json(r.attributes),
+      );
     }
 
-    const identity = db.prepare(`INSERT INTO identities (agent_id, client_id, credential_kind, api_key_hash, api_key_last4,
+    const identity =
+      db.prepare(`INSERT INTO identities (agent_id, client_id, credential_kind, api_key_hash, api_key_last4,
       expires_at, revoked) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(agent_id) DO UPDATE SET client_id = excluded.client_id,
       credential_kind = excluded.credential_kind, api_key_hash = excluded.api_key_hash,
       api_key_last4 = excluded.api_key_last4, expires_at = excluded.expires_at, revoked = excluded.revoked`);
     for (const i of b.identities) {
-      identity.run(i.agent_id, i.client_id, i.credential_kind, orNull(i.api_key_hash), orNull(i.api_key_last4),
-        orNull(i.expires_at), i.revoked === true ? 1 : 0);
+      identity.run(
+        i.agent_id,
+        i.client_id,
+        i.credential_kind,
+        orNull(i.api_key_hash),
+        orNull(i.api_key_last4),
+        orNull(i.expires_at),
+        i.revoked === true ? 1 : 0,
+      );
     }
 
     const image = db.prepare(`INSERT INTO profile_images (agent_id, content_type, bytes) VALUES (?, ?, ?)
@@ -108,7 +160,8 @@ function writeArtifacts(db: DatabaseSync, b: Bundle): void {
     dropFts.run(id);
     unlatest.run(id);
   }
-  const upsert = db.prepare(`INSERT INTO artifacts (id, version_ordinal, is_latest, kind, name, name_lower, display_name,
+  const upsert =
+    db.prepare(`INSERT INTO artifacts (id, version_ordinal, is_latest, kind, name, name_lower, display_name,
     display_name_lower, workspace_id, project_id, artifact_status, created_at, created_by, updated_at, updated_by,
     server_id, provider_kind, owner, is_system, source_type, doc)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -121,10 +174,29 @@ function writeArtifacts(db: DatabaseSync, b: Bundle): void {
     is_system = excluded.is_system, source_type = excluded.source_type, doc = excluded.doc`);
   for (const a of b.artifacts) {
     const d = a.doc;
-    upsert.run(a.id, a.version_ordinal, a.is_latest ? 1 : 0, a.kind, a.name, a.name.toLowerCase(),
-      orNull(a.display_name), a.display_name?.toLowerCase() ?? null, a.workspace_id, orNull(a.project_id),
-      a.artifact_status, a.created_at, a.created_by, a.updated_at, a.updated_by, orNull(a.server_id),
-      str(d.provider_kind), str(d.owner), bool(d.is_system), str(d.source_type), JSON.stringify(d));
+    upsert.run(
+      a.id,
+      a.version_ordinal,
+      a.is_latest ? 1 : 0,
+      a.kind,
+      a.name,
+      a.name.toLowerCase(),
+      orNull(a.display_name),
+      a.display_name?.toLowerCase() ?? null,
+      a.workspace_id,
+      orNull(a.project_id),
+      a.artifact_status,
+      a.created_at,
+      a.created_by,
+      a.updated_at,
+      a.updated_by,
+      orNull(a.server_id),
+      str(d.provider_kind),
+      str(d.owner),
+      bool(d.is_system),
+      str(d.source_type),
+      JSON.stringify(d),
+    );
   }
   const fts = db.prepare(`INSERT INTO artifacts_fts (rowid, name, display_name, instructions)
     SELECT seq, name, COALESCE(display_name, ''), COALESCE(json_extract(doc, '$.instructions'), '')

@@ -12,9 +12,14 @@ const DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations'
 /** Applies pending migrations, each in its own transaction; returns the file names applied now. */
 export function migrate(db: DatabaseSync): string[] {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)');
-  const done = new Set((db.prepare('SELECT name FROM schema_migrations').all() as { name: string }[]).map((r) => r.name));
+  const done = new Set(
+    (db.prepare('SELECT name FROM schema_migrations').all() as { name: string }[]).map((r) => r.name),
+  );
   const applied: string[] = [];
-  for (const file of fs.readdirSync(DIR).filter((f) => f.endsWith('.sql')).sort()) {
+  for (const file of fs
+    .readdirSync(DIR)
+    .filter((f) => f.endsWith('.sql'))
+    .sort()) {
     if (done.has(file)) continue;
     const sql = fs.readFileSync(path.join(DIR, file), 'utf8');
     db.exec('BEGIN IMMEDIATE');

@@ -20,9 +20,18 @@ import {
 import { importBundle } from './import-bundle.ts';
 import { migrate } from './migrate.ts';
 import {
-  toArtifact, toIdentity, toMembership, toOrganization, toProject, toRelationship, toUser, toWorkspace, type Row,
+  toArtifact,
+  toIdentity,
+  toMembership,
+  toOrganization,
+  toProject,
+  toRelationship,
+  toUser,
+  toWorkspace,
+  type Row,
 } from '../sql-rows.ts';
 import { artifactSearchSql, toolAggregateSql } from './search-sql.ts';
+import { sqlText } from '../sql-values.ts';
 
 const IN = 'IN (SELECT value FROM json_each(?))';
 
@@ -36,7 +45,9 @@ export class SqliteRegistryStore implements RegistryStore {
   constructor(file: string) {
     if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
     this.db = new DatabaseSync(file);
-    this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;');
+    this.db.exec(
+      'PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;',
+    );
     migrate(this.db);
   }
 
@@ -52,11 +63,12 @@ export class SqliteRegistryStore implements RegistryStore {
   private all(sql: string, ...params: (string | number | null)[]): Row[] {
     if (!this.db.isOpen) throw new StoreUnavailableError('the registry database is closed');
     try {
-      return this.stmt(sql).all(...params) as Row[];
+      return this.stmt(sql).all(...params);
     } catch (err) {
       // SQLITE_BUSY, SQLITE_IOERR, SQLITE_CORRUPT, SQLITE_FULL, SQLITE_CANTOPEN: the store, not the query.
       const code = (err as { errcode?: number }).errcode;
-      if (code !== undefined && [5, 10, 11, 13, 14].includes(code & 0xff)) throw new StoreUnavailableError('the registry database cannot answer', { cause: err });
+      if (code !== undefined && [5, 10, 11, 13, 14].includes(code & 0xff))
+        throw new StoreUnavailableError('the registry database cannot answer', { cause: err });
       throw err;
     }
   }
@@ -97,7 +109,12 @@ export class SqliteRegistryStore implements RegistryStore {
 
   async listUsers(orgId: string, limit: number, offset: number) {
     const total = Number(this.all('SELECT COUNT(*) AS n FROM users WHERE org_id = ?', orgId)[0]?.n ?? 0);
-    const items = limit === 0 ? [] : this.all('SELECT * FROM users WHERE org_id = ? ORDER BY id LIMIT ? OFFSET ?', orgId, limit, offset).map(toUser);
+    const items =
+      limit === 0
+        ? []
+        : this.all('SELECT * FROM users WHERE org_id = ? ORDER BY id LIMIT ? OFFSET ?', orgId, limit, offset).map(
+            toUser,
+          );
     return { items, total };
   }
 
@@ -114,7 +131,10 @@ export class SqliteRegistryStore implements RegistryStore {
   }
 
   async getMembershipsOfWorkspaces(workspaceIds: readonly string[]) {
-    return this.all(`SELECT * FROM memberships WHERE workspace_id ${IN} ORDER BY workspace_id, user_id`, JSON.stringify(workspaceIds)).map(toMembership);
+    return this.all(
+      `SELECT * FROM memberships WHERE workspace_id ${IN} ORDER BY workspace_id, user_id`,
+      JSON.stringify(workspaceIds),
+    ).map(toMembership);
   }
 
   async getProjects(ids: readonly string[]) {
@@ -122,7 +142,9 @@ export class SqliteRegistryStore implements RegistryStore {
   }
 
   async listProjects(workspaceIds: readonly string[]) {
-    return this.all(`SELECT * FROM projects WHERE workspace_id ${IN} ORDER BY id`, JSON.stringify(workspaceIds)).map(toProject);
+    return this.all(`SELECT * FROM projects WHERE workspace_id ${IN} ORDER BY id`, JSON.stringify(workspaceIds)).map(
+      toProject,
+    );
   }
 
   async findArtifacts(query: ArtifactQuery): Promise<Page<ArtifactVersion>> {
@@ -132,31 +154,43 @@ export class SqliteRegistryStore implements RegistryStore {
     const total = Number(this.all(sql.count, ...sql.params)[0]?.n ?? 0);
     if (query.limit === 0 || total <= query.offset) return { items: [], total };
     const seqs = this.all(sql.page, ...sql.params, query.limit, query.offset).map((r) => Number(r.seq));
-    const rows = new Map(this.all(`SELECT * FROM artifacts WHERE seq ${IN}`, JSON.stringify(seqs)).map((r) => [Number(r.seq), r]));
+    const rows = new Map(
+      this.all(`SELECT * FROM artifacts WHERE seq ${IN}`, JSON.stringify(seqs)).map((r) => [Number(r.seq), r]),
+    );
     const items = seqs.map((seq) => toArtifact(rows.get(seq) as Row));
     return { items, total };
   }
 
   async listArtifacts(workspaceIds: readonly string[], kind?: ArtifactKind) {
     const ws = JSON.stringify(workspaceIds);
-    const rows = kind === undefined
-      ? this.all(`SELECT * FROM artifacts WHERE is_latest = 1 AND workspace_id ${IN} ORDER BY id`, ws)
-      : this.all(`SELECT * FROM artifacts WHERE is_latest = 1 AND kind = ? AND workspace_id ${IN} ORDER BY id`, kind, ws);
+    const rows =
+      kind === undefined
+        ? this.all(`SELECT * FROM artifacts WHERE is_latest = 1 AND workspace_id ${IN} ORDER BY id`, ws)
+        : this.all(
+            `SELECT * FROM artifacts WHERE is_latest = 1 AND kind = ? AND workspace_id ${IN} ORDER BY id`,
+            kind,
+            ws,
+          );
     return rows.map(toArtifact);
   }
 
   async getArtifacts(ids: readonly string[]) {
-    return this.all(`SELECT * FROM artifacts WHERE is_latest = 1 AND id ${IN} ORDER BY id`, JSON.stringify(ids)).map(toArtifact);
+    return this.all(`SELECT * FROM artifacts WHERE is_latest = 1 AND id ${IN} ORDER BY id`, JSON.stringify(ids)).map(
+      toArtifact,
+    );
   }
 
   async getArtifactVersions(ids: readonly string[]) {
-    return this.all(`SELECT * FROM artifacts WHERE id ${IN} ORDER BY id, version_ordinal`, JSON.stringify(ids)).map(toArtifact);
+    return this.all(`SELECT * FROM artifacts WHERE id ${IN} ORDER BY id, version_ordinal`, JSON.stringify(ids)).map(
+      toArtifact,
+    );
   }
 
   async findSkillByName(workspaceIds: readonly string[], name: string) {
     const [row] = this.all(
       `SELECT * FROM artifacts WHERE is_latest = 1 AND kind = 'skill' AND name = ? AND workspace_id ${IN} ORDER BY id LIMIT 1`,
-      name, JSON.stringify(workspaceIds),
+      name,
+      JSON.stringify(workspaceIds),
     );
     return row === undefined ? null : toArtifact(row);
   }
@@ -168,10 +202,12 @@ export class SqliteRegistryStore implements RegistryStore {
     if (query.limit === 0 || total <= query.offset) return { items: [], total };
     const rows = this.all(sql.page, ...sql.params, query.limit, query.offset);
     const items = rows.map((r): ToolGroup => ({
-      key: Object.fromEntries(query.groupBy.map((f) => {
-        const v = r[`k_${f}`];
-        return [f, v === null || v === undefined ? null : f === 'is_system' ? Number(v) === 1 : String(v)];
-      })),
+      key: Object.fromEntries(
+        query.groupBy.map((f) => {
+          const v = r[`k_${f}`];
+          return [f, v === null || v === undefined ? null : f === 'is_system' ? Number(v) === 1 : sqlText(v)];
+        }),
+      ),
       count: Number(r.count),
       servers: Number(r.servers),
       latest_updated_at: (r.latest_updated_at as string | null) ?? null,
@@ -195,22 +231,34 @@ export class SqliteRegistryStore implements RegistryStore {
   }
 
   async countMembers(workspaceIds: readonly string[]) {
-    const rows = this.all(`SELECT workspace_id AS k, COUNT(*) AS n FROM memberships WHERE workspace_id ${IN} GROUP BY workspace_id`, JSON.stringify(workspaceIds));
+    const rows = this.all(
+      `SELECT workspace_id AS k, COUNT(*) AS n FROM memberships WHERE workspace_id ${IN} GROUP BY workspace_id`,
+      JSON.stringify(workspaceIds),
+    );
     return new Map(rows.map((r) => [r.k as string, Number(r.n)]));
   }
 
   async getArtifactWorkspaceIds(ids: readonly string[]) {
-    const rows = this.all(`SELECT id, workspace_id FROM artifacts WHERE is_latest = 1 AND id ${IN}`, JSON.stringify(ids));
+    const rows = this.all(
+      `SELECT id, workspace_id FROM artifacts WHERE is_latest = 1 AND id ${IN}`,
+      JSON.stringify(ids),
+    );
     return new Map(rows.map((r) => [r.id as string, r.workspace_id as string]));
   }
 
   async getRelationships(artifactIds: readonly string[]) {
     const ids = JSON.stringify(artifactIds);
-    return this.all(`SELECT * FROM relationships WHERE from_id ${IN} OR to_id ${IN} ORDER BY from_id, to_id, rel_type`, ids, ids).map(toRelationship);
+    return this.all(
+      `SELECT * FROM relationships WHERE from_id ${IN} OR to_id ${IN} ORDER BY from_id, to_id, rel_type`,
+      ids,
+      ids,
+    ).map(toRelationship);
   }
 
   async getIdentitiesOfAgents(agentIds: readonly string[]) {
-    return this.all(`SELECT * FROM identities WHERE agent_id ${IN} ORDER BY agent_id`, JSON.stringify(agentIds)).map(toIdentity);
+    return this.all(`SELECT * FROM identities WHERE agent_id ${IN} ORDER BY agent_id`, JSON.stringify(agentIds)).map(
+      toIdentity,
+    );
   }
 
   async findIdentityByClientId(clientId: string): Promise<Identity | null> {
@@ -225,6 +273,8 @@ export class SqliteRegistryStore implements RegistryStore {
 
   async getProfileImage(agentId: string): Promise<ProfileImage | null> {
     const [row] = this.all('SELECT content_type, bytes FROM profile_images WHERE agent_id = ?', agentId);
-    return row === undefined ? null : { content_type: row.content_type as string, bytes: new Uint8Array(row.bytes as Uint8Array) };
+    return row === undefined
+      ? null
+      : { content_type: row.content_type as string, bytes: new Uint8Array(row.bytes as Uint8Array) };
   }
 }

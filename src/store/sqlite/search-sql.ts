@@ -21,10 +21,13 @@ export interface CompiledQuery {
  * Full-text query for FTS5: every word of the text as a quoted token, all required. Quoting
  * makes FTS5 operators (`OR`, `NEAR`, `*`, `-`, `:`) plain words. Null when no word remains.
  */
-export function ftsQuery(text: string): string | null {
+function ftsQuery(text: string): string | null {
   const words = text.toLowerCase().match(/[\p{L}\p{N}_]+/gu);
   if (words === null) return null;
-  return words.slice(0, 32).map((w) => `"${w}"`).join(' ');
+  return words
+    .slice(0, 32)
+    .map((w) => `"${w}"`)
+    .join(' ');
 }
 
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -112,7 +115,7 @@ const GROUP_COLUMNS: Record<ToolGroupField, string> = {
  * group (or a single row without `groupBy`) with count, distinct servers and latest update.
  */
 export function toolAggregateSql(q: ToolAggregateQuery): CompiledQuery {
-  const where = ["is_latest = 1", "kind = 'tool'", `workspace_id ${IN}`];
+  const where = ['is_latest = 1', "kind = 'tool'", `workspace_id ${IN}`];
   const params: (string | number | null)[] = [JSON.stringify(q.workspaceIds)];
   for (const f of q.filters) {
     where.push(`${GROUP_COLUMNS[f.field]} ${IN}`);

@@ -1,0 +1,88 @@
+// The project's rules, kept by a tool: type-aware lint (typescript-eslint strict), one reader of
+// process.env, and the layers of docs/architecture.md as import boundaries. `npm run lint`; part of
+// `npm test`. Formatting is Prettier's (`npm run format`), checked by `npm run format:check`.
+import js from '@eslint/js';
+import importX from 'eslint-plugin-import-x';
+import tseslint from 'typescript-eslint';
+
+/** Handler folders: they know nothing of HTTP or GraphQL, and nothing of the demo data. */
+const HANDLERS = ['agents', 'tools', 'skills', 'registry', 'traces', 'auth'].map((d) => `./src/${d}`);
+const TRANSPORTS = ['./src/rest', './src/graphql'];
+
+export default tseslint.config(
+  { ignores: ['node_modules/', 'src/generated/', 'console/dist/', 'data/'] },
+  js.configs.recommended,
+  ...tseslint.configs.strictTypeChecked,
+  {
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    plugins: { 'import-x': importX },
+    rules: {
+      // Overflows its stack on graphql-js's recursive types (typescript-eslint 8.73); off until fixed.
+      '@typescript-eslint/no-unsafe-class-instance-assignment': 'off',
+      // `async` marks a function that implements a Promise-returning port or route: its throws must
+      // reject, not escape synchronously, whether or not the body awaits today.
+      '@typescript-eslint/require-await': 'off',
+      '@typescript-eslint/no-confusing-void-expression': ['error', { ignoreArrowShorthand: true }],
+      // Numbers and booleans in template strings read fine; objects are still refused.
+      '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
+      // `_`-prefixed names are placeholders by convention (tsc's noUnusedParameters agrees).
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: [
+            {
+              target: './src/store',
+              from: [...TRANSPORTS, ...HANDLERS, './src/seed', './src/app.ts', './src/context.ts'],
+              message: 'stores sit behind ports: they import no transport, handler or seed',
+            },
+            {
+              target: HANDLERS,
+              from: [...TRANSPORTS, './src/seed', './src/app.ts'],
+              message: 'handlers know nothing of HTTP or GraphQL, and nothing of the demo data',
+            },
+            { target: './src/graphql', from: './src/rest', message: 'GraphQL imports nothing from rest/' },
+            { target: './src/rest', from: './src/graphql', message: 'REST imports nothing from graphql/' },
+            {
+              target: './src/shared',
+              from: [...TRANSPORTS, './src/seed', './src/app.ts'],
+              message: 'shared helpers serve every layer: they import no transport or seed',
+            },
+            {
+              target: ['./src/domain', './src/errors.ts'],
+              from: ['./src/!(domain|errors.ts)/**', './src/*.ts'],
+              message: 'the domain types and the error catalogue are leaves',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/config.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        { object: 'process', property: 'env', message: 'read configuration through src/config.ts (one reader)' },
+      ],
+    },
+  },
+  {
+    // Tests and benchmarks assert parsed JSON answers by value: the `any` of `res.json()` is what
+    // they check, and a `!` on a row they just asserted exists is the clearest way to read it.
+    files: ['test/**/*.ts', 'bench/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+      '@typescript-eslint/no-non-null-assertion': 'off',
+    },
+  },
+  {
+    files: ['**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+  },
+);
