@@ -2,6 +2,7 @@
  * Operation 2, agent search (DESIGN §8): full text (keyword, ranked), prefix or exact match over
  * the caller's readable agents, sorted, paged by offset or by an opaque cursor.
  */
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { RequestContext } from '../context.ts';
 import type { ArtifactVersion } from '../domain/types.ts';
 import { ApiError, ruleBroken } from '../errors.ts';
@@ -9,8 +10,8 @@ import { presentArtifacts, type ApiArtifact } from '../registry/present-artifact
 import { decodeCursor, encodeCursor, fingerprint, pageWindow } from '../shared/paging.ts';
 import type { ArtifactSort, ArtifactSortField, SearchStrategy } from '../store/registry-port.ts';
 
-export const SEARCH_STRATEGIES: readonly SearchStrategy[] = ['keyword', 'prefix', 'exact'];
-export const SORT_FIELDS: readonly ArtifactSortField[] = [
+const SEARCH_STRATEGIES: readonly SearchStrategy[] = ['keyword', 'prefix', 'exact'];
+const SORT_FIELDS: readonly ArtifactSortField[] = [
   'relevance',
   'name',
   'display_name',
@@ -20,15 +21,31 @@ export const SORT_FIELDS: readonly ArtifactSortField[] = [
 export const SEARCH_DEFAULT_LIMIT = 20;
 export const SEARCH_MAX_LIMIT = 100;
 
-export interface AgentSearchInput {
-  query?: string;
-  strategy?: SearchStrategy;
-  sorts?: string[];
-  limit?: number;
-  offset?: number;
-  cursor?: string;
-  workspace_id?: string;
-}
+/** The body of operation 2 (validated by the REST layer; GraphQL builds the same input from its arguments). */
+export const agentSearchSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    query: { type: 'string', maxLength: 1000, description: 'Text to search for; empty lists every readable agent' },
+    strategy: {
+      type: 'string',
+      enum: SEARCH_STRATEGIES,
+      description: 'keyword (default, ranked full text), prefix or exact',
+    },
+    sorts: {
+      type: 'array',
+      maxItems: 5,
+      items: { type: 'string', pattern: `^-?(${SORT_FIELDS.join('|')})$` },
+      description: 'Field names, a leading - for descending; default relevance with a query, else name',
+    },
+    limit: { type: 'integer', minimum: 0, description: 'Default 20, larger values clamped to 100' },
+    offset: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+    cursor: { type: 'string', maxLength: 512, description: 'Opaque position; not together with offset' },
+    workspace_id: { type: 'string', minLength: 1, maxLength: 200, description: 'Only this workspace and its subtree' },
+  },
+} as const satisfies JSONSchema;
+
+export type AgentSearchInput = FromSchema<typeof agentSearchSchema>;
 
 export interface AgentSearchResult {
   items: ApiArtifact[];

@@ -1,31 +1,17 @@
 /** REST routes of the /agent/v1 area: search (operation 2) and profile image (operation 8). */
+import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyInstance } from 'fastify';
+import type { FromSchema } from 'json-schema-to-ts';
 import { getProfileImage } from '../agents/profile-image.ts';
-import { SEARCH_STRATEGIES, SORT_FIELDS, searchAgents, type AgentSearchInput } from '../agents/search-agents.ts';
+import { agentSearchSchema, searchAgents, type AgentSearchResult } from '../agents/search-agents.ts';
 import { agentSchema } from './schemas/artifacts.ts';
-import { offsetSchema, pageSchema, problemResponses } from './schemas/common.ts';
+import { pageSchema, problemResponses } from './schemas/common.ts';
 
-const searchBody = {
+const imageParams = {
   type: 'object',
+  required: ['agent_id'],
+  properties: { agent_id: { type: 'string' } },
   additionalProperties: false,
-  properties: {
-    query: { type: 'string', maxLength: 1000, description: 'Text to search for; empty lists every readable agent' },
-    strategy: {
-      type: 'string',
-      enum: [...SEARCH_STRATEGIES],
-      description: 'keyword (default, ranked full text), prefix or exact',
-    },
-    sorts: {
-      type: 'array',
-      maxItems: 5,
-      items: { type: 'string', pattern: `^-?(${SORT_FIELDS.join('|')})$` },
-      description: 'Field names, a leading - for descending; default relevance with a query, else name',
-    },
-    limit: { type: 'integer', minimum: 0, description: 'Default 20, larger values clamped to 100' },
-    offset: offsetSchema,
-    cursor: { type: 'string', maxLength: 512, description: 'Opaque position; not together with offset' },
-    workspace_id: { type: 'string', minLength: 1, maxLength: 200, description: 'Only this workspace and its subtree' },
-  },
 } as const;
 
 /** Raw bytes when the client asks for an image type and not for JSON; the JSON array otherwise. */
@@ -38,8 +24,10 @@ function wantsRawImage(accept: string | undefined): boolean {
   return types.some((t) => t.startsWith('image/')) && !types.includes('application/json');
 }
 
-export function registerAgentRoutes(api: FastifyInstance): void {
-  api.post(
+export function registerAgentRoutes(app: FastifyInstance): void {
+  const api = app.withTypeProvider<JsonSchemaToTsProvider>();
+  // Replies are the handlers' declared types (the response schemas serialize them); requests come typed from the schemas.
+  api.post<{ Reply: AgentSearchResult }>(
     '/agent/v1/agents/search',
     {
       config: { responseCache: true },
@@ -47,7 +35,7 @@ export function registerAgentRoutes(api: FastifyInstance): void {
         operationId: 'searchAgents',
         tags: ['agents'],
         summary: 'Search agents',
-        body: searchBody,
+        body: agentSearchSchema,
         response: {
           200: {
             type: 'object',
@@ -65,10 +53,10 @@ export function registerAgentRoutes(api: FastifyInstance): void {
         },
       },
     },
-    async (request) => searchAgents(request.ctx, (request.body ?? {}) as AgentSearchInput),
+    async (request) => searchAgents(request.ctx, request.body ?? {}),
   );
 
-  api.get(
+  api.get<{ Params: FromSchema<typeof imageParams>; Reply: Buffer | string }>(
     '/agent/v1/agents/:agent_id/profile-image',
     {
       config: { responseCache: true },
@@ -78,8 +66,8 @@ export function registerAgentRoutes(api: FastifyInstance): void {
         summary: "An agent's profile image",
         description:
           'A JSON array of the image bytes (0-255); with `Accept: image/*` the raw image with its content type.',
-        params: { type: 'object', required: ['agent_id'], properties: { agent_id: { type: 'string' } } },
-        querystring: { type: 'object', additionalProperties: false, properties: {} },
+        params: imageParams,
+        querystring: { type: 'object', additionalProperties: false, properties: {} } as const,
         response: {
           200: {
             description: 'The image bytes',
@@ -93,8 +81,7 @@ export function registerAgentRoutes(api: FastifyInstance): void {
       },
     },
     async (request, reply) => {
-      const { agent_id } = request.params as { agent_id: string };
-      const image = await getProfileImage(request.ctx, agent_id);
+      const image = await getProfileImage(request.ctx, request.params.agent_id);
       reply.header('vary', 'accept');
       if (wantsRawImage(request.headers.accept)) {
         return reply.type(image.content_type).send(Buffer.from(image.bytes));

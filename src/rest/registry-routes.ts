@@ -1,8 +1,10 @@
 /** REST routes of /registry/v1 (export, users) and the insight schemas of /skill/v1. */
+import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyInstance } from 'fastify';
+import type { FromSchema } from 'json-schema-to-ts';
 import { exportWorkspace } from '../registry/export-workspace.ts';
-import { listUsers } from '../registry/list-users.ts';
-import { listInsightSchemas } from '../skills/insight-schemas.ts';
+import { listUsers, type UserListResult } from '../registry/list-users.ts';
+import { listInsightSchemas, type InsightSchema } from '../skills/insight-schemas.ts';
 import { exportedArtifactSchema } from './schemas/artifacts.ts';
 import { limitOffsetQuery, pageSchema, problemResponses } from './schemas/common.ts';
 import { directoryUserSchema, projectSchema, workspaceSchema } from './schemas/registry.ts';
@@ -19,8 +21,21 @@ const insightSchemaItem = {
   },
 } as const;
 
-export function registerRegistryRoutes(api: FastifyInstance): void {
-  api.get(
+const usersQuery = {
+  ...limitOffsetQuery,
+  properties: {
+    ...limitOffsetQuery.properties,
+    cursor: {
+      type: 'string',
+      maxLength: 512,
+      description: 'The next_cursor of the previous page; not together with offset',
+    },
+  },
+} as const;
+
+export function registerRegistryRoutes(app: FastifyInstance): void {
+  const api = app.withTypeProvider<JsonSchemaToTsProvider>();
+  api.get<{ Reply: { items: readonly InsightSchema[] } }>(
     '/skill/v1/insights/schemas',
     {
       config: { responseCache: true },
@@ -49,7 +64,11 @@ export function registerRegistryRoutes(api: FastifyInstance): void {
         operationId: 'exportWorkspace',
         tags: ['registry'],
         summary: 'Export a workspace with its subtree, projects and latest artifacts',
-        params: { type: 'object', required: ['workspace_id'], properties: { workspace_id: { type: 'string' } } },
+        params: {
+          type: 'object',
+          required: ['workspace_id'],
+          properties: { workspace_id: { type: 'string' } },
+        } as const,
         response: {
           200: {
             type: 'object',
@@ -64,10 +83,10 @@ export function registerRegistryRoutes(api: FastifyInstance): void {
         },
       },
     },
-    async (request) => exportWorkspace(request.ctx, (request.params as { workspace_id: string }).workspace_id),
+    async (request) => exportWorkspace(request.ctx, request.params.workspace_id),
   );
 
-  api.get(
+  api.get<{ Querystring: FromSchema<typeof usersQuery>; Reply: UserListResult }>(
     '/registry/v1/users',
     {
       config: { responseCache: true },
@@ -75,17 +94,7 @@ export function registerRegistryRoutes(api: FastifyInstance): void {
         operationId: 'listUsers',
         tags: ['registry'],
         summary: "List directory users of the caller's organization",
-        querystring: {
-          ...limitOffsetQuery,
-          properties: {
-            ...limitOffsetQuery.properties,
-            cursor: {
-              type: 'string',
-              maxLength: 512,
-              description: 'The next_cursor of the previous page; not together with offset',
-            },
-          },
-        },
+        querystring: usersQuery,
         response: {
           200: {
             type: 'object',
@@ -96,6 +105,6 @@ export function registerRegistryRoutes(api: FastifyInstance): void {
         },
       },
     },
-    async (request) => listUsers(request.ctx, request.query as { limit?: number; offset?: number; cursor?: string }),
+    async (request) => listUsers(request.ctx, request.query),
   );
 }

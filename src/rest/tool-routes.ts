@@ -1,7 +1,15 @@
 /** REST routes of the /mcp/v1 area: tool list (operation 6) and aggregate (operation 3). */
+import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyInstance } from 'fastify';
-import { TOOL_GROUP_FIELDS, TOOL_METRICS, aggregateTools, type ToolAggregateInput } from '../tools/aggregate-tools.ts';
-import { listTools } from '../tools/list-tools.ts';
+import type { FromSchema } from 'json-schema-to-ts';
+import {
+  TOOL_GROUP_FIELDS,
+  TOOL_METRICS,
+  aggregateTools,
+  type ToolAggregateInput,
+  type ToolAggregateResult,
+} from '../tools/aggregate-tools.ts';
+import { listTools, type ToolListResult } from '../tools/list-tools.ts';
 import { toolSchema } from './schemas/artifacts.ts';
 import { limitOffsetQuery, offsetSchema, pageSchema, problemResponses } from './schemas/common.ts';
 
@@ -43,8 +51,9 @@ const groupSchema = {
   },
 } as const;
 
-export function registerToolRoutes(api: FastifyInstance): void {
-  api.get(
+export function registerToolRoutes(app: FastifyInstance): void {
+  const api = app.withTypeProvider<JsonSchemaToTsProvider>();
+  api.get<{ Querystring: FromSchema<typeof limitOffsetQuery>; Reply: ToolListResult }>(
     '/mcp/v1/tools',
     {
       config: { responseCache: true, rateLimited: 'tools.list' },
@@ -63,13 +72,11 @@ export function registerToolRoutes(api: FastifyInstance): void {
         },
       },
     },
-    async (request) => {
-      const q = request.query as { limit?: number; offset?: number };
-      return listTools(request.ctx, q.limit, q.offset);
-    },
+    async (request) => listTools(request.ctx, request.query.limit, request.query.offset),
   );
 
-  api.post(
+  // The filters' schema is built per group field, beyond what FromSchema can read: the body type is the handler's.
+  api.post<{ Body: ToolAggregateInput | undefined; Reply: ToolAggregateResult }>(
     '/mcp/v1/tools/aggregate',
     {
       config: { responseCache: true, rateLimited: 'tools.aggregate' },
@@ -96,6 +103,6 @@ export function registerToolRoutes(api: FastifyInstance): void {
         },
       },
     },
-    async (request) => aggregateTools(request.ctx, (request.body ?? {}) as ToolAggregateInput),
+    async (request) => aggregateTools(request.ctx, request.body ?? {}),
   );
 }

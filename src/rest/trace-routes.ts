@@ -1,10 +1,11 @@
 /** Operation 1: `POST /skill/v1/skills/:skill_id/traces/stats/query` (the OTLP receiver is otlp-routes.ts). */
+import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyInstance } from 'fastify';
 import { queryTraceStats } from '../skills/trace-stats.ts';
-import { traceStatsRequestSchema, type TraceStatsRequest } from '../traces/stats-request.ts';
+import { traceStatsRequestSchema } from '../traces/stats-request.ts';
 import { problemResponses } from './schemas/common.ts';
 
-const nullable = (schema: object) => ({ anyOf: [schema, { type: 'null' }] });
+const nullable = <const S extends object>(schema: S) => ({ anyOf: [schema, { type: 'null' }] }) as const;
 const num = { type: ['number', 'null'] } as const;
 
 const dataSchema = {
@@ -89,7 +90,8 @@ const envelopeSchema = {
   },
 } as const;
 
-export function registerTraceRoutes(api: FastifyInstance): void {
+export function registerTraceRoutes(app: FastifyInstance): void {
+  const api = app.withTypeProvider<JsonSchemaToTsProvider>();
   api.post(
     '/skill/v1/skills/:skill_id/traces/stats/query',
     {
@@ -97,12 +99,16 @@ export function registerTraceRoutes(api: FastifyInstance): void {
         operationId: 'queryTraceStats',
         tags: ['skills'],
         summary: 'Trace statistics of a skill',
-        params: { type: 'object', required: ['skill_id'], properties: { skill_id: { type: 'string' } } },
+        params: {
+          type: 'object',
+          required: ['skill_id'],
+          properties: { skill_id: { type: 'string' } },
+        } as const,
         querystring: {
           type: 'object',
           additionalProperties: false,
           properties: { version_ordinal: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } },
-        },
+        } as const,
         body: traceStatsRequestSchema,
         response: {
           200: envelopeSchema,
@@ -122,9 +128,7 @@ export function registerTraceRoutes(api: FastifyInstance): void {
       },
     },
     async (request) => {
-      const { skill_id } = request.params as { skill_id: string };
-      const { version_ordinal } = request.query as { version_ordinal?: number };
-      return queryTraceStats(request.ctx, skill_id, version_ordinal, request.body as TraceStatsRequest);
+      return queryTraceStats(request.ctx, request.params.skill_id, request.query.version_ordinal, request.body);
     },
   );
 }

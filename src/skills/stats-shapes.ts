@@ -47,6 +47,35 @@ type Value = number | null;
 /** Rows of each query, by query name. */
 export type QueryRows = Map<string, AggregateRow[]>;
 
+/** The `data` of a statistics answer: one shape per request_type (specification, operation 1). */
+export type ScalarData = {
+  request_type: 'scalar';
+  results: { query_name: string; measure: Measure; value: Value; unit: string | null }[];
+};
+export type TableData = {
+  request_type: 'table';
+  columns: { name: string; column_type: 'group' | 'measure'; unit: string | null }[];
+  rows: { groups: GroupValues; values: Record<string, Value> }[];
+};
+export type TimeSeriesData = {
+  request_type: 'time_series';
+  series: {
+    query_name: string;
+    measure: Measure;
+    unit: string | null;
+    groups?: GroupValues;
+    points: { timestamp_unix_seconds: number; value: Value }[];
+  }[];
+};
+type StatsData = ScalarData | TableData | TimeSeriesData;
+
+/** The whole answer of operation 1. */
+export type StatsAnswer = {
+  data: StatsData;
+  meta: { warnings: string[] };
+  comparison: { start_time_unix_seconds: number; end_time_unix_seconds: number; data: StatsData } | null;
+};
+
 const groupKey = (g: GroupValues) => JSON.stringify(g);
 const emptyValue = (m: Measure): Value => (ADDITIVE.has(m) ? 0 : null);
 
@@ -86,7 +115,7 @@ function rank<T extends { groups: GroupValues }>(
   });
 }
 
-export function scalarData(queries: PanelQuery[], results: QueryRows) {
+export function scalarData(queries: PanelQuery[], results: QueryRows): ScalarData {
   return {
     request_type: 'scalar',
     results: queries.map((q) => {
@@ -97,7 +126,7 @@ export function scalarData(queries: PanelQuery[], results: QueryRows) {
   };
 }
 
-export function tableData(queries: PanelQuery[], results: QueryRows) {
+export function tableData(queries: PanelQuery[], results: QueryRows): TableData {
   const dims = queries[0]?.group_by ?? [];
   const rows = new Map<string, { groups: GroupValues; values: Record<string, Value> }>();
   for (const q of queries) {
@@ -117,8 +146,8 @@ export function tableData(queries: PanelQuery[], results: QueryRows) {
   return {
     request_type: 'table',
     columns: [
-      ...dims.map((d) => ({ name: d, column_type: 'group', unit: null })),
-      ...queries.map((q) => ({ name: q.name, column_type: 'measure', unit: UNIT[q.measure] })),
+      ...dims.map((d) => ({ name: d, column_type: 'group' as const, unit: null })),
+      ...queries.map((q) => ({ name: q.name, column_type: 'measure' as const, unit: UNIT[q.measure] })),
     ],
     rows: rank([...rows.values()], value, ranking.direction, dims).slice(0, ranking.limit),
   };
@@ -130,7 +159,7 @@ export function timeSeriesData(
   startS: number,
   endS: number,
   bucket: 'day' | 'week',
-) {
+): TimeSeriesData {
   const stamps = bucketStarts(startS, endS, bucket);
   const series = queries.flatMap((q) => {
     const rows = results.get(q.name) ?? [];

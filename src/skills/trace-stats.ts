@@ -24,7 +24,15 @@ import {
   type PanelQuery,
   type TraceStatsRequest,
 } from '../traces/stats-request.ts';
-import { scalarData, seriesRanking, tableData, tableRanking, timeSeriesData, type QueryRows } from './stats-shapes.ts';
+import {
+  scalarData,
+  seriesRanking,
+  tableData,
+  tableRanking,
+  timeSeriesData,
+  type QueryRows,
+  type StatsAnswer,
+} from './stats-shapes.ts';
 
 interface Window {
   startS: number;
@@ -144,7 +152,7 @@ export async function queryTraceStats(
   skillId: string,
   versionOrdinal: number | undefined,
   req: TraceStatsRequest,
-) {
+): Promise<StatsAnswer> {
   const [skill] = await ctx.registry.getArtifacts([skillId]);
   if (skill === undefined || skill.kind !== 'skill') throw new ApiError('not_found', `skill ${skillId} not found`);
   const access = await ctx.access();

@@ -101,7 +101,7 @@ export function toSpanRows(spans: SpanColumns): SpanRow[] {
   return rows;
 }
 
-export type FilterOp = 'eq' | 'neq' | 'in' | 'exists' | 'not_exists';
+type FilterOp = 'eq' | 'neq' | 'in' | 'exists' | 'not_exists';
 
 export interface SpanFilter {
   key: Dimension;

@@ -3,35 +3,15 @@
  * REST validation layer) and the cross-field rules of DESIGN §9 (checked here, all at once, as one
  * 422 validation_failed listing every broken rule with its JSON pointer).
  */
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { ApiError, type FieldError } from '../errors.ts';
-import { DIMENSIONS, MEASURES, bucketStart, type Dimension, type FilterOp, type Measure } from '../store/trace-port.ts';
+import { DIMENSIONS, MEASURES, bucketStart } from '../store/trace-port.ts';
 
 const MAX_QUERIES = 20;
 const MAX_GROUP_BY = 3;
 const MAX_RANGE_S = 366 * 86400;
 const DEFAULT_GROUP_LIMIT = 100;
 export const MAX_GROUP_LIMIT = 1000;
-
-type RequestType = 'scalar' | 'table' | 'time_series';
-
-export interface PanelQuery {
-  name: string;
-  measure: Measure;
-  filters?: { key: Dimension; op: FilterOp; value?: string | number | boolean | (string | number | boolean)[] }[];
-  group_by?: Dimension[];
-  limit?: number | null;
-  order?: { by: string; direction: 'asc' | 'desc' } | null;
-}
-
-export interface TraceStatsRequest {
-  start_time_unix_seconds: number;
-  end_time_unix_seconds: number;
-  request_type: RequestType;
-  queries: PanelQuery[];
-  bucket?: 'day' | 'week' | null;
-  compare?: 'none' | 'previous_period' | null;
-  workspace_id?: string | null;
-}
 
 const scalarValue = { type: ['string', 'number', 'boolean'] } as const;
 
@@ -53,7 +33,7 @@ export const traceStatsRequestSchema = {
         required: ['name', 'measure'],
         properties: {
           name: { type: 'string', minLength: 1, maxLength: 200 },
-          measure: { type: 'string', enum: [...MEASURES] },
+          measure: { type: 'string', enum: MEASURES },
           filters: {
             type: 'array',
             maxItems: 20,
@@ -62,13 +42,13 @@ export const traceStatsRequestSchema = {
               additionalProperties: false,
               required: ['key', 'op'],
               properties: {
-                key: { type: 'string', enum: [...DIMENSIONS] },
+                key: { type: 'string', enum: DIMENSIONS },
                 op: { type: 'string', enum: ['eq', 'neq', 'in', 'exists', 'not_exists'] },
                 value: { anyOf: [scalarValue, { type: 'array', maxItems: 1000, items: scalarValue }] },
               },
             },
           },
-          group_by: { type: 'array', items: { type: 'string', enum: [...DIMENSIONS] } },
+          group_by: { type: 'array', items: { type: 'string', enum: DIMENSIONS } },
           limit: { type: ['integer', 'null'], minimum: 0, maximum: 2147483647 },
           order: {
             type: ['object', 'null'],
@@ -83,7 +63,11 @@ export const traceStatsRequestSchema = {
     compare: { type: ['string', 'null'], enum: ['none', 'previous_period', null] },
     workspace_id: { type: ['string', 'null'], minLength: 1, maxLength: 200 },
   },
-} as const;
+} as const satisfies JSONSchema;
+
+/** The request as its schema admits it (after validation): the one declaration of its shape. */
+export type TraceStatsRequest = FromSchema<typeof traceStatsRequestSchema>;
+export type PanelQuery = TraceStatsRequest['queries'][number];
 
 /** Every cross-field rule of DESIGN §9; throws one validation_failed naming each broken rule. */
 export function checkRules(req: TraceStatsRequest): void {
