@@ -11,13 +11,7 @@ import { decodeCursor, encodeCursor, fingerprint, pageWindow } from '../shared/p
 import type { ArtifactSort, ArtifactSortField, SearchStrategy } from '../store/registry-port.ts';
 
 const SEARCH_STRATEGIES: readonly SearchStrategy[] = ['keyword', 'prefix', 'exact'];
-const SORT_FIELDS: readonly ArtifactSortField[] = [
-  'relevance',
-  'name',
-  'display_name',
-  'created_at',
-  'updated_at',
-];
+const SORT_FIELDS: readonly ArtifactSortField[] = ['relevance', 'name', 'display_name', 'created_at', 'updated_at'];
 export const SEARCH_DEFAULT_LIMIT = 20;
 export const SEARCH_MAX_LIMIT = 100;
 
