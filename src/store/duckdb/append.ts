@@ -18,6 +18,7 @@ import {
 } from '@duckdb/node-api';
 import type { SpanRow } from '../trace-port.ts';
 import { ENCODED, type Dictionary, type DictionaryBatch, type EncodedDimension } from './dictionary.ts';
+import { SPANS_COLUMNS, type SpansColumn } from './columns.ts';
 
 const CHUNK_ROWS = 2048;
 const TRACE_ID = /^[0-9a-f]{32}$/;
@@ -49,32 +50,33 @@ const code = (d: EncodedDimension) => {
   return (s: Stored) => s.codes[i] ?? null;
 };
 
-/** Types and extractors in the column order of `spans` (schema.ts). */
-const SPAN_LAYOUT: Layout<Stored> = [
-  [BIGINT, (s) => BigInt(s.seq)],
-  [VARCHAR, (s) => s.row.org_id],
-  [VARCHAR, (s) => s.row.workspace_id],
-  [UHUGEINT, (s) => s.key],
-  [VARCHAR, (s) => s.row.span_id],
-  [VARCHAR, (s) => s.row.parent_span_id],
-  [VARCHAR, (s) => s.row.name],
-  [BIGINT, (s) => BigInt(s.row.start_s)],
-  [INTEGER, code('harness')],
-  [INTEGER, code('skill')],
-  [INTEGER, (s) => s.row.skill_version],
-  [INTEGER, code('command')],
-  [INTEGER, code('mcp')],
-  [INTEGER, code('tool')],
-  [INTEGER, code('model')],
-  [VARCHAR, (s) => s.row.user],
-  [VARCHAR, (s) => s.row.session],
-  [VARCHAR, (s) => s.row.category],
-  [BOOLEAN, (s) => s.row.is_error],
-  [BIGINT, (s) => BigInt(Math.round(s.row.tokens))],
-  [DOUBLE, (s) => s.row.cost],
-  [DOUBLE, (s) => s.row.duration_ms],
-];
-/** Types and extractors in the column order of `trace_skills` (schema.ts). */
+/** Each column of `spans` with its type and value: SPAN_LAYOUT puts them in the declared order. */
+const SPAN_VALUES: Record<SpansColumn, [DuckDBType, (s: Stored) => DuckDBValue]> = {
+  seq: [BIGINT, (s) => BigInt(s.seq)],
+  org_id: [VARCHAR, (s) => s.row.org_id],
+  workspace_id: [VARCHAR, (s) => s.row.workspace_id],
+  trace_key: [UHUGEINT, (s) => s.key],
+  span_id: [VARCHAR, (s) => s.row.span_id],
+  parent_span_id: [VARCHAR, (s) => s.row.parent_span_id],
+  name: [VARCHAR, (s) => s.row.name],
+  start_s: [BIGINT, (s) => BigInt(s.row.start_s)],
+  harness: [INTEGER, code('harness')],
+  skill: [INTEGER, code('skill')],
+  skill_version: [INTEGER, (s) => s.row.skill_version],
+  command: [INTEGER, code('command')],
+  mcp: [INTEGER, code('mcp')],
+  tool: [INTEGER, code('tool')],
+  model: [INTEGER, code('model')],
+  user_id: [VARCHAR, (s) => s.row.user],
+  session_id: [VARCHAR, (s) => s.row.session],
+  category: [VARCHAR, (s) => s.row.category],
+  is_error: [BOOLEAN, (s) => s.row.is_error],
+  tokens: [BIGINT, (s) => BigInt(Math.round(s.row.tokens))],
+  cost: [DOUBLE, (s) => s.row.cost],
+  duration_ms: [DOUBLE, (s) => s.row.duration_ms],
+};
+const SPAN_LAYOUT: Layout<Stored> = SPANS_COLUMNS.map((c) => SPAN_VALUES[c]);
+/** Types and extractors in the column order of `trace_skills` (TRACE_SKILLS_COLUMNS of columns.ts). */
 const MAPPING_LAYOUT: Layout<Stored> = [
   [BIGINT, (s) => BigInt(s.seq)],
   [VARCHAR, (s) => s.row.org_id],

@@ -14,20 +14,10 @@
  * `sealed.seq` in the same snapshot as the rows (skill-rows.ts), so it never counts a span twice.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { SPAN_DIMENSION_COLUMNS, SPAN_MEASURE_COLUMNS } from './columns.ts';
 
-const DIMS = [
-  'start_s',
-  'harness',
-  'skill',
-  'skill_version',
-  'command',
-  'mcp',
-  'tool',
-  'model',
-  'user_id',
-  'session_id',
-];
-const MEASURES = ['is_error', 'tokens', 'cost', 'duration_ms'];
+const DIMS = SPAN_DIMENSION_COLUMNS;
+const MEASURES = SPAN_MEASURE_COLUMNS;
 /** The span columns of `spans`, from `alias`. */
 const spanData = (alias: string) => [...DIMS, 'category', ...MEASURES].map((c) => `${alias}.${c}`).join(', ');
 /** The same as `skill_spans` stores them: the category as two booleans. */

@@ -2,10 +2,10 @@
  * Ordered SQL files of one store applied once each, in one transaction holding an advisory lock
  * per store, so replicas starting together neither race nor apply a file twice.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
+import { pendingMigrations } from '../migrations.ts';
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 const LOCKS = { registry: 73_100_001, traces: 73_100_002 } as const;
@@ -23,13 +23,8 @@ export async function migrate(pool: pg.Pool, store: keyof typeof LOCKS, schema =
     const done = new Set(
       (await client.query<{ name: string }>(`SELECT name FROM ${store}_schema_migrations`)).rows.map((r) => r.name),
     );
-    const dir = path.join(ROOT, store);
-    for (const file of fs
-      .readdirSync(dir)
-      .filter((f) => f.endsWith('.sql'))
-      .sort()) {
-      if (done.has(file)) continue;
-      await client.query(fs.readFileSync(path.join(dir, file), 'utf8'));
+    for (const { name: file, sql } of pendingMigrations(path.join(ROOT, store), done)) {
+      await client.query(sql);
       await client.query(`INSERT INTO ${store}_schema_migrations (name) VALUES ($1)`, [file]);
       applied.push(file);
     }

@@ -1,11 +1,8 @@
-/**
- * Applies the ordered SQL files of `migrations/` once each, recording them in
- * `schema_migrations`. Files are never edited once released; a change is a new file.
- */
-import fs from 'node:fs';
+/** The registry's SQLite migrations (`migrations/*.sql`, see ../migrations.ts), recorded in `schema_migrations`. */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DatabaseSync } from 'node:sqlite';
+import { pendingMigrations } from '../migrations.ts';
 
 const DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 
@@ -16,12 +13,7 @@ export function migrate(db: DatabaseSync): string[] {
     (db.prepare('SELECT name FROM schema_migrations').all() as { name: string }[]).map((r) => r.name),
   );
   const applied: string[] = [];
-  for (const file of fs
-    .readdirSync(DIR)
-    .filter((f) => f.endsWith('.sql'))
-    .sort()) {
-    if (done.has(file)) continue;
-    const sql = fs.readFileSync(path.join(DIR, file), 'utf8');
+  for (const { name: file, sql } of pendingMigrations(DIR, done)) {
     db.exec('BEGIN IMMEDIATE');
     try {
       db.exec(sql);

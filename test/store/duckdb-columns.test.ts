@@ -1,0 +1,43 @@
+/**
+ * The column lists of src/store/duckdb/columns.ts are what appends and sealing write by position;
+ * the tables come from the frozen migrations. They must agree, column for column.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SKILL_SPANS_COLUMNS, SPANS_COLUMNS, TRACE_SKILLS_COLUMNS } from '../../src/store/duckdb/columns.ts';
+import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
+
+let dir: string;
+let store: DuckDbTraceStore;
+
+beforeAll(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-columns-'));
+  store = await DuckDbTraceStore.open(path.join(dir, 'traces.duckdb'));
+});
+
+afterAll(async () => {
+  await store.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+async function describeTable(table: string): Promise<string[]> {
+  const conn = await store.connect();
+  try {
+    const rows = (await conn.runAndReadAll(`DESCRIBE ${table}`)).getRowObjectsJS();
+    return rows.map((r) => r.column_name as string);
+  } finally {
+    conn.closeSync();
+  }
+}
+
+describe('DuckDB column order, declared once', () => {
+  it.each([
+    ['spans', SPANS_COLUMNS],
+    ['skill_spans', SKILL_SPANS_COLUMNS],
+    ['trace_skills', TRACE_SKILLS_COLUMNS],
+  ] as const)('%s has the declared columns in the declared order', async (table, declared) => {
+    expect(await describeTable(table)).toEqual([...declared]);
+  });
+});
