@@ -20,6 +20,7 @@ import {
   type SpanFilter,
 } from './trace-port.ts';
 import { sqlText } from './sql-values.ts';
+import { SPAN_DIMENSION_COLUMNS, SPAN_MEASURE_COLUMNS } from './span-columns.ts';
 
 export type SqlDialect = 'duckdb' | 'postgres';
 
@@ -41,23 +42,11 @@ const COLUMN: Record<Dimension, string> = {
  */
 export const SOURCE_COLUMNS = [
   'trace_key',
-  'start_s',
   'workspace_id',
-  'harness',
-  'skill',
-  'skill_version',
-  'command',
-  'mcp',
-  'tool',
-  'model',
-  'user_id',
-  'session_id',
+  ...SPAN_DIMENSION_COLUMNS,
   'is_invocation',
   'is_tool_call',
-  'is_error',
-  'tokens',
-  'cost',
-  'duration_ms',
+  ...SPAN_MEASURE_COLUMNS,
 ] as const;
 
 /** SOURCE_COLUMNS as a select list over a table of span rows (with `category` and its trace column). */

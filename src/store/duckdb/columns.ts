@@ -4,23 +4,7 @@
  * against `DESCRIBE` of a freshly migrated file. The migrations (migrations/*.sql) are frozen; a new
  * migration that changes a table changes its list here, and the test says so if one is forgotten.
  */
-
-/** The span data `spans` and `skill_spans` share: the dimensions (harness…model hold dim_values codes). */
-export const SPAN_DIMENSION_COLUMNS = [
-  'start_s',
-  'harness',
-  'skill',
-  'skill_version',
-  'command',
-  'mcp',
-  'tool',
-  'model',
-  'user_id',
-  'session_id',
-] as const;
-
-/** …and the measures, after the category. */
-export const SPAN_MEASURE_COLUMNS = ['is_error', 'tokens', 'cost', 'duration_ms'] as const;
+import { SPAN_DIMENSION_COLUMNS, SPAN_MEASURE_COLUMNS } from '../span-columns.ts';
 
 /** `spans`: one row per stored span, in ingestion order (`seq`). */
 export const SPANS_COLUMNS = [

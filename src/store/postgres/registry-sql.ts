@@ -1,29 +1,19 @@
 /**
  * PostgreSQL dialect of the two dynamic registry queries (artifact search, tool aggregation), with
- * the semantics of store/sqlite/search-sql.ts. Identifiers come only from whitelists; every value
+ * the semantics of store/sqlite/registry-sql.ts. Identifiers come only from whitelists; every value
  * is a numbered parameter; id lists are one text[] parameter.
  */
 import type { ArtifactQuery, ArtifactSort, ToolAggregateQuery, ToolGroupField } from '../registry-port.ts';
-
-export interface CompiledQuery {
-  count: string;
-  /** Takes `params`, then LIMIT and OFFSET as the next two parameters. */
-  page: string;
-  params: unknown[];
-}
+import { likeEscape, searchWords, type CompiledQuery } from '../sql-text.ts';
 
 /** Every word of the text, all required, as a tsquery source; null when no word remains. */
 function tsQuery(text: string): string | null {
-  const words = text.toLowerCase().match(/[\p{L}\p{N}_]+/gu);
-  return words === null
-    ? null
-    : words
-        .slice(0, 32)
-        .map((w) => `'${w}'`)
-        .join(' & ');
+  return (
+    searchWords(text)
+      ?.map((w) => `'${w}'`)
+      .join(' & ') ?? null
+  );
 }
-
-const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 function orderBy(sorts: ArtifactSort[], ranked: boolean): string {
   const parts: string[] = [];

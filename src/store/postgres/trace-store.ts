@@ -19,52 +19,32 @@ import { isConnectionFailure } from './pool.ts';
 import { sqlNumber } from '../sql-values.ts';
 
 const ROWS_PER_INSERT = 1000;
-const SPAN_COLUMNS = [
-  'org_id',
-  'workspace_id',
-  'trace_id',
-  'span_id',
-  'parent_span_id',
-  'name',
-  'start_s',
-  'duration_ms',
-  'category',
-  'harness',
-  'skill',
-  'skill_version',
-  'command',
-  'mcp',
-  'tool',
-  'model',
-  'user_id',
-  'session_id',
-  'tokens',
-  'cost',
-  'is_error',
+/** Each column of `spans` with the SpanRow value it stores, declared together so they cannot drift apart. */
+const SPAN_VALUES: [string, (r: SpanRow) => unknown][] = [
+  ['org_id', (r) => r.org_id],
+  ['workspace_id', (r) => r.workspace_id],
+  ['trace_id', (r) => r.trace_id],
+  ['span_id', (r) => r.span_id],
+  ['parent_span_id', (r) => r.parent_span_id],
+  ['name', (r) => r.name],
+  ['start_s', (r) => r.start_s],
+  ['duration_ms', (r) => r.duration_ms],
+  ['category', (r) => r.category],
+  ['harness', (r) => r.harness],
+  ['skill', (r) => r.skill],
+  ['skill_version', (r) => r.skill_version],
+  ['command', (r) => r.command],
+  ['mcp', (r) => r.mcp],
+  ['tool', (r) => r.tool],
+  ['model', (r) => r.model],
+  ['user_id', (r) => r.user],
+  ['session_id', (r) => r.session],
+  ['tokens', (r) => Math.round(r.tokens)],
+  ['cost', (r) => r.cost],
+  ['is_error', (r) => r.is_error],
 ];
-const spanValues = (r: SpanRow): unknown[] => [
-  r.org_id,
-  r.workspace_id,
-  r.trace_id,
-  r.span_id,
-  r.parent_span_id,
-  r.name,
-  r.start_s,
-  r.duration_ms,
-  r.category,
-  r.harness,
-  r.skill,
-  r.skill_version,
-  r.command,
-  r.mcp,
-  r.tool,
-  r.model,
-  r.user,
-  r.session,
-  Math.round(r.tokens),
-  r.cost,
-  r.is_error,
-];
+const SPAN_COLUMNS = SPAN_VALUES.map(([column]) => column);
+const spanValues = (r: SpanRow): unknown[] => SPAN_VALUES.map(([, value]) => value(r));
 
 function insertSql(table: string, columns: string[], rows: number): string {
   const tuples = Array.from(

@@ -30,7 +30,7 @@ import {
   toWorkspace,
   type Row,
 } from '../sql-rows.ts';
-import { artifactSearchSql, toolAggregateSql } from './search-sql.ts';
+import { artifactSearchSql, toolAggregateSql } from './registry-sql.ts';
 import { sqlText } from '../sql-values.ts';
 
 const IN = 'IN (SELECT value FROM json_each(?))';

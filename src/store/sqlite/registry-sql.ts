@@ -3,34 +3,23 @@
  * only from whitelists; every value is a bound parameter.
  */
 import type { ArtifactQuery, ArtifactSort, ToolAggregateQuery, ToolGroupField } from '../registry-port.ts';
+import { likeEscape, searchWords, type CompiledQuery as Compiled } from '../sql-text.ts';
+
+type CompiledQuery = Compiled<string | number | null>;
 
 const IN = 'IN (SELECT value FROM json_each(?))';
-
-export interface CompiledQuery {
-  count: string;
-  /**
-   * Takes `params`, then LIMIT and OFFSET. For artifacts it selects only `seq` in page order (a
-   * covering-index sort); the store then reads the page's rows by `seq`, so the sort never moves
-   * whole documents.
-   */
-  page: string;
-  params: (string | number | null)[];
-}
 
 /**
  * Full-text query for FTS5: every word of the text as a quoted token, all required. Quoting
  * makes FTS5 operators (`OR`, `NEAR`, `*`, `-`, `:`) plain words. Null when no word remains.
  */
 function ftsQuery(text: string): string | null {
-  const words = text.toLowerCase().match(/[\p{L}\p{N}_]+/gu);
-  if (words === null) return null;
-  return words
-    .slice(0, 32)
-    .map((w) => `"${w}"`)
-    .join(' ');
+  return (
+    searchWords(text)
+      ?.map((w) => `"${w}"`)
+      .join(' ') ?? null
+  );
 }
-
-const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 function orderBy(sorts: ArtifactSort[], ranked: boolean): string {
   const parts: string[] = [];
