@@ -6,7 +6,7 @@ import importX from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 /** Handler folders: they know nothing of HTTP or GraphQL, and nothing of the demo data. */
-const HANDLERS = ['agents', 'tools', 'skills', 'registry', 'traces', 'auth'].map((d) => `./src/${d}`);
+const HANDLERS = ['agents', 'tools', 'skills', 'org', 'traces', 'auth'].map((d) => `./src/${d}`);
 const TRANSPORTS = ['./src/rest', './src/graphql'];
 
 export default tseslint.config(

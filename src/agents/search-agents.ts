@@ -6,7 +6,7 @@ import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { RequestContext } from '../context.ts';
 import type { ArtifactVersion } from '../domain/types.ts';
 import { ApiError, ruleBroken } from '../errors.ts';
-import { presentArtifacts, type ApiArtifact } from '../registry/present-artifacts.ts';
+import { presentArtifacts, type ApiArtifact } from '../org/present-artifacts.ts';
 import { decodeCursor, encodeCursor, fingerprint, pageWindow } from '../shared/paging.ts';
 import type { ArtifactSort, ArtifactSortField, SearchStrategy } from '../store/registry-port.ts';
 

@@ -15,6 +15,7 @@ import type { Authenticator, Caller } from './caller.ts';
 import { loadDevIssuer } from './dev-issuer.ts';
 import { RemoteKeySet, StaticKeySet, type KeySet } from './key-set.ts';
 import { verifyJwt, type VerifierOptions } from './jwt-verifier.ts';
+import { hashApiKey } from '../shared/api-key.ts';
 
 const API_KEY = /^[A-Za-z0-9_-]{16,256}$/;
 const CACHE_MAX = 10_000;
@@ -28,8 +29,6 @@ export interface AuthenticatorOptions {
    */
   refusedApiKeys?: readonly string[];
 }
-
-const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
 export async function createAuthenticator(
   config: Config,
@@ -76,10 +75,10 @@ export async function createAuthenticator(
     now: () => new Date(now()),
   };
   const cache = new Map<string, { caller: Caller; expMs: number }>();
-  const refused = new Set((opts.refusedApiKeys ?? []).map(sha256));
+  const refused = new Set((opts.refusedApiKeys ?? []).map(hashApiKey));
 
   async function fromApiKey(key: string): Promise<Caller> {
-    const hash = sha256(key);
+    const hash = hashApiKey(key);
     if (refused.has(hash)) throw new ApiError('invalid_api_key', 'the API key is unknown, expired or revoked');
     const identity = await registry.findIdentityByApiKeyHash(hash);
     const expired = identity?.expires_at !== undefined && Date.parse(identity.expires_at) <= now();
@@ -132,7 +131,7 @@ export async function createAuthenticator(
           throw new ApiError('token_malformed', 'the credential is neither a JWT nor an API key');
         return fromApiKey(token);
       }
-      const key = sha256(token);
+      const key = createHash('sha256').update(token).digest('hex'); // the cache never keeps a token
       const hit = cache.get(key);
       if (hit !== undefined && hit.expMs > now()) return hit.caller;
       const claims = await verifyJwt(token, verifier);

@@ -8,7 +8,7 @@ import type { Access } from '../auth/access.ts';
 import type { RequestContext } from '../context.ts';
 import type { ArtifactKind, ArtifactVersion, Project, User, Workspace } from '../domain/types.ts';
 import { ApiError } from '../errors.ts';
-import { assertDirectoryReader } from '../registry/list-users.ts';
+import { assertDirectoryReader } from '../org/list-users.ts';
 
 const accessByRequest = new WeakMap<RequestContext, Access>();
 

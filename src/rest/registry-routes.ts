@@ -2,8 +2,8 @@
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyInstance } from 'fastify';
 import type { FromSchema } from 'json-schema-to-ts';
-import { exportWorkspace } from '../registry/export-workspace.ts';
-import { listUsers, type UserListResult } from '../registry/list-users.ts';
+import { exportWorkspace } from '../org/export-workspace.ts';
+import { listUsers, type UserListResult } from '../org/list-users.ts';
 import { listInsightSchemas, type InsightSchema } from '../skills/insight-schemas.ts';
 import { exportedArtifactSchema } from './schemas/artifacts.ts';
 import { limitOffsetQuery, pageSchema, problemResponses } from './schemas/common.ts';

@@ -5,7 +5,7 @@
  * parent workspace, membership, project, artifact workspace/project, relationship endpoint) must
  * name an object of the same bundle. API keys given in clear are hashed here and never kept.
  */
-import { createHash } from 'node:crypto';
+import { hashApiKey } from '../shared/api-key.ts';
 import { compact } from '../shared/compact.ts';
 import {
   ARTIFACT_KINDS,
@@ -29,11 +29,6 @@ export class BundleError extends Error {
     this.name = 'BundleError';
     this.path = path;
   }
-}
-
-/** The stored form of an API key: sha256 hex of the clear key (what the authenticator looks up). */
-export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
 }
 
 type Obj = Record<string, unknown>;

@@ -1,6 +1,6 @@
 /**
  * The trace store port: durable span rows and the one aggregation the statistics operation needs.
- * Engines (store/duckdb, later store/postgres) implement it; test/contract/trace-contract.ts runs
+ * Engines (store/duckdb, store/postgres) implement it; test/contract/trace-contract.ts runs
  * unchanged against each, comparing with a plain TypeScript reference.
  */
 

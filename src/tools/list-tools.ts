@@ -1,7 +1,7 @@
 /** Operation 6: the caller's readable tools (latest versions), by name, paged by limit/offset. */
 import type { RequestContext } from '../context.ts';
 import type { ArtifactVersion } from '../domain/types.ts';
-import { presentArtifacts, type ApiArtifact } from '../registry/present-artifacts.ts';
+import { presentArtifacts, type ApiArtifact } from '../org/present-artifacts.ts';
 import { pageWindow } from '../shared/paging.ts';
 
 const LIST_DEFAULT_LIMIT = 50;

@@ -4,7 +4,8 @@
  * tests use); the second loads `queryBundle()`, built to pin down ordering, ranking and grouping.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashApiKey, parseBundle } from '../../src/store/bundle.ts';
+import { hashApiKey } from '../../src/shared/api-key.ts';
+import { parseBundle } from '../../src/store/bundle.ts';
 import type { ArtifactQuery, ArtifactSort, RegistryStore } from '../../src/store/registry-port.ts';
 import { TEST_API_KEY, TINY_PNG_BASE64, smallBundle } from '../fixtures/small-bundle.ts';
 

@@ -20,7 +20,7 @@ export const PAGE_SIZES: Readonly<Record<string, PageSize>> = {
   'Query.agentSearch': { default: SEARCH_DEFAULT_LIMIT, max: SEARCH_MAX_LIMIT },
   'Query.tools': CONNECTION,
   'Query.toolAggregate': CONNECTION,
-  // findUsers (registry/list-users.ts) pages with 50 / 200, as REST operation 7.
+  // findUsers (org/list-users.ts) pages with 50 / 200, as REST operation 7.
   'Query.users': { default: 50, max: 200 },
   'Workspace.artifacts': CONNECTION,
   'Project.artifacts': CONNECTION,

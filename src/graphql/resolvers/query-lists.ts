@@ -4,7 +4,7 @@
  */
 import { findAgents, searchCursor, type AgentSearchInput } from '../../agents/search-agents.ts';
 import type { QueryResolvers } from '../../generated/graphql.ts';
-import { findUsers, userListCursor } from '../../registry/list-users.ts';
+import { findUsers, userListCursor } from '../../org/list-users.ts';
 import { encodeCursor, fingerprint } from '../../shared/paging.ts';
 import { rateLimitedError, type LimitedOperation } from '../../shared/rate-limits.ts';
 import type { RequestContext } from '../../context.ts';

@@ -55,8 +55,9 @@ export class PostgresRegistryStore implements RegistryStore {
     await this.all('SELECT 1');
   }
 
+  /** Idempotent: the app's shutdown may close a store a test (or an operator's tool) already closed. */
   async close(): Promise<void> {
-    await this.pool.end();
+    if (!this.pool.ended) await this.pool.end();
   }
 
   async generation(): Promise<string> {

@@ -113,9 +113,10 @@ export class PostgresTraceStore implements TraceStore {
     await this.pool.query('SELECT 1').catch((err: unknown) => this.unavailable(err));
   }
 
+  /** Idempotent, as the registry store's. */
   async close(): Promise<void> {
     await this.analyzing;
-    await this.pool.end();
+    if (!this.pool.ended) await this.pool.end();
   }
 
   async countSpans(): Promise<number> {
