@@ -12,7 +12,8 @@
  * groups then keep every bucket row by a join on the group values.
  */
 import { MEASURES, type Dimension, type GroupRanking, type GroupValues, type Measure } from './trace-port.ts';
-import type { Param, SqlDialect } from './stats-sql.ts';
+import type { SqlDialect } from './sql-dialect.ts';
+import type { Param } from './stats-sql.ts';
 
 /** What the ranking SQL needs to know of the query's group dimensions, as compiled. */
 export interface GroupColumns {
@@ -75,7 +76,7 @@ export function onlyGroupsRowsSql(
 /** The predicate over result rows (alias `r`) of exactly the listed groups, null-safe on every dimension. */
 function onlyGroupsSql(only: readonly GroupValues[], c: GroupColumns): string {
   if (c.groupBy.length === 1 || only.length === 0) return onlyGroupsRowsSql(only, (d) => `r.${groupCol(d)}`, c);
-  const sqlType = (d: Dimension) => (c.type(d) === 'integer' ? 'INTEGER' : c.dialect === 'duckdb' ? 'VARCHAR' : 'TEXT');
+  const sqlType = (d: Dimension) => (c.type(d) === 'integer' ? 'INTEGER' : c.dialect.text);
   const tuples = only.map(
     (g) =>
       `(${c.groupBy
@@ -89,19 +90,14 @@ function onlyGroupsSql(only: readonly GroupValues[], c: GroupColumns): string {
   return `EXISTS (SELECT 1 FROM (VALUES ${tuples.join(', ')}) AS o(${names}) WHERE ${c.groupBy.map((d) => sameSql(`o.${groupCol(d)}`, `r.${groupCol(d)}`, d, c)).join(' AND ')})`;
 }
 
-/**
- * Null-safe equality a hash join can use: DuckDB hashes IS NOT DISTINCT FROM; PostgreSQL does not,
- * so there it is the equality of (is null, value or a placeholder of the column's type).
- */
+/** Null-safe equality a hash join can use (see SqlDialect.same). */
 function sameSql(a: string, b: string, d: Dimension, c: GroupColumns): string {
-  if (c.dialect === 'duckdb') return `${a} IS NOT DISTINCT FROM ${b}`;
-  const none = c.type(d) === 'integer' ? '0' : "''";
-  return `(${a} IS NULL) = (${b} IS NULL) AND COALESCE(${a}, ${none}) = COALESCE(${b}, ${none})`;
+  return c.dialect.same(a, b, c.type(d) === 'integer' ? '0' : "''");
 }
 
 /** An ORDER BY term on a sort column: text by code point in PostgreSQL. */
 function orderTerm(d: Dimension, direction: 'ASC' | 'DESC', c: GroupColumns): string {
-  const collate = c.dialect === 'postgres' && c.type(d) === 'text' ? ' COLLATE "C"' : '';
+  const collate = c.type(d) === 'text' ? c.dialect.textOrder : '';
   return `${sortCol(d)}${collate} ${direction} NULLS LAST`;
 }
 

@@ -19,10 +19,9 @@ import {
   type Measure,
   type SpanFilter,
 } from './trace-port.ts';
+import { DUCKDB, type SqlDialect } from './sql-dialect.ts';
 import { sqlText } from './sql-values.ts';
 import { SPAN_DIMENSION_COLUMNS, SPAN_MEASURE_COLUMNS } from './span-columns.ts';
-
-export type SqlDialect = 'duckdb' | 'postgres';
 
 const COLUMN: Record<Dimension, string> = {
   harness: 'harness',
@@ -119,14 +118,11 @@ const ADDITIVE = new Set<Part>(['spans', 'inv', 'err', 'tool', 'tokens', 'cost']
 const DISTINCT = new Set<Part>(['traces', 'sessions', 'users']);
 const QUANTILE: Partial<Record<Part, number>> = { p50: 0.5, p90: 0.9, p99: 0.99 };
 
-const dbl = (dialect: SqlDialect) => (dialect === 'duckdb' ? 'DOUBLE' : 'double precision');
+const dbl = (dialect: SqlDialect) => dialect.double;
 
 /** Exact nearest-rank percentile of skill-invocation durations; `filtered` when other rows are present. */
 function percentileSql(q: number, dialect: SqlDialect, filtered: boolean): string {
-  const agg =
-    dialect === 'duckdb'
-      ? `quantile_disc(duration_ms, ${q})`
-      : `percentile_disc(${q}) WITHIN GROUP (ORDER BY duration_ms)`;
+  const agg = dialect.percentile(q, 'duration_ms');
   return filtered ? `${agg} FILTER (WHERE ${INVOCATION})` : agg;
 }
 
@@ -196,18 +192,15 @@ function finalSql(m: Measure): string {
 
 /** Bucket start in Unix seconds: UTC days, or ISO weeks (Monday; 1970-01-01 was a Thursday, hence +3). */
 function bucketSql(bucket: 'day' | 'week', dialect: SqlDialect): string {
-  const day = dialect === 'duckdb' ? '(start_s // 86400)' : '(start_s / 86400)';
+  const day = dialect.intDiv('start_s', '86400');
   return bucket === 'day' ? `${day} * 86400` : `(${day} - ((${day} + 3) % 7)) * 86400`;
 }
 
-/**
- * `col IN (values)`. DuckDB plans an IN list as a hash join over the rows; list_contains over a
- * list of the same parameters tests each row in place (13 ms -> 6 ms on 670,000 rows).
- */
+/** `col IN (values)`, as the dialect writes it. */
 function inListSql(col: string, values: readonly (string | number)[], param: Param, dialect: SqlDialect): string {
   if (values.length === 0) return 'FALSE';
   const placeholders = values.map(param).join(', ');
-  return dialect === 'duckdb' ? `list_contains([${placeholders}], ${col})` : `${col} IN (${placeholders})`;
+  return dialect.inList(col, placeholders);
 }
 
 function filterSql(
@@ -401,7 +394,7 @@ UNION ALL SELECT ${[...s.groups, 'NULL AS bucket', ...s.parts.map((p) => `p_${p}
 export function compileAggregate(
   q: AggregateQuery,
   source: RowSource,
-  dialect: SqlDialect = 'duckdb',
+  dialect: SqlDialect = DUCKDB,
 ): CompiledAggregate {
   const params: (string | number)[] = [];
   const param: Param = (v) => {

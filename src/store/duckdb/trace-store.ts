@@ -30,6 +30,7 @@ import { migrate } from './schema.ts';
 import { seal } from './sealing.ts';
 import { skillRows } from './skill-rows.ts';
 import { sqlText } from '../sql-values.ts';
+import { DUCKDB } from '../sql-dialect.ts';
 
 const SEAL_STEP = 500_000;
 const SEAL_TURN_MS = 1_000;
@@ -340,7 +341,7 @@ export class DuckDbTraceStore implements TraceStore {
       ...skillRows(key, this.committedSeq > this.sealedSeq),
       codes: (dim: Dimension) => (isEncoded(dim) ? dimensionCodes : undefined),
     };
-    return compileAggregate(query, source, 'duckdb');
+    return compileAggregate(query, source, DUCKDB);
   }
 
   async aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]> {

@@ -17,6 +17,7 @@ import {
 } from '../trace-port.ts';
 import { isConnectionFailure } from './pool.ts';
 import { sqlNumber } from '../sql-values.ts';
+import { POSTGRES } from '../sql-dialect.ts';
 
 const ROWS_PER_INSERT = 1000;
 /** Each column of `spans` with the SpanRow value it stores, declared together so they cannot drift apart. */
@@ -55,7 +56,7 @@ function insertSql(table: string, columns: string[], rows: number): string {
 }
 
 /** The spans of the skill's traces: a semi-join with the trace -> skill mapping, probed by trace. */
-const skillRows: RowSource = {
+export const skillRows: RowSource = {
   rescan: false,
   sql(q, where, param) {
     const org = param(q.orgId);
@@ -163,7 +164,7 @@ export class PostgresTraceStore implements TraceStore {
 
   async aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]> {
     if (signal?.aborted) throw new QueryCancelledError();
-    const { sql, params } = compileAggregate(query, skillRows, 'postgres');
+    const { sql, params } = compileAggregate(query, skillRows, POSTGRES);
     let rows: Record<string, unknown>[];
     const client = await this.pool.connect().catch((err: unknown) => this.unavailable(err));
     const pid = (client as unknown as { processID?: number }).processID;

@@ -1,0 +1,79 @@
+/**
+ * The SQL the statistics compiler produces, per dialect, as snapshots (__snapshots__/): a reviewer
+ * of a change to stats-sql.ts, stats-ranking.ts or sql-dialect.ts sees what will run on each engine.
+ * The DuckDB text comes from a real store (a sealed skill, its dictionary codes); the PostgreSQL text
+ * from the engine's own row source. Whether the SQL answers correctly is the contract suites' job.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
+import { skillRows } from '../../src/store/postgres/trace-store.ts';
+import { POSTGRES } from '../../src/store/sql-dialect.ts';
+import { compileAggregate } from '../../src/store/stats-sql.ts';
+import type { AggregateQuery } from '../../src/store/trace-port.ts';
+import { demoSpans } from '../../src/traces/demo-traces.ts';
+
+const END = Date.UTC(2026, 10, 1) / 1000;
+const base = {
+  orgId: 'org-1',
+  skill: 'sk-a',
+  startS: END - 7 * 86400,
+  endS: END,
+  workspaceIds: ['ws-1', 'ws-2'],
+  filters: [],
+  groupBy: [],
+} satisfies Partial<AggregateQuery>;
+
+const QUERIES: Record<string, AggregateQuery> = {
+  'scalar: spans, error rate, p99 latency': { ...base, measures: ['spans', 'error_rate', 'latency_p99'] },
+  'time series by model, daily, top 5 by spans': {
+    ...base,
+    groupBy: ['model'],
+    measures: ['spans', 'traces'],
+    bucket: 'day',
+    top: [{ by: 'spans', direction: 'desc', limit: 5 }],
+  },
+  'table by tool and user, tool filter, ranked by tool name': {
+    ...base,
+    filters: [{ key: 'tool', op: 'in', values: ['search', 'fetch'] }],
+    groupBy: ['tool', 'user'],
+    measures: ['tool_calls', 'latency_p50'],
+    top: [{ by: 'tool', direction: 'asc', limit: 10 }],
+  },
+};
+
+let dir: string;
+let duck: DuckDbTraceStore;
+
+beforeAll(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-stats-sql-'));
+  duck = await DuckDbTraceStore.open(path.join(dir, 'traces.duckdb'), { sealEveryMs: 0 });
+  for (const batch of demoSpans({
+    orgId: 'org-1',
+    skills: [{ id: 'sk-a', workspaceId: 'ws-1' }],
+    users: ['u1'],
+    spans: 200,
+    endS: END,
+    days: 3,
+  }))
+    await duck.insertSpans(batch);
+  await duck.seal();
+});
+
+afterAll(async () => {
+  await duck.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('compiled statistics SQL', () => {
+  for (const [name, query] of Object.entries(QUERIES)) {
+    it(`duckdb: ${name}`, async () => {
+      expect(await duck.compile(query)).toMatchSnapshot();
+    });
+    it(`postgres: ${name}`, () => {
+      expect(compileAggregate(query, skillRows, POSTGRES)).toMatchSnapshot();
+    });
+  }
+});
