@@ -1,14 +1,14 @@
 /**
  * Validation of an import bundle (DESIGN §11). `parseBundle` either returns a Bundle every engine
  * can write as is, or throws a BundleError naming the first offending JSON path: a bundle that
- * breaks a rule is rejected whole. A bundle is self-contained: every reference (organization,
- * parent workspace, membership, project, artifact workspace/project, relationship endpoint) must
- * name an object of the same bundle. API keys given in clear are hashed here and never kept.
+ * breaks a rule is rejected whole. First the shape (bundle-schema.ts, on Ajv), then what needs more
+ * than one record: a bundle is self-contained, so every reference (organization, parent workspace,
+ * membership, project, artifact workspace/project, relationship endpoint) must name an object of the
+ * same bundle; ids are unique; the workspaces form a tree. API keys given in clear are hashed here
+ * and never kept.
  */
-import { hashApiKey } from '../shared/api-key.ts';
-import { compact } from '../shared/compact.ts';
+import { Ajv, type ErrorObject } from 'ajv';
 import {
-  ARTIFACT_KINDS,
   type ArtifactKind,
   type ArtifactVersion,
   type Bundle,
@@ -20,6 +20,9 @@ import {
   type Relationship,
   type User,
 } from '../domain/types.ts';
+import { hashApiKey } from '../shared/api-key.ts';
+import { compact } from '../shared/compact.ts';
+import { ARTIFACT_OPTIONAL, bundleSchema, type RawBundle } from './bundle-schema.ts';
 
 /** A broken bundle rule; `path` is the JSON path of the offending value (`artifacts[12].workspace_id`). */
 export class BundleError extends Error {
@@ -32,155 +35,67 @@ export class BundleError extends Error {
 }
 
 type Obj = Record<string, unknown>;
-/** The field types a bundle declares, and the value each one is once checked. */
-interface FieldValues {
-  string: string;
-  timestamp: string;
-  boolean: boolean;
-  integer: number;
-  number: number;
-  object: Obj;
-  array: unknown[];
-  any: unknown;
-}
-type FieldType = keyof FieldValues;
-
-const ORG_STATUSES = ['active', 'suspended'] as const;
-const WORKSPACE_KINDS = ['org', 'team', 'user_default'] as const;
-const WORKSPACE_STATUSES = ['active', 'archived'] as const;
-const ROLES = ['admin', 'editor', 'viewer'] as const;
-const ARTIFACT_STATUSES = ['draft', 'active', 'deprecated', 'archived'] as const;
-const CREDENTIAL_KINDS = ['oidc_client', 'api_key'] as const;
-const REL_TYPES = ['uses_tool', 'uses_skill', 'depends_on', 'derived_from', 'references'] as const;
-const PROVENANCES = ['declared', 'inferred', 'observed'] as const;
-const REL_STATUSES = ['active', 'removed'] as const;
+type RawArtifact = NonNullable<RawBundle['artifacts']>[number];
+type RawIdentity = NonNullable<RawArtifact['identity']>;
 
 /** RFC 3339 date-time (the form every timestamp of the API takes). */
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
-/** The "always present" strings of the specification's Artifact table. */
-const ARTIFACT_REQUIRED: Record<string, FieldType> = {
-  id: 'string',
-  name: 'string',
-  kind: 'string',
-  artifact_status: 'string',
-  source_type: 'string',
-  extension: 'string',
-  content_hash_hex: 'string',
-  commit_ts: 'timestamp',
-  created_at: 'timestamp',
-  created_by: 'string',
-  updated_at: 'timestamp',
-  updated_by: 'string',
-  workspace_id: 'string',
+const ajv = new Ajv({ allErrors: false, verbose: true, allowUnionTypes: true });
+ajv.addFormat('timestamp', (v: string) => TIMESTAMP.test(v) && !Number.isNaN(Date.parse(v)));
+const validateShape = ajv.compile<RawBundle>(bundleSchema);
+
+/** Messages of the rules a bare keyword would describe poorly, by the field they guard. */
+const FIELD_RULES: Record<string, string> = {
+  content_hash_hex: 'must be 64 hex digits (sha256)',
+  api_key: 'must be at least 16 characters without dots or spaces',
+  version_ordinal: 'must be an integer >= 1',
 };
 
-/** Optional artifact fields (common, agent, tool, exported) and their types, checked when present. */
-const ARTIFACT_OPTIONAL: Record<string, FieldType> = {
-  display_name: 'string',
-  oidc_client_id: 'string',
-  owner_id: 'string',
-  project_id: 'string',
-  repo_id: 'string',
-  source_created_at: 'string',
-  source_created_by: 'string',
-  source_digest: 'string',
-  source_id: 'string',
-  source_last_modified_at: 'string',
-  source_last_modified_by: 'string',
-  source_metadata: 'any',
-  source_synced_at: 'string',
-  source_uri: 'string',
-  source_version: 'string',
-  version_label: 'string',
-  metadata: 'object',
-  permissions: 'object',
-  identity: 'object',
-  profile_image_base64: 'string',
-  agent_framework_id: 'string',
-  agent_provider_id: 'string',
-  instructions: 'string',
-  is_system: 'boolean',
-  max_step_count: 'integer',
-  model_id: 'string',
-  tools: 'array',
-  profile_image_url: 'string',
-  input_schema: 'object',
-  output_schema: 'object',
-  owner: 'string',
-  provider_kind: 'string',
-  server_id: 'string',
-  tool_name: 'string',
-};
+interface SchemaNode {
+  type?: string | string[];
+  format?: string;
+  enum?: readonly string[];
+  properties?: Record<string, SchemaNode>;
+}
 
-/** Fields the API computes per caller or per request: never kept in an artifact's `doc`. */
-const COMPUTED = new Set(['identity', 'permissions', 'relationships', 'profile_image_base64']);
+/** What a value of `schema` must be, as the messages say it. */
+function expected(schema: SchemaNode | undefined): string {
+  if (schema?.enum !== undefined) return `one of ${schema.enum.join(', ')}`;
+  if (schema?.format === 'timestamp') return 'an RFC 3339 timestamp';
+  const type = [schema?.type ?? []].flat().find((t) => t !== 'null');
+  const names: Record<string, string> = {
+    string: 'a non-empty string',
+    boolean: 'a boolean',
+    integer: 'an integer',
+    number: 'a finite number',
+    object: 'an object',
+    array: 'an array',
+  };
+  return names[type ?? ''] ?? 'a JSON value';
+}
 
-function isType(v: unknown, type: FieldType): boolean {
-  switch (type) {
-    case 'string':
-      return typeof v === 'string' && v !== '';
-    case 'timestamp':
-      return typeof v === 'string' && TIMESTAMP.test(v) && !Number.isNaN(Date.parse(v));
-    case 'boolean':
-      return typeof v === 'boolean';
-    case 'integer':
-      return Number.isSafeInteger(v);
-    case 'number':
-      return typeof v === 'number' && Number.isFinite(v);
-    case 'object':
-      return v !== null && typeof v === 'object' && !Array.isArray(v);
-    case 'array':
-      return Array.isArray(v);
-    case 'any':
-      return true;
+/** The first schema violation as a BundleError: `/artifacts/3/kind` is reported as `artifacts[3].kind`. */
+function shapeError(e: ErrorObject): BundleError {
+  const parts = e.instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parent = e.parentSchema as SchemaNode | undefined;
+  let schema = parent;
+  if (e.keyword === 'required') {
+    const missing = (e.params as { missingProperty: string }).missingProperty;
+    parts.push(missing);
+    schema = parent?.properties?.[missing];
   }
+  const path = parts.reduce((at, p) => (/^\d+$/.test(p) ? `${at}[${p}]` : at === '' ? p : `${at}.${p}`), '') || '$';
+  const field = parts.at(-1) ?? '';
+  const rule = ['pattern', 'minLength', 'minimum'].includes(e.keyword) ? FIELD_RULES[field] : undefined;
+  return new BundleError(path, rule ?? `must be ${expected(schema)}`);
 }
 
-const TYPE_NAMES: Record<FieldType, string> = {
-  string: 'a non-empty string',
-  timestamp: 'an RFC 3339 timestamp',
-  boolean: 'a boolean',
-  integer: 'an integer',
-  number: 'a finite number',
-  object: 'an object',
-  array: 'an array',
-  any: 'a JSON value',
-};
-
-function obj(v: unknown, at: string): Obj {
-  if (!isType(v, 'object')) throw new BundleError(at, 'must be an object');
-  return v as Obj;
-}
-
-function list(root: Obj, key: string): Obj[] {
-  const v = root[key];
-  if (v === undefined) return [];
-  if (!Array.isArray(v)) throw new BundleError(key, 'must be an array');
-  return v.map((item, i) => obj(item, `${key}[${i}]`));
-}
-
-function req<K extends FieldType = 'string'>(o: Obj, key: string, at: string, type?: K): FieldValues[K] {
-  const v = o[key];
-  const t = type ?? 'string';
-  if (!isType(v, t)) throw new BundleError(`${at}.${key}`, `must be ${TYPE_NAMES[t]}`);
-  return v as FieldValues[K];
-}
-
-/** An optional field: absent or null -> undefined; otherwise it must have the type. */
-function opt<K extends FieldType = 'string'>(o: Obj, key: string, at: string, type?: K): FieldValues[K] | undefined {
-  const v = o[key];
-  if (v === undefined || v === null) return undefined;
-  const t = type ?? 'string';
-  if (!isType(v, t)) throw new BundleError(`${at}.${key}`, `must be ${TYPE_NAMES[t]}`);
-  return v as FieldValues[K];
-}
-
-function oneOf<T extends string>(o: Obj, key: string, at: string, allowed: readonly T[]): T {
-  const v = req(o, key, at);
-  if (!allowed.includes(v as T)) throw new BundleError(`${at}.${key}`, `must be one of ${allowed.join(', ')}`);
-  return v as T;
-}
+/** Null (allowed for optional fields) reads as absent. */
+const opt = <T>(v: T | null | undefined): T | undefined => v ?? undefined;
 
 function uniqueIds(items: { id: string }[], key: string): Set<string> {
   const seen = new Set<string>();
@@ -208,47 +123,40 @@ function sniffImageType(b: Uint8Array): string | null {
   return null;
 }
 
-function parseUser(u: Obj, at: string, orgIds: Set<string>): User {
-  const enrichment = opt(u, 'enrichment', at, 'object');
-  if (enrichment !== undefined) {
-    const e = `${at}.enrichment`;
-    req(enrichment, 'enrichment_status', e);
-    for (const k of ['enriched_at', 'error_class', 'provider', 'reason', 'stamped_at']) opt(enrichment, k, e);
-    opt(enrichment, 'grounding', e, 'object');
-    const profile = opt(enrichment, 'profile', e, 'object');
-    if (profile !== undefined) for (const k of Object.keys(profile)) opt(profile, k, `${e}.profile`);
-  }
-  const user: User = compact({
-    id: req(u, 'id', at),
-    org_id: req(u, 'org_id', at),
-    name: opt(u, 'name', at),
-    email: opt(u, 'email', at),
-    status: u.status === undefined ? 'active' : oneOf(u, 'status', at, ORG_STATUSES),
-    created_at: req(u, 'created_at', at, 'timestamp'),
-    updated_at: req(u, 'updated_at', at, 'timestamp'),
-    enrichment: enrichment as Enrichment | undefined,
-  });
-  ref(orgIds, user.org_id, `${at}.org_id`, 'organization');
-  return user;
-}
-
-function parseWorkspaces(root: Obj, orgIds: Set<string>): Bundle['workspaces'] {
-  const workspaces = list(root, 'workspaces').map((w, i) => {
-    const at = `workspaces[${i}]`;
+function parseUsers(raw: RawBundle, orgIds: Set<string>): User[] {
+  const users = (raw.users ?? []).map((u, i): User => {
+    ref(orgIds, u.org_id, `users[${i}].org_id`, 'organization');
     return compact({
-      id: req(w, 'id', at),
-      org_id: req(w, 'org_id', at),
-      name: req(w, 'name', at),
-      display_name: req(w, 'display_name', at),
-      kind: oneOf(w, 'kind', at, WORKSPACE_KINDS),
-      workspace_status: oneOf(w, 'workspace_status', at, WORKSPACE_STATUSES),
-      parent_id: opt(w, 'parent_id', at),
-      created_at: req(w, 'created_at', at, 'timestamp'),
-      created_by: req(w, 'created_by', at),
-      updated_at: req(w, 'updated_at', at, 'timestamp'),
-      updated_by: req(w, 'updated_by', at),
+      id: u.id,
+      org_id: u.org_id,
+      name: opt(u.name),
+      email: opt(u.email),
+      status: u.status ?? 'active',
+      created_at: u.created_at,
+      updated_at: u.updated_at,
+      enrichment: opt(u.enrichment) as Enrichment | undefined,
     });
   });
+  uniqueIds(users, 'users');
+  return users;
+}
+
+function parseWorkspaces(raw: RawBundle, orgIds: Set<string>): Bundle['workspaces'] {
+  const workspaces = (raw.workspaces ?? []).map((w) =>
+    compact({
+      id: w.id,
+      org_id: w.org_id,
+      name: w.name,
+      display_name: w.display_name,
+      kind: w.kind,
+      workspace_status: w.workspace_status,
+      parent_id: opt(w.parent_id),
+      created_at: w.created_at,
+      created_by: w.created_by,
+      updated_at: w.updated_at,
+      updated_by: w.updated_by,
+    }),
+  );
   uniqueIds(workspaces, 'workspaces');
   const byId = new Map(workspaces.map((w) => [w.id, w]));
   workspaces.forEach((w, i) => {
@@ -267,78 +175,99 @@ function parseWorkspaces(root: Obj, orgIds: Set<string>): Bundle['workspaces'] {
   return workspaces;
 }
 
+function parseMemberships(raw: RawBundle, orgOfUser: Map<string, string>, orgOfWorkspace: Map<string, string>) {
+  const pairs = new Set<string>();
+  return (raw.memberships ?? []).map((m, i): Membership => {
+    const at = `memberships[${i}]`;
+    ref(orgOfWorkspace, m.workspace_id, `${at}.workspace_id`, 'workspace');
+    ref(orgOfUser, m.user_id, `${at}.user_id`, 'user');
+    if (orgOfUser.get(m.user_id) !== orgOfWorkspace.get(m.workspace_id)) {
+      throw new BundleError(`${at}.user_id`, 'user belongs to another organization than the workspace');
+    }
+    const pair = JSON.stringify([m.workspace_id, m.user_id]);
+    if (pairs.has(pair)) throw new BundleError(at, `duplicate membership of ${m.user_id} in ${m.workspace_id}`);
+    pairs.add(pair);
+    return { workspace_id: m.workspace_id, user_id: m.user_id, role: m.role };
+  });
+}
+
+function parseProjects(raw: RawBundle, orgOfWorkspace: Map<string, string>): Project[] {
+  const projects = (raw.projects ?? []).map((p, i): Project => {
+    ref(orgOfWorkspace, p.workspace_id, `projects[${i}].workspace_id`, 'workspace');
+    return compact({
+      id: p.id,
+      workspace_id: p.workspace_id,
+      name: p.name,
+      display_name: p.display_name,
+      project_status: p.project_status,
+      knowledge_urls: opt(p.knowledge_urls),
+      created_at: p.created_at,
+      created_by: p.created_by,
+      updated_at: p.updated_at,
+      updated_by: p.updated_by,
+    });
+  });
+  uniqueIds(projects, 'projects');
+  return projects;
+}
+
 interface ArtifactContext {
   orgOfWorkspace: Map<string, string>;
   projects: Map<string, Project>;
 }
 
-function checkArtifactFields(a: Obj, at: string): void {
-  for (const [key, type] of Object.entries(ARTIFACT_REQUIRED)) req(a, key, at, type);
-  for (const [key, type] of Object.entries(ARTIFACT_OPTIONAL)) opt(a, key, at, type);
-  if (!/^[0-9a-f]{64}$/i.test(a.content_hash_hex as string))
-    throw new BundleError(`${at}.content_hash_hex`, 'must be 64 hex digits (sha256)');
-  if (Array.isArray(a.tools)) {
-    a.tools.forEach((t, j) => {
-      const tool = obj(t, `${at}.tools[${j}]`);
-      req(tool, 'kind', `${at}.tools[${j}]`);
-      req(tool, 'name', `${at}.tools[${j}]`);
-    });
-  }
-}
+/** Fields the API computes per caller or per request: never kept in an artifact's `doc`. */
+const COMPUTED = new Set(['identity', 'permissions', 'relationships', 'profile_image_base64']);
+/** Optional fields whose null means absent (any other field keeps its null in `doc`). */
+const NULL_IS_ABSENT = new Set(Object.keys(ARTIFACT_OPTIONAL).filter((k) => k !== 'source_metadata'));
 
-function toVersion(a: Obj, kind: ArtifactKind, at: string, ctx: ArtifactContext): ArtifactVersion {
-  const workspaceId = a.workspace_id as string;
-  ref(ctx.orgOfWorkspace, workspaceId, `${at}.workspace_id`, 'workspace');
-  const projectId = opt(a, 'project_id', at);
+function toVersion(a: RawArtifact, at: string, ctx: ArtifactContext): ArtifactVersion {
+  ref(ctx.orgOfWorkspace, a.workspace_id, `${at}.workspace_id`, 'workspace');
+  const projectId = opt(a.project_id);
   ref(ctx.projects, projectId, `${at}.project_id`, 'project');
   if (projectId !== undefined) {
     const projectOrg = ctx.orgOfWorkspace.get(ctx.projects.get(projectId)?.workspace_id ?? '');
-    if (projectOrg !== ctx.orgOfWorkspace.get(workspaceId))
+    if (projectOrg !== ctx.orgOfWorkspace.get(a.workspace_id))
       throw new BundleError(`${at}.project_id`, 'project belongs to another organization');
   }
   const doc: Obj = {};
   for (const [k, v] of Object.entries(a)) {
-    if (COMPUTED.has(k)) continue;
-    if (v === null && ARTIFACT_OPTIONAL[k] !== undefined && ARTIFACT_OPTIONAL[k] !== 'any') continue;
+    if (COMPUTED.has(k) || (v === null && NULL_IS_ABSENT.has(k))) continue;
     doc[k] = v;
   }
   return compact({
-    id: a.id as string,
-    version_ordinal: a.version_ordinal as number,
-    is_latest: a.is_latest as boolean,
-    kind,
-    name: a.name as string,
-    display_name: opt(a, 'display_name', at),
-    workspace_id: workspaceId,
+    id: a.id,
+    version_ordinal: a.version_ordinal,
+    is_latest: a.is_latest,
+    kind: a.kind,
+    name: a.name,
+    display_name: opt(a.display_name),
+    workspace_id: a.workspace_id,
     project_id: projectId,
-    artifact_status: a.artifact_status as string,
-    created_at: a.created_at as string,
-    created_by: a.created_by as string,
-    updated_at: a.updated_at as string,
-    updated_by: a.updated_by as string,
-    server_id: kind === 'tool' ? opt(a, 'server_id', at) : undefined,
+    artifact_status: a.artifact_status,
+    created_at: a.created_at,
+    created_by: a.created_by,
+    updated_at: a.updated_at,
+    updated_by: a.updated_by,
+    server_id: a.kind === 'tool' ? opt(a.server_id) : undefined,
     doc,
   });
 }
 
-function parseIdentity(o: Obj, agentId: string, at: string): Identity {
-  const kind = oneOf(o, 'credential_kind', at, CREDENTIAL_KINDS);
-  const key = opt(o, 'api_key', at);
-  if (kind === 'api_key' && key === undefined)
+function parseIdentity(o: RawIdentity, agentId: string, at: string): Identity {
+  const key = opt(o.api_key);
+  if (o.credential_kind === 'api_key' && key === undefined)
     throw new BundleError(`${at}.api_key`, 'is required when credential_kind is api_key');
-  if (kind !== 'api_key' && key !== undefined)
+  if (o.credential_kind !== 'api_key' && key !== undefined)
     throw new BundleError(`${at}.api_key`, 'is only allowed when credential_kind is api_key');
-  if (key !== undefined && (key.length < 16 || /[.\s]/.test(key))) {
-    throw new BundleError(`${at}.api_key`, 'must be at least 16 characters without dots or spaces');
-  }
   return compact({
     agent_id: agentId,
-    client_id: req(o, 'client_id', at),
-    credential_kind: kind,
+    client_id: o.client_id,
+    credential_kind: o.credential_kind,
     api_key_hash: key === undefined ? undefined : hashApiKey(key),
     api_key_last4: key?.slice(-4),
-    expires_at: opt(o, 'expires_at', at, 'timestamp'),
-    revoked: opt(o, 'revoked', at, 'boolean') === true ? true : undefined,
+    expires_at: opt(o.expires_at),
+    revoked: o.revoked === true ? true : undefined,
   });
 }
 
@@ -350,36 +279,30 @@ interface ParsedArtifacts {
   kinds: Map<string, ArtifactKind>;
 }
 
-function parseArtifacts(root: Obj, ctx: ArtifactContext): ParsedArtifacts {
+function parseArtifacts(raw: RawBundle, ctx: ArtifactContext): ParsedArtifacts {
   const out: ParsedArtifacts = { artifacts: [], identities: [], images: [], kinds: new Map() };
   const versions = new Set<string>();
   const latest = new Set<string>();
   const clientIds = new Set<string>();
   const keyHashes = new Set<string>();
-  list(root, 'artifacts').forEach((a, i) => {
+  (raw.artifacts ?? []).forEach((a, i) => {
     const at = `artifacts[${i}]`;
-    checkArtifactFields(a, at);
-    const kind = oneOf(a, 'kind', at, ARTIFACT_KINDS);
-    oneOf(a, 'artifact_status', at, ARTIFACT_STATUSES);
-    const ordinal = req(a, 'version_ordinal', at, 'integer');
-    if (ordinal < 1) throw new BundleError(`${at}.version_ordinal`, 'must be an integer >= 1');
-    const isLatest = req(a, 'is_latest', at, 'boolean');
-    const id = a.id as string;
-    const versionKey = `${id}@${ordinal}`;
+    const { id, kind } = a;
+    const versionKey = `${id}@${a.version_ordinal}`;
     if (versions.has(versionKey)) throw new BundleError(`${at}.version_ordinal`, `duplicate version ${versionKey}`);
     versions.add(versionKey);
     if ((out.kinds.get(id) ?? kind) !== kind) throw new BundleError(`${at}.kind`, `versions of ${id} differ in kind`);
     out.kinds.set(id, kind);
-    if (isLatest) {
+    if (a.is_latest) {
       if (latest.has(id)) throw new BundleError(`${at}.is_latest`, `artifact ${id} has more than one latest version`);
       latest.add(id);
     }
-    out.artifacts.push(toVersion(a, kind, at, ctx));
+    out.artifacts.push(toVersion(a, at, ctx));
 
     if (a.identity !== undefined && a.identity !== null) {
       if (kind !== 'agent') throw new BundleError(`${at}.identity`, 'only agents have identities');
-      const identity = parseIdentity(a.identity as Obj, id, `${at}.identity`);
-      if (isLatest) {
+      const identity = parseIdentity(a.identity, id, `${at}.identity`);
+      if (a.is_latest) {
         if (clientIds.has(identity.client_id))
           throw new BundleError(`${at}.identity.client_id`, `duplicate client id ${identity.client_id}`);
         clientIds.add(identity.client_id);
@@ -391,14 +314,14 @@ function parseArtifacts(root: Obj, ctx: ArtifactContext): ParsedArtifacts {
         out.identities.push(identity);
       }
     }
-    const image = opt(a, 'profile_image_base64', at);
+    const image = opt(a.profile_image_base64);
     if (image !== undefined) {
       if (kind !== 'agent') throw new BundleError(`${at}.profile_image_base64`, 'only agents have profile images');
       const bytes = new Uint8Array(Buffer.from(image, 'base64'));
       const type = /^[A-Za-z0-9+/]+={0,2}$/.test(image) ? sniffImageType(bytes) : null;
       if (type === null)
         throw new BundleError(`${at}.profile_image_base64`, 'must be a base64 PNG, JPEG, GIF or WebP image');
-      if (isLatest) out.images.push({ agent_id: id, content_type: type, bytes });
+      if (a.is_latest) out.images.push({ agent_id: id, content_type: type, bytes });
     }
   });
   for (const id of out.kinds.keys()) {
@@ -407,30 +330,28 @@ function parseArtifacts(root: Obj, ctx: ArtifactContext): ParsedArtifacts {
   return out;
 }
 
-function parseRelationships(root: Obj, kinds: Map<string, ArtifactKind>): Relationship[] {
+function parseRelationships(raw: RawBundle, kinds: Map<string, ArtifactKind>): Relationship[] {
   const seen = new Set<string>();
-  return list(root, 'relationships').map((r, i) => {
+  return (raw.relationships ?? []).map((r, i) => {
     const at = `relationships[${i}]`;
     const end = (key: 'from' | 'to') => {
-      const o = obj(r[key], `${at}.${key}`);
-      const id = req(o, 'id', `${at}.${key}`);
-      const kind = req(o, 'kind', `${at}.${key}`);
+      const { id, kind } = r[key];
       ref(kinds, id, `${at}.${key}.id`, 'artifact');
-      if (kinds.get(id) !== kind)
-        throw new BundleError(`${at}.${key}.kind`, `artifact ${id} is a ${kinds.get(id)}, not a ${kind}`);
-      return { id, kind };
+      const actual = kinds.get(id);
+      if (actual !== kind) throw new BundleError(`${at}.${key}.kind`, `artifact ${id} is a ${actual}, not a ${kind}`);
+      return { id, kind: actual };
     };
     const rel: Relationship = compact({
       from: end('from'),
       to: end('to'),
-      rel_type: oneOf(r, 'rel_type', at, REL_TYPES),
-      provenance: oneOf(r, 'provenance', at, PROVENANCES),
-      relationship_status: oneOf(r, 'relationship_status', at, REL_STATUSES),
-      label: opt(r, 'label', at),
-      role: opt(r, 'role', at),
-      weight: opt(r, 'weight', at, 'number'),
-      confidence: opt(r, 'confidence', at, 'number'),
-      attributes: opt(r, 'attributes', at, 'object'),
+      rel_type: r.rel_type,
+      provenance: r.provenance,
+      relationship_status: r.relationship_status,
+      label: opt(r.label),
+      role: opt(r.role),
+      weight: opt(r.weight),
+      confidence: opt(r.confidence),
+      attributes: opt(r.attributes),
     });
     const key = JSON.stringify([rel.from.id, rel.to.id, rel.rel_type]);
     if (seen.has(key)) throw new BundleError(at, `duplicate relationship ${rel.from.id} ${rel.rel_type} ${rel.to.id}`);
@@ -441,66 +362,24 @@ function parseRelationships(root: Obj, kinds: Map<string, ArtifactKind>): Relati
 
 /** Validates a raw bundle (API field names, DESIGN §11) and returns it in the stores' shape. */
 export function parseBundle(input: unknown): Bundle {
-  const root = obj(input, '$');
-  const organizations: Organization[] = list(root, 'organizations').map((o, i) => ({
-    id: req(o, 'id', `organizations[${i}]`),
-    name: req(o, 'name', `organizations[${i}]`),
-    status: oneOf(o, 'status', `organizations[${i}]`, ORG_STATUSES),
+  if (!validateShape(input)) {
+    const [first] = validateShape.errors ?? [];
+    throw first === undefined ? new BundleError('$', 'must be a bundle object') : shapeError(first);
+  }
+  const raw = input;
+  const organizations: Organization[] = (raw.organizations ?? []).map((o) => ({
+    id: o.id,
+    name: o.name,
+    status: o.status,
   }));
   const orgIds = uniqueIds(organizations, 'organizations');
-
-  const users = list(root, 'users').map((u, i) => parseUser(u, `users[${i}]`, orgIds));
-  uniqueIds(users, 'users');
-  const orgOfUser = new Map(users.map((u) => [u.id, u.org_id]));
-
-  const workspaces = parseWorkspaces(root, orgIds);
+  const users = parseUsers(raw, orgIds);
+  const workspaces = parseWorkspaces(raw, orgIds);
   const orgOfWorkspace = new Map(workspaces.map((w) => [w.id, w.org_id]));
-
-  const pairs = new Set<string>();
-  const memberships: Membership[] = list(root, 'memberships').map((m, i) => {
-    const at = `memberships[${i}]`;
-    const membership = {
-      workspace_id: req(m, 'workspace_id', at),
-      user_id: req(m, 'user_id', at),
-      role: oneOf(m, 'role', at, ROLES),
-    };
-    ref(orgOfWorkspace, membership.workspace_id, `${at}.workspace_id`, 'workspace');
-    ref(orgOfUser, membership.user_id, `${at}.user_id`, 'user');
-    if (orgOfUser.get(membership.user_id) !== orgOfWorkspace.get(membership.workspace_id)) {
-      throw new BundleError(`${at}.user_id`, 'user belongs to another organization than the workspace');
-    }
-    const pair = JSON.stringify([membership.workspace_id, membership.user_id]);
-    if (pairs.has(pair))
-      throw new BundleError(at, `duplicate membership of ${membership.user_id} in ${membership.workspace_id}`);
-    pairs.add(pair);
-    return membership;
-  });
-
-  const projects: Project[] = list(root, 'projects').map((p, i) => {
-    const at = `projects[${i}]`;
-    const urls = opt(p, 'knowledge_urls', at, 'array');
-    urls?.forEach((u, j) => {
-      if (!isType(u, 'string')) throw new BundleError(`${at}.knowledge_urls[${j}]`, `must be ${TYPE_NAMES.string}`);
-    });
-    const project: Project = compact({
-      id: req(p, 'id', at),
-      workspace_id: req(p, 'workspace_id', at),
-      name: req(p, 'name', at),
-      display_name: req(p, 'display_name', at),
-      project_status: req(p, 'project_status', at),
-      knowledge_urls: urls as string[] | undefined,
-      created_at: req(p, 'created_at', at, 'timestamp'),
-      created_by: req(p, 'created_by', at),
-      updated_at: req(p, 'updated_at', at, 'timestamp'),
-      updated_by: req(p, 'updated_by', at),
-    });
-    ref(orgOfWorkspace, project.workspace_id, `${at}.workspace_id`, 'workspace');
-    return project;
-  });
-  uniqueIds(projects, 'projects');
-
-  const parsed = parseArtifacts(root, { orgOfWorkspace, projects: new Map(projects.map((p) => [p.id, p])) });
-  const relationships = parseRelationships(root, parsed.kinds);
+  const memberships = parseMemberships(raw, new Map(users.map((u) => [u.id, u.org_id])), orgOfWorkspace);
+  const projects = parseProjects(raw, orgOfWorkspace);
+  const parsed = parseArtifacts(raw, { orgOfWorkspace, projects: new Map(projects.map((p) => [p.id, p])) });
+  const relationships = parseRelationships(raw, parsed.kinds);
   return {
     organizations,
     users,

@@ -76,6 +76,30 @@ describe('parseBundle', () => {
     expect(() => parseBundle({ users: {} })).toThrow('users: must be an array');
   });
 
+  it('says what a value must be, in the words of the field', () => {
+    const message = (mutate: (b: Raw) => void) => {
+      const b = smallBundle();
+      mutate(b);
+      try {
+        parseBundle(b);
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return 'accepted';
+    };
+    expect(message((b) => delete (b.users[0] as Record<string, unknown>).created_at)).toBe(
+      'users[0].created_at: must be an RFC 3339 timestamp',
+    );
+    expect(message((b) => (b.workspaces[0]!.kind = 'galaxy'))).toBe(
+      'workspaces[0].kind: must be one of org, team, user_default',
+    );
+    expect(message((b) => (art(b, 0).content_hash_hex = 'abc'))).toBe(
+      'artifacts[0].content_hash_hex: must be 64 hex digits (sha256)',
+    );
+    expect(message((b) => (art(b, 0).name = ''))).toBe('artifacts[0].name: must be a non-empty string');
+    expect(message((b) => (art(b, 0).display_name = null))).toBe('accepted');
+  });
+
   it.each<[string, (b: Raw) => void, string]>([
     [
       'duplicate organization id',
