@@ -5,20 +5,55 @@
  */
 import type { Access } from '../auth/access.ts';
 import type { ArtifactVersion, Identity, Relationship } from '../domain/types.ts';
+import type { RawBundle } from '../store/bundle-schema.ts';
 import type { RegistryStore } from '../store/registry-port.ts';
 
-export type ApiArtifact = Record<string, unknown>;
+/** An agent's credential as the API shows it: `api_key` masked to its last four characters. */
+export interface MaskedIdentity {
+  client_id: string;
+  credential_kind: Identity['credential_kind'];
+  api_key?: string;
+  expires_at?: string;
+}
+
+/** A relationship seen from one of its artifacts. */
+type RelationshipView = Omit<Relationship, 'attributes'> & {
+  direction: 'incoming' | 'outgoing';
+  attributes?: Record<string, unknown>;
+};
+
+interface ArtifactRelationships {
+  count: number;
+  incoming: RelationshipView[];
+  outgoing: RelationshipView[];
+}
+
+/**
+ * The stored document of an artifact version: the specification's fields as the bundle schema
+ * admitted them at import (bundle-schema.ts), without the fields computed per caller.
+ */
+type ArtifactDocument = Omit<
+  NonNullable<RawBundle['artifacts']>[number],
+  'identity' | 'permissions' | 'relationships' | 'profile_image_base64'
+>;
+
+/** One artifact as the API shows it to a caller: its document plus the per-caller fields. */
+export type ApiArtifact = ArtifactDocument & {
+  permissions: ReturnType<Access['artifactPermissions']>;
+  identity?: MaskedIdentity;
+  relationships?: ArtifactRelationships;
+};
 
 /** `api_key` never leaves the service: a fixed prefix plus its last four characters. */
-export function maskIdentity(identity: Identity): Record<string, string> {
-  const out: Record<string, string> = { client_id: identity.client_id, credential_kind: identity.credential_kind };
+export function maskIdentity(identity: Identity): MaskedIdentity {
+  const out: MaskedIdentity = { client_id: identity.client_id, credential_kind: identity.credential_kind };
   if (identity.api_key_last4 !== undefined) out.api_key = `****${identity.api_key_last4}`;
   if (identity.expires_at !== undefined) out.expires_at = identity.expires_at;
   return out;
 }
 
-function relationshipView(rel: Relationship, direction: 'incoming' | 'outgoing'): Record<string, unknown> {
-  const view: Record<string, unknown> = {
+function relationshipView(rel: Relationship, direction: 'incoming' | 'outgoing'): RelationshipView {
+  const view: RelationshipView = {
     direction,
     provenance: rel.provenance,
     rel_type: rel.rel_type,
@@ -35,7 +70,7 @@ function relationshipView(rel: Relationship, direction: 'incoming' | 'outgoing')
 }
 
 export interface ArtifactExtras {
-  relationships: Map<string, { count: number; incoming: unknown[]; outgoing: unknown[] }>;
+  relationships: Map<string, ArtifactRelationships>;
   identities: Map<string, Identity>;
 }
 
@@ -57,7 +92,7 @@ export async function loadArtifactExtras(
   const readable = new Set([...ids, ...[...otherWs].filter(([, ws]) => access.canRead(ws)).map(([id]) => id)]);
 
   const relationships: ArtifactExtras['relationships'] = new Map(
-    ids.map((id) => [id, { count: 0, incoming: [] as unknown[], outgoing: [] as unknown[] }]),
+    ids.map((id) => [id, { count: 0, incoming: [], outgoing: [] }]),
   );
   for (const rel of rels) {
     if (!readable.has(rel.from.id) || !readable.has(rel.to.id)) continue;
@@ -77,14 +112,16 @@ export async function loadArtifactExtras(
 
 /** One artifact as the API shows it to this caller. */
 export function presentArtifact(row: ArtifactVersion, access: Access, extras: ArtifactExtras): ApiArtifact {
-  const out: ApiArtifact = { ...row.doc };
+  // The document passed the bundle schema when it was imported; the store keeps it as JSON.
+  const { identity: _stored, ...doc } = row.doc as ArtifactDocument & { identity?: unknown };
   const identity = extras.identities.get(row.id);
-  if (identity !== undefined) out.identity = maskIdentity(identity);
-  else delete out.identity;
-  out.permissions = access.artifactPermissions(row);
   const rel = extras.relationships.get(row.id);
-  if (rel !== undefined) out.relationships = rel;
-  return out;
+  return {
+    ...doc,
+    ...(identity !== undefined ? { identity: maskIdentity(identity) } : {}),
+    permissions: access.artifactPermissions(row),
+    ...(rel !== undefined ? { relationships: rel } : {}),
+  };
 }
 
 export async function presentArtifacts(
