@@ -8,6 +8,25 @@ export type Role = 'admin' | 'editor' | 'viewer';
 export type ArtifactKind = 'agent' | 'tool' | 'skill' | 'prompt' | 'document';
 export const ARTIFACT_KINDS: readonly ArtifactKind[] = ['agent', 'tool', 'skill', 'prompt', 'document'];
 
+/** The fields every artifact version has (the "always present" ones of the specification's Artifact table). */
+export const ARTIFACT_REQUIRED_FIELDS = [
+  'id',
+  'name',
+  'kind',
+  'artifact_status',
+  'source_type',
+  'extension',
+  'content_hash_hex',
+  'commit_ts',
+  'created_at',
+  'created_by',
+  'updated_at',
+  'updated_by',
+  'version_ordinal',
+  'is_latest',
+  'workspace_id',
+] as const;
+
 export interface Organization {
   id: string;
   name: string;

@@ -4,7 +4,7 @@
  * Optional fields may be null (read as absent); strings that identify or name must not be empty.
  */
 import type { FromSchema } from 'json-schema-to-ts';
-import { ARTIFACT_KINDS } from '../domain/types.ts';
+import { ARTIFACT_KINDS, ARTIFACT_REQUIRED_FIELDS } from '../domain/types.ts';
 
 const str = { type: 'string', minLength: 1 } as const;
 const optStr = { type: ['string', 'null'], minLength: 1 } as const;
@@ -146,20 +146,7 @@ export const ARTIFACT_OPTIONAL = {
 /** Artifact versions: the "always present" fields of the specification's Artifact table, then the optional ones. */
 const artifact = {
   type: 'object',
-  required: [
-    'id',
-    'version_ordinal',
-    'is_latest',
-    'name',
-    'kind',
-    'artifact_status',
-    'source_type',
-    'extension',
-    'content_hash_hex',
-    'commit_ts',
-    'workspace_id',
-    ...AUDIT,
-  ],
+  required: ARTIFACT_REQUIRED_FIELDS,
   properties: {
     id: str,
     version_ordinal: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },

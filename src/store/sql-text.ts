@@ -1,4 +1,5 @@
-/** SQL helpers both registry engines (sqlite/, postgres/) share: compiled query shape, words, LIKE. */
+/** SQL helpers both registry engines (sqlite/, postgres/) share: compiled query shape, words, LIKE, columns. */
+import type { ToolGroupField } from './registry-port.ts';
 
 /** A compiled registry list query: its count and its page, over the same parameters (`P`: what the driver binds). */
 export interface CompiledQuery<P = unknown> {
@@ -20,3 +21,14 @@ export function searchWords(text: string): string[] | null {
 
 /** A LIKE pattern's literal part, with `\` as the escape character (`ESCAPE '\'`). */
 export const likeEscape = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/** The column of each tool group field (the same in both registry schemas). */
+export const TOOL_GROUP_COLUMNS: Record<ToolGroupField, string> = {
+  server_id: 'server_id',
+  provider_kind: 'provider_kind',
+  owner: 'owner',
+  workspace_id: 'workspace_id',
+  artifact_status: 'artifact_status',
+  is_system: 'is_system',
+  source_type: 'source_type',
+};

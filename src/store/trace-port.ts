@@ -54,7 +54,7 @@ export interface SpanRow {
 }
 
 /** The fields of a SpanRow, in its declaration order. */
-const SPAN_FIELDS = [
+export const SPAN_FIELDS = [
   'org_id',
   'workspace_id',
   'trace_id',

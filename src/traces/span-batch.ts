@@ -3,29 +3,13 @@
  * array per field instead of one object per span, so that receiving 10,000 spans costs the event
  * loop a few milliseconds of deserializing instead of tens (DESIGN §12: no large synchronous work).
  */
-import type { SpanColumns } from '../store/trace-port.ts';
+import { SPAN_FIELDS, type SpanColumns } from '../store/trace-port.ts';
 import type { MappedSpan, SpanFields } from './span-mapping.ts';
 
-const FIELDS = [
-  'trace_id',
-  'span_id',
-  'parent_span_id',
-  'name',
-  'start_s',
-  'duration_ms',
-  'category',
-  'harness',
-  'skill_version',
-  'command',
-  'mcp',
-  'tool',
-  'model',
-  'user',
-  'session',
-  'tokens',
-  'cost',
-  'is_error',
-] as const satisfies readonly (keyof SpanFields)[];
+/** The SpanRow fields a decode thread maps (organization, workspace and skill are settled by ingest). */
+const FIELDS = SPAN_FIELDS.filter(
+  (f): f is keyof SpanFields => f !== 'org_id' && f !== 'workspace_id' && f !== 'skill',
+);
 
 type Columns = { [K in keyof SpanFields]: (SpanFields[K] | null)[] };
 

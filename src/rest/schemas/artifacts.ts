@@ -2,6 +2,8 @@
  * Response schemas of artifacts (agents, tools, exported artifacts) exactly as the
  * specification's resource tables list them.
  */
+import { ARTIFACT_REQUIRED_FIELDS } from '../../domain/types.ts';
+
 const str = { type: 'string' } as const;
 const freeObject = { type: 'object', additionalProperties: true } as const;
 
@@ -35,23 +37,7 @@ const relationshipsSchema = {
   },
 } as const;
 
-const artifactRequired = [
-  'id',
-  'name',
-  'kind',
-  'artifact_status',
-  'source_type',
-  'extension',
-  'content_hash_hex',
-  'commit_ts',
-  'created_at',
-  'created_by',
-  'updated_at',
-  'updated_by',
-  'version_ordinal',
-  'is_latest',
-  'workspace_id',
-] as const;
+const artifactRequired = ARTIFACT_REQUIRED_FIELDS;
 
 const artifactProperties = {
   id: str,

@@ -3,8 +3,8 @@
  * the semantics of store/sqlite/registry-sql.ts. Identifiers come only from whitelists; every value
  * is a numbered parameter; id lists are one text[] parameter.
  */
-import type { ArtifactQuery, ArtifactSort, ToolAggregateQuery, ToolGroupField } from '../registry-port.ts';
-import { likeEscape, searchWords, type CompiledQuery } from '../sql-text.ts';
+import type { ArtifactQuery, ArtifactSort, ToolAggregateQuery } from '../registry-port.ts';
+import { likeEscape, searchWords, TOOL_GROUP_COLUMNS, type CompiledQuery } from '../sql-text.ts';
 
 /** Every word of the text, all required, as a tsquery source; null when no word remains. */
 function tsQuery(text: string): string | null {
@@ -66,21 +66,11 @@ export function artifactSearchSql(q: ArtifactQuery): CompiledQuery | null {
   };
 }
 
-const GROUP_COLUMNS: Record<ToolGroupField, string> = {
-  server_id: 'server_id',
-  provider_kind: 'provider_kind',
-  owner: 'owner',
-  workspace_id: 'workspace_id',
-  artifact_status: 'artifact_status',
-  is_system: 'is_system',
-  source_type: 'source_type',
-};
-
 export function toolAggregateSql(q: ToolAggregateQuery): CompiledQuery {
   const params: unknown[] = [[...q.workspaceIds]];
   const where = ['is_latest', "kind = 'tool'", 'workspace_id = ANY($1::text[])'];
   for (const f of q.filters) {
-    const col = GROUP_COLUMNS[f.field];
+    const col = TOOL_GROUP_COLUMNS[f.field];
     if (f.field === 'is_system') {
       params.push(f.values.map((v) => v === true || v === 'true'));
       where.push(`${col} = ANY($${params.length}::boolean[])`);
@@ -89,8 +79,8 @@ export function toolAggregateSql(q: ToolAggregateQuery): CompiledQuery {
       where.push(`${col} = ANY($${params.length}::text[])`);
     }
   }
-  const cols = q.groupBy.map((f) => GROUP_COLUMNS[f]);
-  const keys = q.groupBy.map((f) => `${GROUP_COLUMNS[f]} AS k_${f}`);
+  const cols = q.groupBy.map((f) => TOOL_GROUP_COLUMNS[f]);
+  const keys = q.groupBy.map((f) => `${TOOL_GROUP_COLUMNS[f]} AS k_${f}`);
   const metrics =
     'COUNT(*)::int AS count, COUNT(DISTINCT server_id)::int AS servers, MAX(updated_at) AS latest_updated_at';
   const base = `FROM artifacts WHERE ${where.join(' AND ')}`;

@@ -2,8 +2,8 @@
  * SQL of the two dynamic registry queries (artifact search, tool aggregation). Identifiers come
  * only from whitelists; every value is a bound parameter.
  */
-import type { ArtifactQuery, ArtifactSort, ToolAggregateQuery, ToolGroupField } from '../registry-port.ts';
-import { likeEscape, searchWords, type CompiledQuery as Compiled } from '../sql-text.ts';
+import type { ArtifactQuery, ArtifactSort, ToolAggregateQuery } from '../registry-port.ts';
+import { likeEscape, searchWords, TOOL_GROUP_COLUMNS, type CompiledQuery as Compiled } from '../sql-text.ts';
 
 type CompiledQuery = Compiled<string | number | null>;
 
@@ -89,16 +89,6 @@ export function artifactSearchSql(q: ArtifactQuery): CompiledQuery | null {
   };
 }
 
-const GROUP_COLUMNS: Record<ToolGroupField, string> = {
-  server_id: 'server_id',
-  provider_kind: 'provider_kind',
-  owner: 'owner',
-  workspace_id: 'workspace_id',
-  artifact_status: 'artifact_status',
-  is_system: 'is_system',
-  source_type: 'source_type',
-};
-
 /**
  * The count and page SQL of `aggregateTools` over latest tool versions in scope: one row per
  * group (or a single row without `groupBy`) with count, distinct servers and latest update.
@@ -107,11 +97,11 @@ export function toolAggregateSql(q: ToolAggregateQuery): CompiledQuery {
   const where = ['is_latest = 1', "kind = 'tool'", `workspace_id ${IN}`];
   const params: (string | number | null)[] = [JSON.stringify(q.workspaceIds)];
   for (const f of q.filters) {
-    where.push(`${GROUP_COLUMNS[f.field]} ${IN}`);
+    where.push(`${TOOL_GROUP_COLUMNS[f.field]} ${IN}`);
     params.push(JSON.stringify(f.values.map((v) => (typeof v === 'boolean' ? (v ? 1 : 0) : v))));
   }
-  const cols = q.groupBy.map((f) => GROUP_COLUMNS[f]);
-  const keys = q.groupBy.map((f) => `${GROUP_COLUMNS[f]} AS k_${f}`);
+  const cols = q.groupBy.map((f) => TOOL_GROUP_COLUMNS[f]);
+  const keys = q.groupBy.map((f) => `${TOOL_GROUP_COLUMNS[f]} AS k_${f}`);
   const metrics = 'COUNT(*) AS count, COUNT(DISTINCT server_id) AS servers, MAX(updated_at) AS latest_updated_at';
   const base = `FROM artifacts WHERE ${where.join(' AND ')}`;
   if (cols.length === 0) {
