@@ -7,10 +7,7 @@
 import type pg from 'pg';
 import type { Bundle } from '../../domain/types.ts';
 import type { ImportCounts } from '../registry-port.ts';
-
-const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
-const orNull = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
-const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+import { identityRow, orNull, projectRow, relationshipRow, str, userRow, workspaceRow } from '../bundle-rows.ts';
 
 const upsert = (table: string, columns: string[], key: string[]) =>
   `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')})
@@ -101,32 +98,9 @@ export async function importBundle(pool: pg.Pool, b: Bundle): Promise<ImportCoun
   try {
     await c.query('BEGIN');
     for (const o of b.organizations) await c.query(SQL.org, [o.id, o.name, o.status]);
-    for (const u of b.users)
-      await c.query(SQL.user, [
-        u.id,
-        u.org_id,
-        orNull(u.name),
-        orNull(u.email),
-        u.status,
-        u.created_at,
-        u.updated_at,
-        json(u.enrichment),
-      ]);
+    for (const u of b.users) await c.query(SQL.user, userRow(u));
     for (const w of b.workspaces) {
-      await c.query(SQL.workspace, [
-        w.id,
-        w.org_id,
-        orNull(w.parent_id),
-        w.id,
-        w.name,
-        w.display_name,
-        w.kind,
-        w.workspace_status,
-        w.created_at,
-        w.created_by,
-        w.updated_at,
-        w.updated_by,
-      ]);
+      await c.query(SQL.workspace, workspaceRow(w));
     }
     await c.query(`WITH RECURSIVE tree(id, root) AS (
         SELECT id, id FROM workspaces WHERE parent_id IS NULL
@@ -134,18 +108,7 @@ export async function importBundle(pool: pg.Pool, b: Bundle): Promise<ImportCoun
       UPDATE workspaces SET root_workspace_id = tree.root FROM tree WHERE tree.id = workspaces.id AND workspaces.root_workspace_id <> tree.root`);
     for (const m of b.memberships) await c.query(SQL.membership, [m.workspace_id, m.user_id, m.role]);
     for (const p of b.projects) {
-      await c.query(SQL.project, [
-        p.id,
-        p.workspace_id,
-        p.name,
-        p.display_name,
-        p.project_status,
-        json(p.knowledge_urls),
-        p.created_at,
-        p.created_by,
-        p.updated_at,
-        p.updated_by,
-      ]);
+      await c.query(SQL.project, projectRow(p));
     }
     const latestIds = [...new Set(b.artifacts.filter((a) => a.is_latest).map((a) => a.id))];
     if (latestIds.length > 0)
@@ -176,31 +139,13 @@ export async function importBundle(pool: pg.Pool, b: Bundle): Promise<ImportCoun
       ]);
     }
     for (const r of b.relationships) {
-      await c.query(SQL.relationship, [
-        r.from.id,
-        r.from.kind,
-        r.to.id,
-        r.to.kind,
-        r.rel_type,
-        r.provenance,
-        r.relationship_status,
-        orNull(r.label),
-        orNull(r.role),
-        orNull(r.weight),
-        orNull(r.confidence),
-        json(r.attributes),
-      ]);
+      await c.query(SQL.relationship, relationshipRow(r));
     }
     for (const i of b.identities) {
-      await c.query(SQL.identity, [
-        i.agent_id,
-        i.client_id,
-        i.credential_kind,
-        orNull(i.api_key_hash),
-        orNull(i.api_key_last4),
-        orNull(i.expires_at),
-        i.revoked === true,
-      ]);
+      await c.query(
+        SQL.identity,
+        identityRow(i, (b) => b),
+      );
     }
     for (const img of b.profile_images)
       await c.query(SQL.image, [img.agent_id, img.content_type, Buffer.from(img.bytes)]);

@@ -5,12 +5,12 @@
  */
 import type { DatabaseSync } from 'node:sqlite';
 import type { Bundle } from '../../domain/types.ts';
+import { identityRow, orNull, projectRow, relationshipRow, str, userRow, workspaceRow } from '../bundle-rows.ts';
 import type { ImportCounts } from '../registry-port.ts';
 
-const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
-const orNull = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
 const bool = (v: unknown): number | null => (typeof v === 'boolean' ? (v ? 1 : 0) : null);
-const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+/** SQLite binds no booleans: rows carry 0/1. */
+const bind = (row: (string | number | boolean | null)[]) => row.map((v) => (typeof v === 'boolean' ? (v ? 1 : 0) : v));
 
 /** Writes `b` in one IMMEDIATE transaction and returns what the bundle held; throws (and rolls back) on any failure. */
 export function importBundle(db: DatabaseSync, b: Bundle): ImportCounts {
@@ -25,16 +25,7 @@ export function importBundle(db: DatabaseSync, b: Bundle): ImportCounts {
       email = excluded.email, status = excluded.status, created_at = excluded.created_at,
       updated_at = excluded.updated_at, enrichment = excluded.enrichment`);
     for (const u of b.users) {
-      user.run(
-        u.id,
-        u.org_id,
-        orNull(u.name),
-        orNull(u.email),
-        u.status,
-        u.created_at,
-        u.updated_at,
-        json(u.enrichment),
-      );
+      user.run(...bind(userRow(u)));
     }
 
     const ws = db.prepare(`INSERT INTO workspaces (id, org_id, parent_id, root_workspace_id, name, display_name, kind,
@@ -44,20 +35,7 @@ export function importBundle(db: DatabaseSync, b: Bundle): ImportCounts {
       created_at = excluded.created_at, created_by = excluded.created_by, updated_at = excluded.updated_at,
       updated_by = excluded.updated_by`);
     for (const w of b.workspaces) {
-      ws.run(
-        w.id,
-        w.org_id,
-        orNull(w.parent_id),
-        w.id,
-        w.name,
-        w.display_name,
-        w.kind,
-        w.workspace_status,
-        w.created_at,
-        w.created_by,
-        w.updated_at,
-        w.updated_by,
-      );
+      ws.run(...bind(workspaceRow(w)));
     }
     db.exec(`WITH RECURSIVE tree(id, root) AS (
         SELECT id, id FROM workspaces WHERE parent_id IS NULL
@@ -77,18 +55,7 @@ export function importBundle(db: DatabaseSync, b: Bundle): ImportCounts {
       knowledge_urls = excluded.knowledge_urls, created_at = excluded.created_at, created_by = excluded.created_by,
       updated_at = excluded.updated_at, updated_by = excluded.updated_by`);
     for (const p of b.projects) {
-      project.run(
-        p.id,
-        p.workspace_id,
-        p.name,
-        p.display_name,
-        p.project_status,
-        json(p.knowledge_urls),
-        p.created_at,
-        p.created_by,
-        p.updated_at,
-        p.updated_by,
-      );
+      project.run(...bind(projectRow(p)));
     }
 
     writeArtifacts(db, b);
@@ -99,20 +66,7 @@ export function importBundle(db: DatabaseSync, b: Bundle): ImportCounts {
       provenance = excluded.provenance, relationship_status = excluded.relationship_status, label = excluded.label,
       role = excluded.role, weight = excluded.weight, confidence = excluded.confidence, attributes = excluded.attributes`);
     for (const r of b.relationships) {
-      rel.run(
-        r.from.id,
-        r.from.kind,
-        r.to.id,
-        r.to.kind,
-        r.rel_type,
-        r.provenance,
-        r.relationship_status,
-        orNull(r.label),
-        orNull(r.role),
-        orNull(r.weight),
-        orNull(r.confidence),
-        json(r.attributes),
-      );
+      rel.run(...bind(relationshipRow(r)));
     }
 
     const identity =
@@ -121,15 +75,7 @@ export function importBundle(db: DatabaseSync, b: Bundle): ImportCounts {
       credential_kind = excluded.credential_kind, api_key_hash = excluded.api_key_hash,
       api_key_last4 = excluded.api_key_last4, expires_at = excluded.expires_at, revoked = excluded.revoked`);
     for (const i of b.identities) {
-      identity.run(
-        i.agent_id,
-        i.client_id,
-        i.credential_kind,
-        orNull(i.api_key_hash),
-        orNull(i.api_key_last4),
-        orNull(i.expires_at),
-        i.revoked === true ? 1 : 0,
-      );
+      identity.run(...bind(identityRow(i, (b) => b)));
     }
 
     const image = db.prepare(`INSERT INTO profile_images (agent_id, content_type, bytes) VALUES (?, ?, ?)
