@@ -6,7 +6,7 @@ import type { KindCounts } from '../store/registry-port.ts';
 import type { RequestContext } from '../context.ts';
 import type { User } from '../domain/types.ts';
 import { ApiError } from '../errors.ts';
-import { decodeCursor, encodeCursor, pageWindow } from '../shared/paging.ts';
+import { cursorLimit, decodeCursor, encodeCursor, pageWindow } from '../shared/paging.ts';
 
 export interface UserListResult {
   items: Record<string, unknown>[];
@@ -28,8 +28,8 @@ function presentUser(user: User, counts: Record<string, number> | undefined): Re
 }
 
 /** The opaque cursor addressing `offset` in the user list of the caller's organization. */
-export function userListCursor(ctx: RequestContext, offset: number): string {
-  return encodeCursor(offset, ctx.caller.orgId);
+export function userListCursor(ctx: RequestContext, offset: number, limit?: number): string {
+  return encodeCursor(offset, ctx.caller.orgId, limit);
 }
 
 /**
@@ -49,18 +49,20 @@ export async function findUsers(
   assertDirectoryReader(ctx);
   const orgId = ctx.caller.orgId;
   let offset = query.offset;
+  let limit = query.limit;
   if (query.cursor !== undefined) {
     if (query.offset !== undefined) throw new ApiError('invalid_query', 'cursor and offset cannot be used together');
     const decoded = decodeCursor(query.cursor, orgId);
     if (decoded === null) throw new ApiError('invalid_query', 'cursor is not a cursor of this list');
     offset = decoded;
+    limit ??= cursorLimit(query.cursor); // following next_cursor keeps the page size it was issued with
   }
-  const window = pageWindow(query.limit, offset, 50, 200);
+  const window = pageWindow(limit, offset, 50, 200);
   const page = await ctx.registry.listUsers(orgId, window.limit, window.offset);
   ctx.checkDeadline();
   const result: Awaited<ReturnType<typeof findUsers>> = { rows: page.items, page: { ...window, total: page.total } };
   const next = window.offset + page.items.length;
-  if (window.limit > 0 && next < page.total) result.page.next_cursor = userListCursor(ctx, next);
+  if (window.limit > 0 && next < page.total) result.page.next_cursor = userListCursor(ctx, next, window.limit);
   return result;
 }
 

@@ -5,7 +5,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 import { getProfileImage } from '../agents/profile-image.ts';
 import { agentSearchSchema, searchAgents, type AgentSearchResult } from '../agents/search-agents.ts';
 import { agentSchema } from './schemas/artifacts.ts';
-import { pageSchema, problemResponses } from './schemas/common.ts';
+import { noQuery, pageSchema, problemResponses } from './schemas/common.ts';
 
 const imageParams = {
   type: 'object',
@@ -14,14 +14,26 @@ const imageParams = {
   additionalProperties: false,
 } as const;
 
-/** Raw bytes when the client asks for an image type and not for JSON; the JSON array otherwise. */
-function wantsRawImage(accept: string | undefined): boolean {
+/**
+ * Whether `Accept` prefers the image (of `imageType`) to JSON: each side's quality is that of its
+ * most specific matching range (the image's own type, then image wildcard, then the full wildcard;
+ * application/json, then application wildcard, then the full wildcard). The image wins only with a
+ * higher, non-zero quality; a tie, no Accept or an Accept naming only types we cannot produce gets
+ * the JSON default.
+ */
+function prefersImage(accept: string | undefined, imageType: string): boolean {
   if (accept === undefined) return false;
-  const types = accept
-    .toLowerCase()
-    .split(',')
-    .map((t) => t.split(';')[0]?.trim() ?? '');
-  return types.some((t) => t.startsWith('image/')) && !types.includes('application/json');
+  const quality = new Map<string, number>();
+  for (const part of accept.toLowerCase().split(',')) {
+    const [range = '', ...params] = part.split(';').map((p) => p.trim());
+    const q = params.find((p) => p.startsWith('q='));
+    const value = q === undefined ? 1 : Number(q.slice(2));
+    if (range !== '' && Number.isFinite(value)) quality.set(range, Math.max(quality.get(range) ?? 0, value));
+  }
+  const first = (...ranges: string[]) => ranges.map((r) => quality.get(r)).find((q) => q !== undefined) ?? -1;
+  const image = first(imageType.toLowerCase(), 'image/*', '*/*');
+  const json = first('application/json', 'application/*', '*/*');
+  return image > 0 && image > json;
 }
 
 export function registerAgentRoutes(app: FastifyInstance): void {
@@ -30,11 +42,12 @@ export function registerAgentRoutes(app: FastifyInstance): void {
   api.post<{ Reply: AgentSearchResult }>(
     '/agent/v1/agents/search',
     {
-      config: { responseCache: true },
+      config: { responseCache: true, emptyBodyIsObject: true },
       schema: {
         operationId: 'searchAgents',
         tags: ['agents'],
         summary: 'Search agents',
+        querystring: noQuery,
         body: agentSearchSchema,
         response: {
           200: {
@@ -67,7 +80,7 @@ export function registerAgentRoutes(app: FastifyInstance): void {
         description:
           'A JSON array of the image bytes (0-255); with `Accept: image/*` the raw image with its content type.',
         params: imageParams,
-        querystring: { type: 'object', additionalProperties: false, properties: {} } as const,
+        querystring: noQuery,
         response: {
           200: {
             description: 'The image bytes',
@@ -83,7 +96,7 @@ export function registerAgentRoutes(app: FastifyInstance): void {
     async (request, reply) => {
       const image = await getProfileImage(request.ctx, request.params.agent_id);
       reply.header('vary', 'accept');
-      if (wantsRawImage(request.headers.accept)) {
+      if (prefersImage(request.headers.accept, image.content_type)) {
         return reply.type(image.content_type).send(Buffer.from(image.bytes));
       }
       return reply

@@ -6,7 +6,7 @@ import { exportWorkspace } from '../org/export-workspace.ts';
 import { listUsers, type UserListResult } from '../org/list-users.ts';
 import { listInsightSchemas, type InsightSchema } from '../skills/insight-schemas.ts';
 import { exportedArtifactSchema } from './schemas/artifacts.ts';
-import { limitOffsetQuery, pageSchema, problemResponses } from './schemas/common.ts';
+import { limitOffsetQuery, noQuery, pageSchema, problemResponses } from './schemas/common.ts';
 import { directoryUserSchema, projectSchema, workspaceSchema } from './schemas/registry.ts';
 
 const insightSchemaItem = {
@@ -43,13 +43,14 @@ export function registerRegistryRoutes(app: FastifyInstance): void {
         operationId: 'listInsightSchemas',
         tags: ['skills'],
         summary: 'Insight payload schemas (JSON Schema 2020-12)',
+        querystring: noQuery,
         response: {
           200: {
             type: 'object',
             required: ['items'],
             properties: { items: { type: 'array', items: insightSchemaItem } },
           },
-          ...problemResponses([]),
+          ...problemResponses(['invalid_query']),
         },
       },
     },
@@ -69,6 +70,7 @@ export function registerRegistryRoutes(app: FastifyInstance): void {
           required: ['workspace_id'],
           properties: { workspace_id: { type: 'string' } },
         } as const,
+        querystring: noQuery,
         response: {
           200: {
             type: 'object',
@@ -79,7 +81,7 @@ export function registerRegistryRoutes(app: FastifyInstance): void {
               workspaces: { type: 'array', items: workspaceSchema },
             },
           },
-          ...problemResponses(['not_found']),
+          ...problemResponses(['invalid_query', 'not_found']),
         },
       },
     },

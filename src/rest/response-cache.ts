@@ -21,6 +21,8 @@ declare module 'fastify' {
 interface Entry {
   generation: string;
   contentType: string;
+  /** The Vary header of the uncached answer, replayed on hits so shared caches keep representations apart. */
+  vary?: string;
   payload: string | Buffer;
 }
 
@@ -41,6 +43,7 @@ export function installResponseCache(api: FastifyInstance, registry: RegistrySto
       // Refresh recency: Map iteration order is insertion order.
       entries.delete(key);
       entries.set(key, hit);
+      if (hit.vary !== undefined) reply.header('vary', hit.vary);
       return reply
         .header('x-cache', 'hit')
         .type(hit.contentType)
@@ -59,6 +62,8 @@ export function installResponseCache(api: FastifyInstance, registry: RegistrySto
     entries.set(slot.key, {
       generation: slot.generation,
       contentType: String(reply.getHeader('content-type')),
+      // The headers a route sets about its representation; per-request ones (rate limits) are not replayed.
+      ...(reply.hasHeader('vary') ? { vary: String(reply.getHeader('vary')) } : {}),
       payload,
     });
     return payload;

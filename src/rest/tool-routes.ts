@@ -11,7 +11,7 @@ import {
 } from '../tools/aggregate-tools.ts';
 import { listTools, type ToolListResult } from '../tools/list-tools.ts';
 import { toolSchema } from './schemas/artifacts.ts';
-import { limitOffsetQuery, offsetSchema, pageSchema, problemResponses } from './schemas/common.ts';
+import { limitOffsetQuery, noQuery, offsetSchema, pageSchema, problemResponses } from './schemas/common.ts';
 
 const filterValue = { type: ['string', 'boolean'], maxLength: 500 } as const;
 
@@ -79,11 +79,12 @@ export function registerToolRoutes(app: FastifyInstance): void {
   api.post<{ Body: ToolAggregateInput | undefined; Reply: ToolAggregateResult }>(
     '/mcp/v1/tools/aggregate',
     {
-      config: { responseCache: true, rateLimited: 'tools.aggregate' },
+      config: { responseCache: true, rateLimited: 'tools.aggregate', emptyBodyIsObject: true },
       schema: {
         operationId: 'aggregateTools',
         tags: ['tools'],
         summary: 'Aggregate the tool catalog',
+        querystring: noQuery,
         body: aggregateBody,
         response: {
           200: {

@@ -14,7 +14,16 @@ const queryAjv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: fals
 const bodyAjv = new Ajv({ allErrors: true, useDefaults: false, strict: false });
 addFormats.default(bodyAjv);
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A request without a body validates and reaches the handler as `{}` (operations 2 and 3). */
+    emptyBodyIsObject?: boolean;
+  }
+}
+
 interface Validators {
+  /** Read `{}` for a missing body. */
+  emptyBodyIsObject?: boolean;
   query?: ValidateFunction;
   body?: ValidateFunction;
 }
@@ -24,6 +33,7 @@ function validatorsFor(route: RouteOptions): Validators {
   const v: Validators = {};
   if (schema.querystring) v.query = queryAjv.compile(schema.querystring);
   if (schema.body) v.body = bodyAjv.compile(schema.body);
+  if (route.config?.emptyBodyIsObject === true) v.emptyBodyIsObject = true;
   return v;
 }
 
@@ -34,6 +44,7 @@ function validateRequest(request: FastifyRequest, v: Validators): void {
     throw new ApiError('invalid_query', `query parameter ${first?.detail.replace(/^\//, '') ?? name}`);
   }
   if (v.body) {
+    if (request.body === undefined && v.emptyBodyIsObject === true) request.body = {};
     const body = request.body;
     if (body === undefined) throw new ApiError('invalid_request', 'a JSON object body is required');
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {

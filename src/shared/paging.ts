@@ -16,11 +16,24 @@ export function pageWindow(
 }
 
 /**
- * Opaque position tokens: base64url of `{o: offset, h: fingerprint}`. The fingerprint binds a
- * cursor to the query that produced it, so a cursor replayed against another query is refused.
+ * Opaque position tokens: base64url of `{o: offset, h: fingerprint, l?: page size}`. The fingerprint
+ * binds a cursor to the query that produced it, so a cursor replayed against another query is
+ * refused; the page size, when given, is the one the next page keeps unless the client sets another.
  */
-export function encodeCursor(offset: number, fingerprint: string): string {
-  return Buffer.from(JSON.stringify({ o: offset, h: fingerprint })).toString('base64url');
+export function encodeCursor(offset: number, fingerprint: string, limit?: number): string {
+  return Buffer.from(
+    JSON.stringify(limit === undefined ? { o: offset, h: fingerprint } : { o: offset, h: fingerprint, l: limit }),
+  ).toString('base64url');
+}
+
+/** The page size a cursor carries (undefined when none, or when it is not a cursor at all). */
+export function cursorLimit(cursor: string): number | undefined {
+  try {
+    const { l } = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { l?: unknown };
+    return Number.isSafeInteger(l) && (l as number) >= 0 ? (l as number) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The offset a cursor points at, or null when it is not one of ours for this query. */

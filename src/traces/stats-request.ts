@@ -105,13 +105,29 @@ export function checkRules(req: TraceStatsRequest): void {
       }
     });
     if (q.order) {
-      const dims: readonly string[] = req.request_type === 'table' ? groupBy : [];
-      const ok =
-        (MEASURES as readonly string[]).includes(q.order.by) ||
-        names.has(q.order.by) ||
-        req.queries.some((o) => o.name === q.order?.by) ||
-        dims.includes(q.order.by);
-      if (!ok) fail(`${at}/order/by`, 'order.by must name a measure, a query or (tables) a group_by dimension');
+      const by = q.order.by;
+      const isMeasure = (MEASURES as readonly string[]).includes(by);
+      const isQuery = names.has(by) || req.queries.some((o) => o.name === by);
+      if (req.request_type === 'table') {
+        // A table ranks its rows by a query's value or a group value: a measure no query computes has no value to rank by.
+        const computed = req.queries.some((o) => o.measure === by);
+        const dims: readonly string[] = groupBy;
+        if (!isQuery && !computed && !dims.includes(by)) {
+          fail(
+            `${at}/order/by`,
+            isMeasure
+              ? `order.by ${by} is a measure no query of this table computes`
+              : 'order.by must name a query, a measure a query computes, or a group_by dimension',
+          );
+        }
+      } else if (req.request_type === 'time_series') {
+        // Each series ranks its groups by its own values.
+        if (by !== q.name && by !== q.measure) {
+          fail(`${at}/order/by`, `order.by of a time series ranks its own values: ${q.name} or ${q.measure}`);
+        }
+      } else if (!isMeasure && !isQuery) {
+        fail(`${at}/order/by`, 'order.by must name a measure or a query');
+      }
     }
   });
   if (errors.length > 0) throw new ApiError('validation_failed', errors.map((e) => e.detail).join('; '), { errors });

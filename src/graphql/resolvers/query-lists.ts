@@ -67,6 +67,6 @@ export const queryLists: QueryResolvers = {
       ...(args.after != null ? { cursor: args.after } : {}),
     });
     for (const row of rows) ctx.loaders.user.prime(row.id, row);
-    return toConnection(rows, page.offset, page.total, (p) => userListCursor(ctx, p));
+    return toConnection(rows, page.offset, page.total, (p) => userListCursor(ctx, p, page.limit));
   },
 };

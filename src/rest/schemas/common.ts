@@ -81,6 +81,9 @@ export function problemResponses(codes: ErrorCode[]): Record<string, object> {
  */
 export const offsetSchema = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
 
+/** The query string of an operation that defines no parameter: any parameter is 400 invalid_query. */
+export const noQuery = { type: 'object', additionalProperties: false, properties: {} } as const;
+
 export const limitOffsetQuery = {
   type: 'object',
   additionalProperties: false,
