@@ -73,6 +73,9 @@ export function createApolloServer(
     fieldResolver: snakeCaseFieldResolver,
     formatError: formatGraphqlError,
     allowBatchedHttpRequests: false,
+    // Every request carries `Authorization`, which no browser sends cross-site without a preflight:
+    // it counts as the preflight-forcing header, so GET queries of urql and friends are answered.
+    csrfPrevention: { requestHeaders: ['authorization', 'x-apollo-operation-name', 'apollo-require-preflight'] },
     introspection: !production,
     hideSchemaDetailsFromClientErrors: production,
     includeStacktraceInErrorResponses: false,
