@@ -13,9 +13,20 @@ export interface Metrics {
   jwksRefreshes: Counter<'outcome'>;
 }
 
+const GAUGES_NAMED_LIKE_COUNTERS = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
+
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
   const registry = new Registry();
-  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  if (options.defaultMetrics ?? true) {
+    collectDefaultMetrics({ register: registry });
+    // prom-client names three gauges `*_total`, a suffix Prometheus reserves for counters (promtool
+    // check metrics fails on them). Their per-type gauges (nodejs_active_handles{type}…) stay.
+    for (const name of GAUGES_NAMED_LIKE_COUNTERS) registry.removeSingleMetric(name);
+  }
   return {
     registry,
     httpRequests: new Counter({

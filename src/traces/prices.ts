@@ -1,6 +1,12 @@
 /**
  * Per-model prices (USD per million tokens) used when a span carries no `gen_ai.usage.cost`.
- * Unknown models cost 0. Figures are list prices at the time of writing, for estimates only.
+ * Figures are list prices at the time of writing, for estimates only.
+ *
+ * Providers report dated or qualified ids (`gpt-4o-2024-08-06`, `claude-sonnet-4-20250514`,
+ * `openai/gpt-4o`, Bedrock's `anthropic.claude-haiku-4-5-20251001-v1:0`): a model id is matched,
+ * case-insensitively and after any `provider/` or `vendor.` prefix, by the longest known id it starts
+ * with, followed by the end or a `-`, `:` or `@`. So `gpt-4o-mini-2024-07-18` is gpt-4o-mini, not
+ * gpt-4o, and `gpt-4omega` is unknown. Unknown models cost 0.
  */
 const PRICES: Record<string, { input: number; output: number }> = {
   'gpt-4o': { input: 2.5, output: 10 },
@@ -10,9 +16,21 @@ const PRICES: Record<string, { input: number; output: number }> = {
   'gemini-2.5-pro': { input: 1.25, output: 10 },
   'llama-3.3-70b': { input: 0.6, output: 0.6 },
 };
+const KNOWN = Object.keys(PRICES).sort((a, b) => b.length - a.length);
+
+/** The price-table id a reported model id stands for, or undefined. */
+export function knownModel(model: string): string | undefined {
+  const id = model.toLowerCase().replace(/^.*\//, '');
+  for (const candidate of [id, id.replace(/^[a-z]+\./, '')]) {
+    const hit = KNOWN.find((k) => candidate.startsWith(k) && /^(?:$|[-:@])/.test(candidate.slice(k.length)));
+    if (hit !== undefined) return hit;
+  }
+  return undefined;
+}
 
 export function priceOf(model: string | null, inputTokens: number, outputTokens: number): number {
-  const p = model === null ? undefined : PRICES[model];
+  const known = model === null ? undefined : knownModel(model);
+  const p = known === undefined ? undefined : PRICES[known];
   if (p === undefined) return 0;
   return (inputTokens * p.input + outputTokens * p.output) / 1_000_000;
 }
