@@ -3,6 +3,7 @@
  * value stops start-up with a message naming the variable. The table in README.md lists them.
  */
 import path from 'node:path';
+import { CLIENT_TOKEN_SHAPES, type ClientTokenShape } from './auth/client-tokens.ts';
 
 export interface Config {
   host: string;
@@ -69,9 +70,22 @@ interface AuthConfig {
   jwksCooldownS: number;
   /** Outside production a dev issuer whose keys live in DATA_DIR is trusted too. */
   devIssuer: boolean;
+  /** The client-credentials token shapes recognised (auth/client-tokens.ts). */
+  clientTokenShapes: ClientTokenShape[];
 }
 
 export class ConfigError extends Error {}
+
+function clientTokenShapes(names: string[]): ClientTokenShape[] {
+  const known: readonly string[] = CLIENT_TOKEN_SHAPES;
+  const unknown = names.filter((n) => !known.includes(n));
+  if (unknown.length > 0) {
+    throw new ConfigError(
+      `AUTH_CLIENT_TOKEN_SHAPES: unknown shape ${unknown.join(', ')} (known: ${CLIENT_TOKEN_SHAPES.join(', ')})`,
+    );
+  }
+  return names as ClientTokenShape[];
+}
 
 type Env = Record<string, string | undefined>;
 
@@ -147,6 +161,7 @@ export function loadConfig(env: Env = process.env): Config {
     jwksStaleS: int(env, 'AUTH_JWKS_STALE_S', 3600, 0),
     jwksCooldownS: int(env, 'AUTH_JWKS_COOLDOWN_S', 30, 0, 3600),
     devIssuer: !production,
+    clientTokenShapes: clientTokenShapes(list(env, 'AUTH_CLIENT_TOKEN_SHAPES', [...CLIENT_TOKEN_SHAPES])),
   };
   if (production) checkProduction(auth);
   return {

@@ -16,6 +16,7 @@ import { loadDevIssuer } from './dev-issuer.ts';
 import { RemoteKeySet, StaticKeySet, type KeySet } from './key-set.ts';
 import { verifyJwt, type VerifierOptions } from './jwt-verifier.ts';
 import { hashApiKey } from '../shared/api-key.ts';
+import { clientOfToken } from './client-tokens.ts';
 
 const API_KEY = /^[A-Za-z0-9_-]{16,256}$/;
 const CACHE_MAX = 10_000;
@@ -100,10 +101,11 @@ export async function createAuthenticator(
 
   async function fromClaims(claims: JWTPayload): Promise<Caller> {
     const sub = typeof claims.sub === 'string' && claims.sub !== '' ? claims.sub : undefined;
-    const client = [claims.client_id, claims.azp].find((c): c is string => typeof c === 'string' && c !== '');
-    if (sub === undefined && client === undefined)
+    const anyClient = [claims.client_id, claims.azp].find((c): c is string => typeof c === 'string' && c !== '');
+    if (sub === undefined && anyClient === undefined)
       throw new ApiError('missing_identity', 'the token names no user and no client');
-    if (client !== undefined && client === sub) {
+    const client = clientOfToken(claims, auth.clientTokenShapes);
+    if (client !== undefined) {
       const identity = await registry.findIdentityByClientId(client);
       if (identity === null)
         throw new ApiError('token_service_account_unbound', 'the client is bound to no agent identity');
