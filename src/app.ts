@@ -194,9 +194,22 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       info: {
         title: 'Agent, Skill and Registry Gateway',
         version: '1.0.0',
-        description: 'REST v1 API. Every operation needs `Authorization: Bearer <JWT or API key>`.',
+        description:
+          'REST v1 API and the OTLP/HTTP trace receiver. Every operation needs `Authorization: Bearer <credential>`, ' +
+          'where the credential is a JWT of a trusted issuer or an agent API key (`agk_…`).',
+        license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
       },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      servers: [{ url: '/', description: 'this gateway' }],
+      components: {
+        securitySchemes: {
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT or API key',
+            description: 'A JWT (user or client-credentials token) of a trusted issuer, or an agent API key',
+          },
+        },
+      },
       security: [{ bearer: [] }],
     },
     refResolver: {

@@ -66,6 +66,40 @@ function payloadProblem(err: FastifyError | Error): string | null {
 }
 
 /** Registers the receiver in `api` (the authenticated scope) with the service's bounds. */
+/** The OTLP bodies, documented per content type (the receiver reads them itself: no JSON validation). */
+const binary = { type: 'string', format: 'binary' } as const;
+const otlpBody = {
+  description: 'ExportTraceServiceRequest (opentelemetry-proto), optionally gzip-encoded',
+  content: {
+    [PROTOBUF]: { schema: binary },
+    'application/json': { schema: { type: 'object', properties: { resourceSpans: { type: 'array' } } } },
+  },
+} as const;
+const exportResponseSchema = {
+  type: 'object',
+  properties: {
+    partialSuccess: {
+      type: 'object',
+      properties: { rejectedSpans: { type: ['integer', 'string'] }, errorMessage: { type: 'string' } },
+    },
+  },
+} as const;
+const statusSchema = {
+  type: 'object',
+  required: ['code', 'message'],
+  properties: { code: { type: 'integer' }, message: { type: 'string' } },
+} as const;
+function otlpAnswer(description: string, json: object, orProblem = false): object {
+  return {
+    description,
+    content: {
+      [PROTOBUF]: { schema: binary },
+      'application/json': { schema: json },
+      ...(orProblem ? { 'application/problem+json': { schema: { $ref: 'Problem#' } } } : {}),
+    },
+  };
+}
+
 export function registerOtlpReceiver(api: FastifyInstance, bounds: Bounds): void {
   const pool = createDecodePool({ maxSpans: bounds.otlpMaxSpans, bounds });
   api.addHook('onClose', async () => pool.close());
@@ -94,8 +128,15 @@ export function registerOtlpReceiver(api: FastifyInstance, bounds: Bounds): void
           operationId: 'exportTraces',
           tags: ['traces'],
           summary: 'OTLP/HTTP trace receiver (protobuf or JSON, optional gzip)',
-          description: 'Answers an ExportTraceServiceResponse, with partial_success when spans were rejected.',
-          response: { ...problemResponses(['unsupported_content_type', 'invalid_request']) },
+          description:
+            'Answers an ExportTraceServiceResponse, with partial_success when spans were rejected. A body that is not ' +
+            'a valid request answers 400 with an OTLP Status (google.rpc.Status), in the encoding of the request.',
+          body: otlpBody,
+          response: {
+            ...problemResponses(['unsupported_content_type']),
+            200: otlpAnswer('ExportTraceServiceResponse, JSON or protobuf as the request', exportResponseSchema),
+            400: otlpAnswer('the body is not a valid ExportTraceServiceRequest (OTLP Status)', statusSchema, true),
+          },
         },
         preParsing: async (request, _reply, payload) => {
           await assertCanIngest(request.ctx);

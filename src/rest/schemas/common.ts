@@ -44,12 +44,8 @@ const problemRef = { $ref: 'Problem#' } as const;
 /** Error responses for a route, by status, each described with the codes it can carry. */
 export function problemResponses(codes: ErrorCode[]): Record<string, object> {
   const always: ErrorCode[] = [
-    'token_missing',
-    'token_malformed',
-    'alg_mismatch',
-    'unknown_key',
-    'signature_invalid',
-    'token_expired',
+    // Every authentication failure of DESIGN §6 (all 401 codes of the catalogue), on every operation.
+    ...(Object.keys(catalogue) as ErrorCode[]).filter((code) => catalogue[code].status === 401),
     'access_denied',
     'account_suspended',
     'internal_error',
