@@ -209,7 +209,8 @@ describe('REST fuzzing', () => {
       fc.asyncProperty(header, async (authorization) => {
         const res = await t.app.inject({ method: 'GET', url: '/mcp/v1/tools', headers: { authorization } });
         checkResponse(res, ['items', 'page']);
-        expect([200, 401, 403, 503]).toContain(res.statusCode);
+        // No generated header is a valid credential: every one is an authentication failure.
+        expect(res.statusCode).toBe(401);
       }),
       { numRuns: RUNS },
     );

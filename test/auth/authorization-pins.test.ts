@@ -1,0 +1,223 @@
+/**
+ * Protections that a one-line change used to break without a failing test (issue 18's table), each
+ * pinned here with a fixture that crosses the boundary it guards: a relationship into a workspace the
+ * viewer cannot read, spans in such a workspace, a user who reads one workspace and writes another,
+ * a service account, a suspended organization and a revoked API key.
+ */
+import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SpanRow } from '../../src/store/trace-port.ts';
+import { demoSpans } from '../../src/traces/demo-traces.ts';
+import { encodeExportRequest } from '../../src/traces/otlp-decode.ts';
+import { otlpBody, otlpSpan } from '../abuse/fixture.ts';
+import { TEST_API_KEY, smallBundle } from '../fixtures/small-bundle.ts';
+import { expectProblem } from '../helpers/problem.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+
+const REVOKED_KEY = 'agk_revoked000000000000000000000000';
+const END = Date.UTC(2026, 9, 1) / 1000;
+const T0 = '2026-01-01T00:00:00Z';
+let t: TestApp;
+
+function bundle() {
+  const b = smallBundle();
+  // ag-1 (ws-a-team, readable by u-viewer) uses tl-4 (ws-a-other, not readable by u-viewer).
+  b.relationships.push({
+    from: { id: 'ag-1', kind: 'agent' },
+    to: { id: 'tl-4', kind: 'tool' },
+    rel_type: 'uses_tool',
+    provenance: 'declared',
+    relationship_status: 'active',
+  });
+  // u-viewer reads ws-a-team (viewer) and writes only ws-a-sub (editor).
+  b.memberships.push({ workspace_id: 'ws-a-sub', user_id: 'u-viewer', role: 'editor' });
+  // A suspended organization with an active admin.
+  b.organizations.push({ id: 'org-s', name: 'Suspended Org', status: 'suspended' });
+  b.users.push({ id: 'u-s', org_id: 'org-s', status: 'active', created_at: T0, updated_at: T0 });
+  b.workspaces.push({
+    ...(b.workspaces.find((w) => w.id === 'ws-b') as object),
+    id: 'ws-s',
+    org_id: 'org-s',
+    name: 'suspended',
+  } as never);
+  b.memberships.push({ workspace_id: 'ws-s', user_id: 'u-s', role: 'admin' });
+  // ag-3 gets a revoked API key.
+  const ag3 = b.artifacts.find((a) => a.id === 'ag-3') as Record<string, unknown>;
+  ag3.identity = { client_id: 'key-ag-3', credential_kind: 'api_key', api_key: REVOKED_KEY, revoked: true };
+  return b;
+}
+
+beforeAll(async () => {
+  t = await startTestApp({ bundle: bundle() });
+  const spans: SpanRow[] = [];
+  for (const [workspaceId, seed] of [
+    ['ws-a-team', 1],
+    ['ws-a-other', 2],
+  ] as const) {
+    for (const b of demoSpans({
+      orgId: 'org-a',
+      skills: [{ id: 'sk-1', workspaceId }],
+      users: ['u-admin'],
+      spans: 400,
+      endS: END,
+      days: 5,
+      seed,
+    }))
+      spans.push(...b);
+  }
+  await t.traces.insertSpans(spans);
+});
+afterAll(async () => {
+  await t.close();
+});
+
+async function spansOf(user: string, extra: object = {}): Promise<number> {
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/skill/v1/skills/sk-1/traces/stats/query',
+    headers: await t.auth(user),
+    payload: {
+      start_time_unix_seconds: END - 10 * 86400,
+      end_time_unix_seconds: END,
+      request_type: 'scalar',
+      queries: [{ name: 'n', measure: 'spans' }],
+      ...extra,
+    },
+  });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json<{ data: { results: { value: number }[] } }>().data.results[0]?.value ?? -1;
+}
+
+describe('authorization pins', () => {
+  it('trace statistics count only the spans of workspaces the caller can read', async () => {
+    const all = await spansOf('u-admin');
+    const team = await spansOf('u-admin', { workspace_id: 'ws-a-team' });
+    expect(team).toBeGreaterThan(0);
+    expect(all).toBeGreaterThan(team);
+    expect(await spansOf('u-viewer')).toBe(team);
+  });
+
+  it('relationships into an unreadable workspace are hidden, over REST and GraphQL', async () => {
+    const count = async (user: string) => {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/agent/v1/agents/search',
+        headers: await t.auth(user),
+        payload: { query: 'Invoice Parser', strategy: 'exact' },
+      });
+      const agent = res
+        .json<{ items: { id: string; relationships: { count: number; outgoing: { to: { id: string } }[] } }[] }>()
+        .items.find((a) => a.id === 'ag-1');
+      return agent?.relationships.outgoing.map((r) => r.to.id).sort();
+    };
+    expect(await count('u-admin')).toEqual(['sk-1', 'tl-1', 'tl-4']);
+    expect(await count('u-viewer')).toEqual(['sk-1', 'tl-1']);
+    const graph = await t.app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: await t.auth('u-viewer'),
+      payload: { query: '{ agent(id: "ag-1") { relationships { count outgoing { to { id } } } usedTools { id } } }' },
+    });
+    const agent = graph.json<{
+      data: {
+        agent: { relationships: { count: number; outgoing: { to: { id: string } }[] }; usedTools: { id: string }[] };
+      };
+    }>().data.agent;
+    expect(agent.relationships.outgoing.map((r) => r.to.id).sort()).toEqual(['sk-1', 'tl-1']);
+    expect(agent.relationships.count).toBe(2);
+    expect(agent.usedTools.map((x) => x.id)).toEqual(['tl-1']);
+  });
+
+  it('a service account reads and writes only its own workspace subtree', async () => {
+    const key = { authorization: `Bearer ${TEST_API_KEY}` }; // ag-2 of ws-a-sub
+    const tools = await t.app.inject({ method: 'GET', url: '/mcp/v1/tools', headers: key });
+    const admin = await t.app.inject({ method: 'GET', url: '/mcp/v1/tools', headers: await t.auth('u-admin') });
+    const seen = tools.json<{ items: { workspace_id: string }[] }>().items.map((i) => i.workspace_id);
+    expect(seen.length).toBeGreaterThan(0);
+    expect(new Set(seen)).toEqual(new Set(['ws-a-sub']));
+    expect(admin.json<{ items: { workspace_id: string }[] }>().items.some((i) => i.workspace_id !== 'ws-a-sub')).toBe(
+      true,
+    );
+    const send = (workspace: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/v1/traces',
+        headers: { ...key, 'content-type': 'application/json' },
+        payload: otlpBody([otlpSpan({ 'gen_ai.operation.name': 'chat' })], { 'workspace.id': workspace }),
+      });
+    expect((await send('ws-a-sub')).json()).toEqual({});
+    expect(
+      (await send('ws-a')).json<{ partialSuccess: { rejectedSpans: number } }>().partialSuccess.rejectedSpans,
+    ).toBe(1);
+  });
+
+  it('ingestion needs write access to the target workspace, not read access', async () => {
+    const send = async (workspace: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/v1/traces',
+        headers: { ...(await t.auth('u-viewer')), 'content-type': 'application/json' },
+        payload: otlpBody([otlpSpan({ 'gen_ai.operation.name': 'chat' })], { 'workspace.id': workspace }),
+      });
+    expect((await send('ws-a-sub')).json()).toEqual({});
+    const readOnly = await send('ws-a-team');
+    expect(
+      readOnly.json<{ partialSuccess: { rejectedSpans: number; errorMessage: string } }>().partialSuccess,
+    ).toMatchObject({
+      rejectedSpans: 1,
+      errorMessage: expect.stringContaining('no permission to write') as unknown,
+    });
+  });
+
+  it('a suspended organization is refused even for an active user; a revoked API key is invalid', async () => {
+    expectProblem(
+      await t.app.inject({ method: 'GET', url: '/mcp/v1/tools', headers: await t.auth('u-s', 'org-s') }),
+      403,
+      'account_suspended',
+    );
+    expectProblem(
+      await t.app.inject({ method: 'GET', url: '/mcp/v1/tools', headers: { authorization: `Bearer ${REVOKED_KEY}` } }),
+      401,
+      'invalid_api_key',
+    );
+  });
+});
+
+describe('OTLP protobuf answers, decoded by the OpenTelemetry exporter', () => {
+  it('a partially rejected protobuf request answers partialSuccess with the count and the reason', async () => {
+    const span = (id: number, attributes: object[]) => ({
+      traceId: Buffer.alloc(16, id),
+      spanId: Buffer.alloc(8, id),
+      name: 'chat',
+      startTimeUnixNano: String(BigInt(END - 3600) * 1_000_000_000n),
+      endTimeUnixNano: String(BigInt(END - 3599) * 1_000_000_000n),
+      attributes,
+    });
+    const body = encodeExportRequest({
+      resourceSpans: [
+        {
+          resource: { attributes: [{ key: 'workspace.id', value: { stringValue: 'ws-a-team' } }] },
+          scopeSpans: [
+            {
+              spans: [
+                span(1, [{ key: 'gen_ai.operation.name', value: { stringValue: 'chat' } }]),
+                span(2, [{ key: 'skill.id', value: { stringValue: 'sk-nope' } }]),
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/traces',
+      headers: { ...(await t.auth('u-admin')), 'content-type': 'application/x-protobuf' },
+      payload: body,
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^application\/x-protobuf/);
+    const answer = ProtobufTraceSerializer.deserializeResponse(new Uint8Array(res.rawPayload));
+    expect(Number(answer.partialSuccess?.rejectedSpans)).toBe(1);
+    expect(answer.partialSuccess?.errorMessage).toContain('sk-nope');
+  });
+});
