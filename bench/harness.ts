@@ -15,6 +15,7 @@ import { loadConfig, type Config } from '../src/config.ts';
 import { openRegistryStore } from '../src/store/open-registry.ts';
 import { openTraceStore } from '../src/store/open-traces.ts';
 import type { RegistryStore } from '../src/store/registry-port.ts';
+import type { TraceStore } from '../src/store/trace-port.ts';
 import { seedDemoIfEmpty } from '../src/seed/seed.ts';
 
 export interface BenchApp {
@@ -22,6 +23,7 @@ export interface BenchApp {
   url: string;
   config: Config;
   registry: RegistryStore;
+  traces: TraceStore;
   token: string;
   close(): Promise<void>;
 }
@@ -44,6 +46,7 @@ export async function startDemoApp(
     url,
     config,
     registry,
+    traces,
     token,
     async close() {
       await app.close(); // closes the stores and the authenticator too

@@ -6,11 +6,37 @@
 import crypto from 'node:crypto';
 import { encodeExportRequest } from '../src/traces/otlp-decode.ts';
 
-export function benchBody(i: number, count: number, json: boolean): Buffer {
+/**
+ * A request body whose spans get new ids for every request: `stamp(n)` writes `n` into the last four
+ * bytes of every trace and span id (in place: the caller must not stamp a body while it is being sent),
+ * so that no span id repeats across requests, as with real exporters.
+ */
+export function stampableBody(i: number, count: number, json: boolean): { body: Buffer; stamp(n: number): void } {
+  const ids: Buffer[] = [];
+  const body = benchBody(i, count, json, ids);
+  const offsets = ids.map((id) => {
+    const needle = json ? Buffer.from(id.toString('hex')) : id;
+    const at = body.indexOf(needle);
+    if (at < 0) throw new Error('an id is missing from its body');
+    return { end: at + needle.length };
+  });
+  return {
+    body,
+    stamp(n: number) {
+      const tail = Buffer.alloc(4);
+      tail.writeUInt32BE(n >>> 0);
+      const text = Buffer.from(tail.toString('hex'));
+      for (const { end } of offsets) (json ? text : tail).copy(body, end - (json ? 8 : 4));
+    },
+  };
+}
+
+export function benchBody(i: number, count: number, json: boolean, ids: Buffer[] = []): Buffer {
   const now = BigInt(Date.now()) * 1_000_000n;
   const spans = Array.from({ length: count }, (_, j) => {
     const traceId = crypto.randomBytes(16);
     const spanId = crypto.randomBytes(8);
+    ids.push(traceId, spanId);
     const kind = j % 4;
     const attrs = [
       {
