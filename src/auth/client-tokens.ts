@@ -25,11 +25,13 @@ const SHAPES: Record<ClientTokenShape, (claims: JWTPayload) => string | undefine
       ? client
       : undefined;
   },
-  // Keycloak service-account tokens: the client in `azp` (and `client_id`), the account's user name
-  // `service-account-<client>` (Keycloak reserves the prefix for these accounts).
+  // Keycloak service-account tokens: the client in `azp` and in `client_id` (`clientId` before
+  // Keycloak 22), the account's user name `service-account-<client>`. Both are required, so a user
+  // named like a service account is still read as a user (user tokens carry no client_id claim).
   keycloak: (c) => {
     const client = text(c.azp);
-    return client !== undefined && text(c.preferred_username) === `service-account-${client}` ? client : undefined;
+    const named = client !== undefined && text(c.preferred_username) === `service-account-${client}`;
+    return named && (text(c.client_id) === client || text(c.clientId) === client) ? client : undefined;
   },
   // Microsoft Entra ID application tokens: `idtyp: app`, the client in `azp` (v2.0) or `appid` (v1.0).
   entra: (c) => (c.idtyp === 'app' ? (text(c.azp) ?? text(c.appid)) : undefined),

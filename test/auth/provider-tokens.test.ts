@@ -94,6 +94,10 @@ describe('client-credentials tokens of real identity providers', () => {
     expect(await outcome(a, { sub: 'u-admin', azp: 'client-ag-1', idtyp: 'user' })).toMatchObject({ kind: 'user' });
     // An Auth0 user token: no gty, a user subject.
     expect(await outcome(a, { sub: 'u-admin', azp: 'client-ag-1' })).toMatchObject({ kind: 'user' });
+    // A Keycloak user who took a service account's name, without the client_id claim, stays a user.
+    expect(
+      await outcome(a, { sub: 'u-admin', azp: 'client-ag-1', preferred_username: 'service-account-client-ag-1' }),
+    ).toMatchObject({ kind: 'user', userId: 'u-admin' });
     // A look-alike without the provider's marker is not a service account: a user token without org.
     expect(await outcome(a, { sub: 'client-ag-1@clients', azp: 'client-ag-1', org_id: undefined })).toBe('missing_org');
   });
