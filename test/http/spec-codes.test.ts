@@ -7,41 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDevIssuer } from '../../src/auth/dev-issuer.ts';
 import { catalogue } from '../../src/errors.ts';
+import { DESIGN_ONLY, SPEC_STATUS } from '../helpers/spec-errors.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
-
-/** The specification's table: status -> codes. */
-const SPEC: Record<number, string[]> = {
-  400: ['invalid_json', 'invalid_query', 'invalid_request'],
-  401: [
-    'alg_mismatch',
-    'alg_not_allowed',
-    'audience_mismatch',
-    'invalid_api_key',
-    'missing_identity',
-    'missing_org',
-    'missing_user',
-    'signature_invalid',
-    'token_expired',
-    'token_malformed',
-    'token_missing',
-    'token_not_yet_valid',
-    'token_rejected',
-    'token_service_account_unbound',
-    'unknown_account',
-    'unknown_key',
-    'untrusted_issuer',
-  ],
-  403: ['access_denied', 'account_suspended'],
-  404: ['not_found', 'trace_not_found'],
-  415: ['unsupported_content_type'],
-  422: ['invalid_field', 'validation_failed'],
-  500: ['internal_error'],
-  503: ['auth_unavailable', 'service_overloaded', 'service_unavailable', 'traces_unavailable'],
-  504: ['request_timeout'],
-};
-const SPEC_STATUS = new Map(Object.entries(SPEC).flatMap(([status, codes]) => codes.map((c) => [c, Number(status)])));
-/** Codes the specification names without a status, whose status DESIGN decides. */
-const DESIGN_ONLY = new Set(['rate_limited']);
 
 let t: TestApp;
 beforeAll(async () => {
