@@ -5,8 +5,13 @@
  * a 500; and rejected requests change nothing. FUZZ_RUNS sets the runs per operation
  * (`npm run test:fuzz` runs the full campaign).
  */
+import crypto from 'node:crypto';
+import zlib from 'node:zlib';
+import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeExportRequest } from '../../src/traces/otlp-decode.ts';
+import { decodeProtobufReference } from '../helpers/otlp-reference-decoder.ts';
 import { DESIGN_ONLY, SPEC_STATUS } from '../helpers/spec-errors.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
@@ -361,6 +366,83 @@ describe('OTLP and GraphQL fuzzing', () => {
           if (res.statusCode !== 200 && res.statusCode !== 400) checkResponse(res, []);
         },
       ),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('POST /v1/traces with real protobuf and gzip bodies, mutated: the span count moves by exactly the accepted spans', async () => {
+    const valid = (n: number) =>
+      encodeExportRequest({
+        resourceSpans: [
+          {
+            resource: { attributes: [{ key: 'workspace.id', value: { stringValue: 'ws-a-team' } }] },
+            scopeSpans: [
+              {
+                spans: Array.from({ length: n }, (_, i) => ({
+                  traceId: crypto.randomBytes(16),
+                  spanId: crypto.randomBytes(8),
+                  name: `s${i}`,
+                  startTimeUnixNano: String(BigInt(Date.now() - 60_000) * 1_000_000n),
+                  endTimeUnixNano: String(BigInt(Date.now() - 59_000) * 1_000_000n),
+                  attributes: [{ key: 'gen_ai.operation.name', value: { stringValue: 'chat' } }],
+                })),
+              },
+            ],
+          },
+        ],
+      });
+    // A valid body, then bytes flipped, cut or inserted; sent as is or gzip-compressed.
+    const mutated = fc
+      .tuple(
+        fc.integer({ min: 1, max: 4 }),
+        fc.array(fc.tuple(fc.constantFrom('flip', 'cut', 'insert'), fc.nat(), fc.integer({ min: 0, max: 255 })), {
+          maxLength: 3,
+        }),
+        fc.boolean(),
+      )
+      .map(([n, edits, gzip]) => {
+        let body = valid(n);
+        for (const [kind, at, byte] of edits) {
+          const i = body.length === 0 ? 0 : at % body.length;
+          if (kind === 'flip') body[i] = byte;
+          else if (kind === 'cut') body = body.subarray(0, i);
+          else body = Buffer.concat([body.subarray(0, i), Buffer.from([byte]), body.subarray(i)]);
+        }
+        return { raw: Buffer.from(body), body: gzip ? zlib.gzipSync(body) : Buffer.from(body), gzip };
+      });
+    await fc.assert(
+      fc.asyncProperty(mutated, async ({ raw, body, gzip }) => {
+        const before = await t.traces.countSpans();
+        const res = await t.app.inject({
+          method: 'POST',
+          url: '/v1/traces',
+          headers: {
+            ...headers,
+            'content-type': 'application/x-protobuf',
+            ...(gzip ? { 'content-encoding': 'gzip' } : {}),
+          },
+          payload: body,
+        });
+        expect(res.statusCode, res.body.slice(0, 200)).not.toBe(500);
+        const stored = (await t.traces.countSpans()) - before;
+        // How many spans the body holds, by the protobufjs reference decoder (null: not a valid request).
+        let decoded: number | null;
+        try {
+          decoded = decodeProtobufReference(raw).length;
+        } catch {
+          decoded = null;
+        }
+        if (decoded === null) {
+          expect(res.statusCode, 'an invalid body is refused').toBe(400);
+          expect(stored, 'a refused request stores nothing').toBe(0);
+          return;
+        }
+        expect(res.statusCode, res.body.slice(0, 200)).toBe(200);
+        const answer = ProtobufTraceSerializer.deserializeResponse(new Uint8Array(res.rawPayload));
+        const rejected = answer.partialSuccess?.rejectedSpans ?? 0;
+        // Every span the body holds is either stored or counted as rejected in the answer.
+        expect(stored + rejected).toBe(decoded);
+      }),
       { numRuns: RUNS },
     );
   });
