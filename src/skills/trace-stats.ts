@@ -8,8 +8,6 @@
 import type { RequestContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import {
-  QueryCancelledError,
-  TraceStoreUnavailableError,
   type AggregateQuery,
   type GroupRanking,
   type GroupValues,
@@ -24,6 +22,7 @@ import {
   type PanelQuery,
   type TraceStatsRequest,
 } from '../traces/stats-request.ts';
+import { traceStoreFailure } from '../traces/store-errors.ts';
 import {
   scalarData,
   seriesRanking,
@@ -187,11 +186,6 @@ export async function queryTraceStats(
           : { start_time_unix_seconds: previous.startS, end_time_unix_seconds: previous.endS, data: comparison },
     };
   } catch (err) {
-    if (err instanceof QueryCancelledError || ctx.signal.aborted)
-      throw new ApiError('request_timeout', 'the statistics query ran past the request deadline');
-    if (err instanceof ApiError) throw err;
-    if (err instanceof TraceStoreUnavailableError)
-      throw new ApiError('traces_unavailable', 'the trace store is unavailable; the rest of the service is up');
-    throw new ApiError('traces_unavailable', 'the trace store could not answer');
+    throw traceStoreFailure(err, ctx.signal, 'statistics query');
   }
 }
