@@ -364,6 +364,10 @@ describe('answer size, counted before any work (DESIGN §12)', () => {
     expect(answerPoints(req({ queries: two }))).toBe(2);
     expect(answerPoints(req({ queries: two, compare: 'previous_period' }))).toBe(4);
     expect(answerPoints(req({ queries: two, compare: 'none' }))).toBe(2);
+    // One value per query whatever else it says (its group_by is refused by the rules, not counted here).
+    const grouped: Query = { name: 'a', measure: 'spans', group_by: ['model'], limit: 500 };
+    expect(answerPoints(req({ queries: [grouped] }))).toBe(1);
+    expect(answerPoints(req({ queries: [grouped], end_time_unix_seconds: START + 30 * DAY }))).toBe(1);
   });
 
   it('table: the lead query groups × queries', () => {
