@@ -800,6 +800,8 @@ export type Tool = Artifact & {
   toolName?: Maybe<Scalars['String']['output']>;
   updatedAt: Scalars['String']['output'];
   updatedBy: Scalars['String']['output'];
+  /** Calls of this tool from telemetry: tool_call spans with its tool name and MCP server in the caller's readable workspaces, since `since` (Unix seconds; default every stored call). Fails with traces_unavailable when the trace store is down. */
+  usage: ToolUsage;
   /** Readable agents with an active `uses_tool` relationship to this tool. */
   usedBy: Array<Agent>;
   versionLabel?: Maybe<Scalars['String']['output']>;
@@ -807,6 +809,12 @@ export type Tool = Artifact & {
   versions: Array<Tool>;
   workspace?: Maybe<Workspace>;
   workspaceId: Scalars['ID']['output'];
+};
+
+
+/** A tool of the tool-server catalog (the REST tool resource plus its graph edges). */
+export type ToolUsageArgs = {
+  since?: InputMaybe<Scalars['Int']['input']>;
 };
 
 /** Equality filters on group fields; a list means any of its values. */
@@ -877,6 +885,18 @@ export type ToolGroupKey = {
   serverId?: Maybe<Scalars['String']['output']>;
   sourceType?: Maybe<Scalars['String']['output']>;
   workspaceId?: Maybe<Scalars['ID']['output']>;
+};
+
+/** How a tool was called, from its tool_call spans (operation 3's trace metrics). */
+export type ToolUsage = {
+  __typename?: 'ToolUsage';
+  calls: Scalars['Int']['output'];
+  /** Erroring calls / calls; null without calls. */
+  errorRate?: Maybe<Scalars['Float']['output']>;
+  /** Start of the latest call (ISO 8601); null without calls. */
+  lastCalledAt?: Maybe<Scalars['String']['output']>;
+  /** Nearest-rank 95th percentile of the calls' durations; null without calls. */
+  p95LatencyMs?: Maybe<Scalars['Float']['output']>;
 };
 
 export type TraceBucket =
@@ -1249,6 +1269,7 @@ export type ResolversTypes = {
   ToolGroupEdge: ResolverTypeWrapper<Omit<ToolGroupEdge, 'node'> & { node: ResolversTypes['ToolGroup'] }>;
   ToolGroupField: ResolverTypeWrapper<ToolGroupField>;
   ToolGroupKey: ResolverTypeWrapper<RecordParentModel>;
+  ToolUsage: ResolverTypeWrapper<ToolUsage>;
   TraceBucket: ResolverTypeWrapper<TraceBucket>;
   TraceCompare: ResolverTypeWrapper<TraceCompare>;
   TraceDimension: ResolverTypeWrapper<TraceDimension>;
@@ -1323,6 +1344,7 @@ export type ResolversParentTypes = {
   ToolGroupConnection: Omit<ToolGroupConnection, 'edges' | 'nodes'> & { edges: Array<ResolversParentTypes['ToolGroupEdge']>, nodes: Array<ResolversParentTypes['ToolGroup']> };
   ToolGroupEdge: Omit<ToolGroupEdge, 'node'> & { node: ResolversParentTypes['ToolGroup'] };
   ToolGroupKey: RecordParentModel;
+  ToolUsage: ToolUsage;
   TraceFilterInput: TraceFilterInput;
   TraceStatsComparison: RecordParentModel;
   TraceStatsData: TraceStatsDataParentModel;
@@ -1839,6 +1861,7 @@ export type ToolResolvers<ContextType = RequestContext, ParentType extends Resol
   toolName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   updatedBy?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  usage?: Resolver<ResolversTypes['ToolUsage'], ParentType, ContextType, Partial<ToolUsageArgs>>;
   usedBy?: Resolver<Array<ResolversTypes['Agent']>, ParentType, ContextType>;
   versionLabel?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   versionOrdinal?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
@@ -1889,6 +1912,13 @@ export type ToolGroupKeyResolvers<ContextType = RequestContext, ParentType exten
   serverId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   sourceType?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   workspaceId?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
+};
+
+export type ToolUsageResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['ToolUsage'] = ResolversParentTypes['ToolUsage']> = {
+  calls?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  errorRate?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+  lastCalledAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  p95LatencyMs?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
 };
 
 export type TraceBucketResolvers = { DAY: 'day', WEEK: 'week' };
@@ -2044,6 +2074,7 @@ export type Resolvers<ContextType = RequestContext> = {
   ToolGroupEdge?: ToolGroupEdgeResolvers<ContextType>;
   ToolGroupField?: ToolGroupFieldResolvers;
   ToolGroupKey?: ToolGroupKeyResolvers<ContextType>;
+  ToolUsage?: ToolUsageResolvers<ContextType>;
   TraceBucket?: TraceBucketResolvers;
   TraceCompare?: TraceCompareResolvers;
   TraceDimension?: TraceDimensionResolvers;

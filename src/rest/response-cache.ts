@@ -3,6 +3,8 @@
  * `generation()` is unchanged (any write, by any process, invalidates everything) and only for
  * the same caller, route, query string, body and Accept header, so authorization and content
  * negotiation are exactly those of the first answer. Routes opt in with `config.responseCache`.
+ * Answers that read the trace store (trace metrics of operation 3) are not cached: ingestion does
+ * not change the registry's generation.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { callerKey } from '../auth/caller.ts';
@@ -10,8 +12,11 @@ import type { RegistryStore } from '../store/registry-port.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Cache successful responses of this route per caller (read-only routes only). */
-    responseCache?: boolean;
+    /**
+     * Cache successful responses of this route per caller (read-only routes only); a function
+     * decides per request (an answer that depends on more than the registry is not cached).
+     */
+    responseCache?: boolean | ((request: FastifyRequest) => boolean);
   }
   interface FastifyRequest {
     cacheSlot: { key: string; generation: string } | null;
@@ -34,7 +39,8 @@ export function installResponseCache(api: FastifyInstance, registry: RegistrySto
   api.decorateRequest('cacheSlot', null);
 
   api.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
-    if (request.routeOptions.config.responseCache !== true) return;
+    const cacheable = request.routeOptions.config.responseCache;
+    if (cacheable !== true && (typeof cacheable !== 'function' || !cacheable(request))) return;
     const body = request.body === undefined ? '' : JSON.stringify(request.body);
     const key = `${callerKey(request.ctx.caller)}\n${request.method} ${request.url}\n${request.headers.accept ?? ''}\n${body}`;
     const generation = await registry.generation();

@@ -6,6 +6,7 @@ import {
   TOOL_GROUP_FIELDS,
   TOOL_METRICS,
   aggregateTools,
+  asksTraceMetrics,
   type ToolAggregateInput,
   type ToolAggregateResult,
 } from '../tools/aggregate-tools.ts';
@@ -35,7 +36,19 @@ const aggregateBody = {
         ]),
       ),
     },
-    metrics: { type: 'array', items: { type: 'string', enum: [...TOOL_METRICS] } },
+    metrics: {
+      type: 'array',
+      maxItems: TOOL_METRICS.length,
+      items: { type: 'string', enum: [...TOOL_METRICS] },
+      description:
+        'Default count, servers, latest_updated_at. calls, error_rate, p95_latency_ms and last_called_at come from the tool_call spans of the same scope (matched by tool name and MCP server)',
+    },
+    since_unix_seconds: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 253402300799,
+      description: 'Trace metrics count calls starting at or after this time; default every stored call',
+    },
     limit: { type: 'integer', minimum: 0, description: 'Groups per page; default 50, clamped to 200' },
     offset: offsetSchema,
     workspace_id: { type: 'string', minLength: 1, maxLength: 200 },
@@ -79,7 +92,12 @@ export function registerToolRoutes(app: FastifyInstance): void {
   api.post<{ Body: ToolAggregateInput | undefined; Reply: ToolAggregateResult }>(
     '/mcp/v1/tools/aggregate',
     {
-      config: { responseCache: true, rateLimited: 'tools.aggregate', emptyBodyIsObject: true },
+      config: {
+        // Trace metrics change with every ingested span, which the cache cannot see.
+        responseCache: (request) => !asksTraceMetrics(request.body as ToolAggregateInput | undefined),
+        rateLimited: 'tools.aggregate',
+        emptyBodyIsObject: true,
+      },
       schema: {
         operationId: 'aggregateTools',
         tags: ['tools'],
@@ -100,6 +118,7 @@ export function registerToolRoutes(app: FastifyInstance): void {
             'validation_failed',
             'not_found',
             'rate_limited',
+            'traces_unavailable',
           ]),
         },
       },

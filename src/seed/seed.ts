@@ -3,6 +3,7 @@ import type { RegistryStore } from '../store/registry-port.ts';
 import { parseBundle } from '../store/bundle.ts';
 import { demoBundle } from './demo-bundle.ts';
 import type { TraceStore } from '../store/trace-port.ts';
+import { toolNameOf } from '../tools/tool-usage.ts';
 import { demoSpans } from '../traces/demo-traces.ts';
 
 /** Imports the demo bundle when the registry has no organization yet; true when it did. */
@@ -30,10 +31,20 @@ export async function seedDemoTracesIfEmpty(
   );
   if (skills.length === 0) return false;
   const users = (await registry.listUsers('org-acme', 200, 0)).items.map((u) => u.id);
+  // Tool calls name the org's own tools, so the tool aggregate's trace metrics have data.
+  const tools = (
+    await registry.listArtifacts(
+      workspaces.map((w) => w.id),
+      'tool',
+    )
+  )
+    .slice(0, 40)
+    .map((t) => ({ tool: toolNameOf(t), server: t.server_id ?? null }));
   const options = {
     orgId: 'org-acme',
     skills: skills.map((s) => ({ id: s.id, workspaceId: s.workspace_id })),
     users,
+    tools,
     spans,
     endS,
     days: 30,

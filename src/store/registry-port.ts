@@ -84,6 +84,13 @@ export interface ToolGroup {
   latest_updated_at: string | null;
 }
 
+/** A tool as telemetry names it: its aggregate group key, tool name (`tool_name`, else `name`) and server. */
+export interface ToolRef {
+  key: Record<string, string | boolean | null>;
+  tool: string;
+  server: string | null;
+}
+
 /** Counts of latest artifact versions by kind, keyed by the id counted over. */
 export type KindCounts = Map<string, Record<string, number>>;
 
@@ -138,6 +145,8 @@ export interface RegistryStore {
   /** Latest skill of that name (exact) in these workspaces, if any. */
   findSkillByName(workspaceIds: readonly string[], name: string): Promise<ArtifactVersion | null>;
   aggregateTools(query: ToolAggregateQuery): Promise<Page<ToolGroup>>;
+  /** The distinct tool refs of the tools `aggregateTools` groups (offset ignored), at most `limit`. */
+  toolRefs(query: ToolAggregateQuery): Promise<ToolRef[]>;
   /** Latest-artifact counts by kind per workspace, project or creator (`created_by`). */
   countArtifacts(by: 'workspace' | 'project' | 'creator', ids: readonly string[]): Promise<KindCounts>;
   countMembers(workspaceIds: readonly string[]): Promise<Map<string, number>>;

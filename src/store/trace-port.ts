@@ -136,6 +136,30 @@ export interface AggregateQuery {
   onlyGroups?: GroupValues[];
 }
 
+/**
+ * Usage of tools from their tool_call spans (operation 3's trace metrics, DESIGN §8): a span counts
+ * for each entry whose tool name and MCP server (null-safe) are the span's, once per group.
+ */
+export interface ToolUsageQuery {
+  orgId: string;
+  /** Only spans of these workspaces. */
+  workspaceIds: readonly string[];
+  /** Only spans starting at or after this time; null: all stored spans. */
+  sinceS: number | null;
+  /** Distinct (group, tool, server) entries; `group` numbers the caller's groups. */
+  tools: readonly { group: number; tool: string; server: string | null }[];
+}
+
+export interface ToolUsageRow {
+  group: number;
+  calls: number;
+  errors: number;
+  /** Nearest-rank 95th percentile of the calls' durations. */
+  p95LatencyMs: number;
+  /** Start of the latest call (Unix seconds). */
+  lastCalledS: number;
+}
+
 /** The values of one group, by dimension (null: the spans without that value). */
 export type GroupValues = Partial<Record<Dimension, string | number | null>>;
 
@@ -207,6 +231,8 @@ export interface TraceStore {
   countSpans(): Promise<number>;
   /** Rejects with an AbortError-like error when `signal` aborts (the query is cancelled). */
   aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]>;
+  /** One row per group with at least one call; groups without calls are absent. */
+  toolUsage(query: ToolUsageQuery, signal?: AbortSignal): Promise<ToolUsageRow[]>;
 }
 
 /** Start of the UTC day or ISO week (Monday) holding `s`. */

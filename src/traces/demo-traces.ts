@@ -12,6 +12,8 @@ export interface DemoTraceOptions {
   /** Skills with the workspace their traces are recorded in. */
   skills: { id: string; workspaceId: string }[];
   users: string[];
+  /** The tools the tool calls name (tool name and MCP server); default a fixed set of MCP servers. */
+  tools?: { tool: string; server: string | null }[];
   spans: number;
   endS: number;
   days: number;
@@ -29,6 +31,8 @@ const MCP: [string, string[]][] = [
   ['gdrive', ['search_files', 'read_file']],
 ];
 
+const toolOf = (t: { tool: string; server: string | null }): [string | null, string] => [t.server, t.tool];
+
 const hex = (rnd: () => number, chars: number) => {
   let s = '';
   while (s.length < chars)
@@ -42,6 +46,7 @@ const hex = (rnd: () => number, chars: number) => {
 export function* demoSpans(o: DemoTraceOptions, batchSize = 10_000): Generator<SpanRow[]> {
   const rnd = prng(o.seed ?? 7);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
+  const mcpTool = ([server, tools]: [string, string[]]): [string, string] => [server, pick(tools)];
   const lognormal = (median: number, sigma: number) =>
     median * Math.exp(sigma * Math.sqrt(-2 * Math.log(rnd() + 1e-12)) * Math.cos(2 * Math.PI * rnd()));
   const begin = o.endS - o.days * 86400;
@@ -111,19 +116,19 @@ export function* demoSpans(o: DemoTraceOptions, batchSize = 10_000): Generator<S
     }
     const toolCalls = Math.floor(rnd() * 3);
     for (let c = 0; c < toolCalls && made + spans.length < o.spans; c++) {
-      const [server, tools] = pick(MCP);
+      const [server, tool] = o.tools !== undefined && o.tools.length > 0 ? toolOf(pick(o.tools)) : mcpTool(pick(MCP));
       spans.push({
         ...common,
         span_id: hex(rnd, 16),
         parent_span_id: rootId,
-        name: `tools/call ${server}`,
+        name: `tools/call ${server ?? tool}`,
         start_s: startS,
         duration_ms: Math.round(lognormal(250, 0.8)),
         category: 'tool_call',
         skill: null,
         skill_version: null,
         mcp: server,
-        tool: pick(tools),
+        tool,
         model: null,
         tokens: 0,
         cost: 0,

@@ -381,6 +381,28 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
       ).toEqual({ items: [], total: 1 });
     });
 
+    it('lists the distinct tool refs (group key, tool name, server) of an aggregate, at most a limit', async () => {
+      const q = { workspaceIds: ORG_A_WS, groupBy: [], filters: [], limit: 100, offset: 5 };
+      expect(await store.toolRefs(q)).toEqual([
+        { key: {}, tool: 'close_ticket', server: 'srv-jira' },
+        { key: {}, tool: 'create_issue', server: 'srv-github' },
+        { key: {}, tool: 'list_pulls', server: 'srv-github' },
+        { key: {}, tool: 'search_tickets', server: 'srv-jira' },
+      ]);
+      expect(await store.toolRefs({ ...q, limit: 2 })).toHaveLength(2);
+      expect(await store.toolRefs({ ...q, limit: 0 })).toEqual([]);
+      expect(await store.toolRefs({ ...q, workspaceIds: [] })).toEqual([]);
+      const grouped = await store.toolRefs({
+        ...q,
+        groupBy: ['workspace_id', 'is_system'],
+        filters: [{ field: 'server_id', values: ['srv-github'] }],
+      });
+      expect(grouped).toEqual([
+        { key: { workspace_id: 'ws-a-sub', is_system: false }, tool: 'list_pulls', server: 'srv-github' },
+        { key: { workspace_id: 'ws-a-team', is_system: false }, tool: 'create_issue', server: 'srv-github' },
+      ]);
+    });
+
     it('counts latest artifacts by kind per workspace, project and creator', async () => {
       const byWorkspace = await store.countArtifacts('workspace', ['ws-a-team', 'ws-a', 'nope']);
       expect(byWorkspace).toEqual(new Map([['ws-a-team', { agent: 1, skill: 1, tool: 2 }]]));

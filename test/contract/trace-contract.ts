@@ -9,11 +9,12 @@ import {
   bucketStart,
   type AggregateQuery,
   type SpanRow,
+  type ToolUsageQuery,
   type TraceStore,
 } from '../../src/store/trace-port.ts';
 import { demoSpans } from '../../src/traces/demo-traces.ts';
 import { demoRankingCases, rankedSpans, rankingContract } from './trace-ranking-contract.ts';
-import { expectSameRows, reference } from './trace-reference.ts';
+import { expectSameRows, reference, toolUsageReference } from './trace-reference.ts';
 
 const END = Date.UTC(2026, 10, 1) / 1000;
 const SKILLS = [
@@ -95,6 +96,34 @@ function edges(): SpanRow[] {
   ];
 }
 
+/** Tool calls of org-t: a built-in tool without an MCP server, and one name on two servers. */
+function toolCalls(): SpanRow[] {
+  const base = edges()[0] as SpanRow;
+  const call = (n: number, tool: string, mcp: string | null, extra: Partial<SpanRow> = {}): SpanRow => ({
+    ...base,
+    org_id: 'org-t',
+    workspace_id: n % 3 === 0 ? 'ws-t2' : 'ws-t1',
+    trace_id: (0xf000 + n).toString(16).padEnd(32, '0'),
+    span_id: (0xf000 + n).toString(16).padEnd(16, '0'),
+    category: 'tool_call',
+    skill: null,
+    skill_version: null,
+    tool,
+    mcp,
+    start_s: END - n * 3600,
+    duration_ms: 10 + ((n * 37) % 100),
+    is_error: n % 4 === 0,
+    ...extra,
+  });
+  return [
+    ...Array.from({ length: 30 }, (_, n) => call(n, 'web_search', null)),
+    ...Array.from({ length: 20 }, (_, n) => call(100 + n, 'search', 'srv-a')),
+    ...Array.from({ length: 10 }, (_, n) => call(200 + n, 'search', 'srv-b')),
+    call(300, 'search', 'srv-a', { category: 'model_call' }), // not a tool call
+    call(301, "x' OR '1'='1", 'srv-a'),
+  ];
+}
+
 export interface ContractOptions {
   /** Runs after each stored chunk of 1,000 spans (an engine's maintenance, e.g. DuckDB sealing). */
   afterChunk?: (store: TraceStore, chunk: number) => Promise<void>;
@@ -103,7 +132,7 @@ export interface ContractOptions {
 export function traceContract(engine: string, open: () => Promise<TraceStore>, options: ContractOptions = {}): void {
   describe(`trace store contract: ${engine}`, () => {
     let store: TraceStore;
-    const spans = [...generated(), ...edges(), ...rankedSpans()];
+    const spans = [...generated(), ...edges(), ...rankedSpans(), ...toolCalls()];
     beforeAll(async () => {
       store = await open();
       for (let i = 0; i < spans.length; i += 1000) {
@@ -276,6 +305,98 @@ export function traceContract(engine: string, open: () => Promise<TraceStore>, o
     });
 
     rankingContract(() => store, spans);
+
+    describe('tool usage', () => {
+      const demoTools = [
+        ...new Set(
+          spans.filter((r) => r.org_id === 'org-1' && r.category === 'tool_call').map((r) => `${r.tool}|${r.mcp}`),
+        ),
+      ]
+        .sort()
+        .map((k) => k.split('|') as [string, string]);
+      const cases: [string, ToolUsageQuery][] = [
+        [
+          'each demo tool its own group, every call',
+          {
+            orgId: 'org-1',
+            workspaceIds: ['ws-1', 'ws-2'],
+            sinceS: null,
+            tools: demoTools.map(([tool, server], group) => ({ group, tool, server })),
+          },
+        ],
+        [
+          'tools grouped by server, a window, one workspace; a group of unknown tools has no row',
+          {
+            orgId: 'org-1',
+            workspaceIds: ['ws-1'],
+            sinceS: END - 10 * 86400,
+            tools: [
+              ...demoTools.map(([tool, server]) => ({ group: server === 'github' ? 0 : 1, tool, server })),
+              { group: 1, tool: 'no_such_tool', server: 'jira' },
+              { group: 2, tool: 'no_such_tool', server: null },
+              { group: 3, tool: 'create_issue', server: 'jira' },
+            ],
+          },
+        ],
+        [
+          'one tool in two groups counts for both; another organization never counts',
+          {
+            orgId: 'org-2',
+            workspaceIds: ['ws-9', 'ws-1'],
+            sinceS: null,
+            tools: demoTools.flatMap(([tool, server]) => [
+              { group: 0, tool, server },
+              { group: 5, tool, server },
+            ]),
+          },
+        ],
+        [
+          'a tool without a server matches only calls without one; one name on two servers',
+          {
+            orgId: 'org-t',
+            workspaceIds: ['ws-t1', 'ws-t2'],
+            sinceS: null,
+            tools: [
+              { group: 0, tool: 'web_search', server: null },
+              { group: 1, tool: 'web_search', server: 'srv-a' },
+              { group: 2, tool: 'search', server: 'srv-a' },
+              { group: 3, tool: 'search', server: 'srv-b' },
+              { group: 4, tool: 'search', server: null },
+              { group: 5, tool: "x' OR '1'='1", server: 'srv-a' },
+            ],
+          },
+        ],
+        [
+          'a window and one workspace of org-t',
+          {
+            orgId: 'org-t',
+            workspaceIds: ['ws-t2'],
+            sinceS: END - 15 * 3600,
+            tools: [
+              { group: 0, tool: 'web_search', server: null },
+              { group: 1, tool: 'search', server: 'srv-a' },
+            ],
+          },
+        ],
+      ];
+      it.each(cases)('%s', async (_name, q) => {
+        const expected = toolUsageReference(spans, q);
+        expect(expected.length, 'the case has calls').toBeGreaterThan(0);
+        expect(await store.toolUsage(q)).toEqual(expected);
+      });
+
+      it('no entries or no workspaces: no rows', async () => {
+        const q = cases[0]?.[1] as ToolUsageQuery;
+        expect(await store.toolUsage({ ...q, tools: [] })).toEqual([]);
+        expect(await store.toolUsage({ ...q, workspaceIds: [] })).toEqual([]);
+      });
+
+      it('rejects a query whose signal is already aborted', async () => {
+        const controller = new AbortController();
+        controller.abort();
+        await expect(store.toolUsage(cases[0]?.[1] as ToolUsageQuery, controller.signal)).rejects.toThrow();
+      });
+    });
 
     it('rejects a query whose signal is already aborted', async () => {
       const controller = new AbortController();

@@ -14,6 +14,8 @@ import {
   type Dimension,
   type Measure,
   type SpanRow,
+  type ToolUsageQuery,
+  type ToolUsageRow,
 } from '../../src/store/trace-port.ts';
 
 const dimValue = (s: SpanRow, d: Dimension) => (d === 'user' ? s.user : s[d]);
@@ -199,4 +201,32 @@ export function expectSameRows(actual: AggregateRow[], expected: AggregateRow[])
         ).toBeLessThanOrEqual(1e-9 * Math.max(1, Math.abs(v)));
     }
   });
+}
+
+/** Tool usage as DESIGN §8 defines it, span by span: one row per group with at least one call, by group. */
+export function toolUsageReference(all: SpanRow[], q: ToolUsageQuery): ToolUsageRow[] {
+  const rows: ToolUsageRow[] = [];
+  for (const group of [...new Set(q.tools.map((t) => t.group))].sort((a, b) => a - b)) {
+    const entries = q.tools.filter((t) => t.group === group);
+    const calls = all.filter(
+      (s) =>
+        s.org_id === q.orgId &&
+        s.category === 'tool_call' &&
+        q.workspaceIds.includes(s.workspace_id) &&
+        (q.sinceS === null || s.start_s >= q.sinceS) &&
+        entries.some((e) => e.tool === s.tool && e.server === s.mcp),
+    );
+    if (calls.length === 0) continue;
+    rows.push({
+      group,
+      calls: calls.length,
+      errors: calls.filter((s) => s.is_error).length,
+      p95LatencyMs: nearestRank(
+        calls.map((s) => s.duration_ms),
+        0.95,
+      ) as number,
+      lastCalledS: Math.max(...calls.map((s) => s.start_s)),
+    });
+  }
+  return rows;
 }

@@ -1,7 +1,8 @@
-/** Tool: the shared artifact fields and the agents that use it. */
+/** Tool: the shared artifact fields, the agents that use it and its calls from telemetry. */
 import type { ToolResolvers } from '../../generated/graphql.ts';
 import { readableArtifact } from '../authorize.ts';
 import { relatedArtifacts } from '../relationships.ts';
+import { toolUsage } from '../tool-usage-loader.ts';
 import { artifactFields } from './Artifact.ts';
 
 /** Resolvers of `Tool` (see the file comment). */
@@ -9,4 +10,13 @@ export const Tool: ToolResolvers = {
   __resolveReference: (ref, ctx) => readableArtifact(ctx, ref.id, 'tool'),
   ...artifactFields,
   usedBy: (row, _args, ctx) => relatedArtifacts(ctx, row, 'uses_tool', 'incoming', 'agent'),
+  usage: async (row, args, ctx) => {
+    const u = await toolUsage(ctx, row, args.since ?? null);
+    return {
+      calls: u.calls,
+      errorRate: u.error_rate,
+      p95LatencyMs: u.p95_latency_ms,
+      lastCalledAt: u.last_called_at,
+    };
+  },
 };

@@ -15,6 +15,8 @@ import {
   type AggregateRow,
   type SpanColumns,
   type SpanRow,
+  type ToolUsageQuery,
+  type ToolUsageRow,
   type TraceStore,
 } from '../trace-port.ts';
 import type { DuckDbTraceOptions } from './trace-store.ts';
@@ -126,9 +128,17 @@ export class ThreadedTraceStore implements TraceStore {
   }
 
   /** On abort the query is cancelled in the engine and the call rejects at once, not when the engine answers. */
-  async aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]> {
+  aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]> {
+    return this.cancellable({ op: 'aggregate', query }, signal);
+  }
+
+  toolUsage(query: ToolUsageQuery, signal?: AbortSignal): Promise<ToolUsageRow[]> {
+    return this.cancellable({ op: 'toolUsage', query }, signal);
+  }
+
+  private async cancellable<T>(request: Request, signal?: AbortSignal): Promise<T> {
     if (signal?.aborted) throw new QueryCancelledError();
-    const id = this.nextId++; // the aggregate's own id, so that a cancel names it for sure
+    const id = this.nextId++; // the query's own id, so that a cancel names it for sure
     let onAbort = (): void => undefined;
     const aborted = new Promise<never>((_resolve, reject) => {
       onAbort = () => {
@@ -138,7 +148,7 @@ export class ThreadedTraceStore implements TraceStore {
     });
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      return await Promise.race([this.call<AggregateRow[]>({ op: 'aggregate', query }, id), aborted]);
+      return await Promise.race([this.call<T>(request, id), aborted]);
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }

@@ -22,6 +22,8 @@ import {
   type Dimension,
   type SpanColumns,
   type SpanRow,
+  type ToolUsageQuery,
+  type ToolUsageRow,
   type TraceStore,
 } from '../trace-port.ts';
 import { appendSpans, unstorable } from './append.ts';
@@ -31,6 +33,7 @@ import { seal } from './sealing.ts';
 import { skillRows } from './skill-rows.ts';
 import { sqlText } from '../sql-values.ts';
 import { DUCKDB } from '../sql-dialect.ts';
+import { compileToolUsage, toToolUsageRows } from '../tool-usage-sql.ts';
 
 const SEAL_STEP = 500_000;
 const SEAL_TURN_MS = 1_000;
@@ -345,16 +348,7 @@ export class DuckDbTraceStore implements TraceStore {
   }
 
   async aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]> {
-    this.live();
-    if (signal?.aborted) throw new QueryCancelledError();
-    const conn = await this.instance.connect().catch(() => {
-      throw new TraceStoreUnavailableError();
-    });
-    const onAbort = () => conn.interrupt();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    try {
-      // An abort while the connection was being made found no listener yet.
-      if (signal?.aborted) throw new QueryCancelledError();
+    return this.query(signal, async (conn) => {
       const { sql, params } = await this.compileOn(conn, query);
       if (signal?.aborted) throw new QueryCancelledError();
       const rows = (await conn.runAndReadAll(sql, params)).getRowObjectsJS();
@@ -369,6 +363,39 @@ export class DuckDbTraceStore implements TraceStore {
       return toAggregateRows(rows, query, (dim, stored) =>
         isEncoded(dim) ? (values.get(Number(stored)) as string) : String(stored),
       );
+    });
+  }
+
+  /** Over `spans` (every stored span), with tool names and servers bound as their dictionary codes. */
+  async toolUsage(query: ToolUsageQuery, signal?: AbortSignal): Promise<ToolUsageRow[]> {
+    return this.query(signal, async (conn) => {
+      const values = query.tools.flatMap((t) => (t.server === null ? [t.tool] : [t.tool, t.server]));
+      const codes = values.length === 0 ? new Map<string, number>() : await this.dictionary.codesOf(conn, values);
+      const entries = query.tools.flatMap((t) => {
+        const tool = codes.get(t.tool);
+        const server = t.server === null ? null : codes.get(t.server);
+        return tool === undefined || server === undefined ? [] : [{ group: t.group, tool, server }];
+      });
+      const compiled = compileToolUsage(query, entries, DUCKDB, 'INTEGER');
+      if (compiled === null) return [];
+      if (signal?.aborted) throw new QueryCancelledError();
+      return toToolUsageRows((await conn.runAndReadAll(compiled.sql, compiled.params)).getRowObjectsJS());
+    });
+  }
+
+  /** Runs `work` on a fresh connection that an abort of `signal` interrupts. */
+  private async query<T>(signal: AbortSignal | undefined, work: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
+    this.live();
+    if (signal?.aborted) throw new QueryCancelledError();
+    const conn = await this.instance.connect().catch(() => {
+      throw new TraceStoreUnavailableError();
+    });
+    const onAbort = () => conn.interrupt();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      // An abort while the connection was being made found no listener yet.
+      if (signal?.aborted) throw new QueryCancelledError();
+      return await work(conn);
     } catch (err) {
       if (signal?.aborted) throw new QueryCancelledError();
       if (this.closed) throw new TraceStoreUnavailableError();

@@ -5,13 +5,14 @@
  * messages and are answered with the same id; errors travel as their name and message.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { AggregateQuery, SpanColumns } from '../trace-port.ts';
+import type { AggregateQuery, SpanColumns, ToolUsageQuery } from '../trace-port.ts';
 import type { CompiledAggregate } from '../stats-sql.ts';
 import { DuckDbTraceStore, type DuckDbTraceOptions } from './trace-store.ts';
 
 export type WorkerRequest =
   | { id: number; op: 'insert'; spans: SpanColumns }
   | { id: number; op: 'aggregate'; query: AggregateQuery }
+  | { id: number; op: 'toolUsage'; query: ToolUsageQuery }
   | { id: number; op: 'cancel'; target: number }
   | { id: number; op: 'compile'; query: AggregateQuery }
   | { id: number; op: 'runCompiled'; compiled: CompiledAggregate }
@@ -75,11 +76,12 @@ async function runCompiled({ sql, params }: CompiledAggregate): Promise<number> 
   }
 }
 
-async function aggregate(id: number, query: AggregateQuery) {
+/** Runs a query that a later `cancel` naming `id` interrupts. */
+async function cancellable<T>(id: number, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const controller = new AbortController();
   running.set(id, controller);
   try {
-    return await store.aggregate(query, controller.signal);
+    return await run(controller.signal);
   } finally {
     running.delete(id);
   }
@@ -92,7 +94,11 @@ function handle(m: WorkerRequest): void {
       return;
     }
     case 'aggregate': {
-      reply(m.id, () => aggregate(m.id, m.query));
+      reply(m.id, () => cancellable(m.id, (signal) => store.aggregate(m.query, signal)));
+      return;
+    }
+    case 'toolUsage': {
+      reply(m.id, () => cancellable(m.id, (signal) => store.toolUsage(m.query, signal)));
       return;
     }
     case 'cancel': {

@@ -66,7 +66,8 @@ export function artifactSearchSql(q: ArtifactQuery): CompiledQuery | null {
   };
 }
 
-export function toolAggregateSql(q: ToolAggregateQuery): CompiledQuery {
+/** Also `refs`: the distinct (group key, tool name, server) rows, taking `params` then LIMIT. */
+export function toolAggregateSql(q: ToolAggregateQuery): CompiledQuery & { refs: string } {
   const params: unknown[] = [[...q.workspaceIds]];
   const where = ['is_latest', "kind = 'tool'", 'workspace_id = ANY($1::text[])'];
   for (const f of q.filters) {
@@ -85,10 +86,12 @@ export function toolAggregateSql(q: ToolAggregateQuery): CompiledQuery {
     'COUNT(*)::int AS count, COUNT(DISTINCT server_id)::int AS servers, MAX(updated_at) AS latest_updated_at';
   const base = `FROM artifacts WHERE ${where.join(' AND ')}`;
   const n = params.length;
+  const refs = `SELECT DISTINCT ${[...keys, "COALESCE(doc::jsonb->>'tool_name', name) AS tool", 'server_id AS server'].join(', ')} ${base} ORDER BY ${[...cols, 'tool', 'server'].join(', ')} LIMIT $${n + 1}`;
   if (cols.length === 0) {
     return {
       count: `SELECT CASE WHEN COUNT(*) > 0 THEN 1 ELSE 0 END AS n ${base}`,
       page: `SELECT ${metrics} ${base} LIMIT $${n + 1} OFFSET $${n + 2}`,
+      refs,
       params,
     };
   }
@@ -97,6 +100,7 @@ export function toolAggregateSql(q: ToolAggregateQuery): CompiledQuery {
   return {
     count: `SELECT COUNT(*)::int AS n FROM (SELECT 1 ${base} ${group}) g`,
     page: `SELECT ${keys.join(', ')}, ${metrics} ${base} ${group} ORDER BY count DESC, ${order} LIMIT $${n + 1} OFFSET $${n + 2}`,
+    refs,
     params,
   };
 }

@@ -13,11 +13,14 @@ import {
   type AggregateRow,
   type SpanColumns,
   type SpanRow,
+  type ToolUsageQuery,
+  type ToolUsageRow,
   type TraceStore,
 } from '../trace-port.ts';
 import { isConnectionFailure } from './pool.ts';
 import { sqlNumber } from '../sql-values.ts';
 import { POSTGRES } from '../sql-dialect.ts';
+import { compileToolUsage, toToolUsageRows } from '../tool-usage-sql.ts';
 
 const ROWS_PER_INSERT = 1000;
 /** Each column of `spans` with the SpanRow value it stores, declared together so they cannot drift apart. */
@@ -163,9 +166,19 @@ export class PostgresTraceStore implements TraceStore {
   }
 
   async aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]> {
-    if (signal?.aborted) throw new QueryCancelledError();
     const { sql, params } = compileAggregate(query, skillRows, POSTGRES);
-    let rows: Record<string, unknown>[];
+    return toAggregateRows(await this.run(sql, params, signal), query);
+  }
+
+  async toolUsage(query: ToolUsageQuery, signal?: AbortSignal): Promise<ToolUsageRow[]> {
+    const compiled = compileToolUsage(query, query.tools, POSTGRES, 'TEXT');
+    if (compiled === null) return [];
+    return toToolUsageRows(await this.run(compiled.sql, compiled.params, signal));
+  }
+
+  /** Runs one statement, cancelled on the server (pg_cancel_backend) when `signal` aborts. */
+  private async run(sql: string, params: unknown[], signal?: AbortSignal): Promise<Record<string, unknown>[]> {
+    if (signal?.aborted) throw new QueryCancelledError();
     const client = await this.pool.connect().catch((err: unknown) => this.unavailable(err));
     const pid = (client as unknown as { processID?: number }).processID;
     const onAbort = () => {
@@ -173,14 +186,13 @@ export class PostgresTraceStore implements TraceStore {
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      rows = (await client.query(sql, params)).rows as Record<string, unknown>[];
+      return (await client.query(sql, params)).rows as Record<string, unknown>[];
     } catch (err) {
       if (signal?.aborted) throw new QueryCancelledError();
-      this.unavailable(err);
+      return this.unavailable(err);
     } finally {
       signal?.removeEventListener('abort', onAbort);
       client.release();
     }
-    return toAggregateRows(rows, query);
   }
 }

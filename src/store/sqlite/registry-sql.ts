@@ -91,9 +91,10 @@ export function artifactSearchSql(q: ArtifactQuery): CompiledQuery | null {
 
 /**
  * The count and page SQL of `aggregateTools` over latest tool versions in scope: one row per
- * group (or a single row without `groupBy`) with count, distinct servers and latest update.
+ * group (or a single row without `groupBy`) with count, distinct servers and latest update; and
+ * `refs`, the distinct (group key, tool name, server) rows, taking `params` then LIMIT.
  */
-export function toolAggregateSql(q: ToolAggregateQuery): CompiledQuery {
+export function toolAggregateSql(q: ToolAggregateQuery): CompiledQuery & { refs: string } {
   const where = ['is_latest = 1', "kind = 'tool'", `workspace_id ${IN}`];
   const params: (string | number | null)[] = [JSON.stringify(q.workspaceIds)];
   for (const f of q.filters) {
@@ -104,10 +105,12 @@ export function toolAggregateSql(q: ToolAggregateQuery): CompiledQuery {
   const keys = q.groupBy.map((f) => `${TOOL_GROUP_COLUMNS[f]} AS k_${f}`);
   const metrics = 'COUNT(*) AS count, COUNT(DISTINCT server_id) AS servers, MAX(updated_at) AS latest_updated_at';
   const base = `FROM artifacts WHERE ${where.join(' AND ')}`;
+  const refs = `SELECT DISTINCT ${[...keys, "COALESCE(json_extract(doc, '$.tool_name'), name) AS tool", 'server_id AS server'].join(', ')} ${base} ORDER BY ${[...cols, 'tool', 'server'].join(', ')} LIMIT ?`;
   if (cols.length === 0) {
     return {
       count: `SELECT CASE WHEN COUNT(*) > 0 THEN 1 ELSE 0 END AS n ${base}`,
       page: `SELECT ${metrics} ${base} LIMIT ? OFFSET ?`,
+      refs,
       params,
     };
   }
@@ -116,6 +119,7 @@ export function toolAggregateSql(q: ToolAggregateQuery): CompiledQuery {
   return {
     count: `SELECT COUNT(*) AS n FROM (SELECT 1 ${base} ${group})`,
     page: `SELECT ${keys.join(', ')}, ${metrics} ${base} ${group} ORDER BY count DESC, ${cols.map((c) => `${c} IS NULL, ${c} ASC`).join(', ')} LIMIT ? OFFSET ?`,
+    refs,
     params,
   };
 }
