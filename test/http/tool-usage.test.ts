@@ -231,6 +231,32 @@ describe('operation 3: trace metrics of tool groups', () => {
   });
 });
 
+describe('bounded before work (DESIGN §12)', () => {
+  it('an aggregate whose trace metrics would look up more than 10,000 distinct tools: 422 before the trace store', async () => {
+    const big = smallBundle();
+    const template = big.artifacts.find((a) => a.id === 'tl-1') as Record<string, unknown>;
+    for (let i = 0; i < 10_001; i++)
+      big.artifacts.push({ ...template, id: `tl-x${i}`, name: `t${i}`, tool_name: `t${i}` } as never);
+    const own = await startTestApp({ bundle: big });
+    let asked = 0;
+    const original = own.traces.toolUsage.bind(own.traces);
+    own.traces.toolUsage = (q, signal) => {
+      asked++;
+      return original(q, signal);
+    };
+    const ask = async (payload: object) =>
+      own.app.inject({ method: 'POST', url: '/mcp/v1/tools/aggregate', headers: await own.auth('u-admin'), payload });
+    const refused = await ask({ metrics: ['calls'], group_by: ['server_id'] });
+    expect(expectProblem(refused, 422, 'invalid_field').field).toBe('/metrics');
+    expect(asked).toBe(0);
+    // Narrowed by a filter, the same aggregate answers.
+    const narrowed = await ask({ metrics: ['calls'], group_by: ['server_id'], filters: { server_id: 'srv-jira' } });
+    expect(groupsOf(narrowed)).toEqual([{ key: { server_id: 'srv-jira' }, metrics: { calls: 0 } }]);
+    expect(asked).toBe(1);
+    await own.close();
+  });
+});
+
 describe('GraphQL Tool.usage(since:)', () => {
   const usageQuery = `query($since: Int) { tools(first: 50) { nodes { id usage(since: $since) { calls errorRate p95LatencyMs lastCalledAt } } } }`;
   async function usage(user: string, since: number | null) {
