@@ -57,15 +57,15 @@ describe('error catalogue', () => {
     ]);
   });
 
-  it('a problem body: the five standard members, then field and errors only when present', () => {
-    expect(toProblem(new ApiError('access_denied', 'no'), 'abc')).toEqual({
+  it('a problem body: the five standard members, then field and errors only when present (no undefined members)', () => {
+    expect(toProblem(new ApiError('access_denied', 'no'), 'abc')).toStrictEqual({
       code: 'access_denied',
       title: 'Access denied',
       detail: 'no',
       status: 403,
       trace_id: 'abc',
     });
-    expect(toProblem(fieldErrors([{ field: '/x', detail: 'bad' }]), null)).toEqual({
+    expect(toProblem(fieldErrors([{ field: '/x', detail: 'bad' }]), null)).toStrictEqual({
       code: 'invalid_field',
       title: 'Invalid field',
       detail: 'bad',
@@ -74,7 +74,7 @@ describe('error catalogue', () => {
       field: '/x',
     });
     const errors = [{ field: '/y', detail: 'worse' }];
-    expect(toProblem(ruleBroken('/y', 'worse'), null)).toEqual({
+    expect(toProblem(ruleBroken('/y', 'worse'), null)).toStrictEqual({
       code: 'validation_failed',
       title: 'Validation failed',
       detail: 'worse',
