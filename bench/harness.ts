@@ -1,11 +1,14 @@
 /**
  * Shared benchmark plumbing: a real app on the demo data set in a temp DATA_DIR, listening on
- * loopback, and an autocannon runner. Every benchmark measures a baseline in the same run.
+ * loopback, and an autocannon runner whose load generator runs in a worker thread
+ * (autocannon-worker.ts), never on the server's event loop. Every benchmark measures a baseline in
+ * the same run.
  */
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import autocannon from 'autocannon';
+import { Worker } from 'node:worker_threads';
+import type autocannon from 'autocannon';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.ts';
 import type { Authenticator } from '../src/auth/caller.ts';
@@ -71,7 +74,7 @@ export async function load(opts: {
   connections?: number;
   seconds?: number;
 }): Promise<LoadResult> {
-  const result = await autocannon({
+  const result = await autocannonInWorker({
     url: opts.url,
     method: opts.method ?? 'GET',
     headers: opts.headers ?? {},
@@ -86,6 +89,26 @@ export async function load(opts: {
     non2xx: result.non2xx,
     errors: result.errors,
   };
+}
+
+/** Runs autocannon with these options in a worker thread and answers its result. */
+export function autocannonInWorker(options: autocannon.Options): Promise<autocannon.Result> {
+  return inWorker(new URL('./autocannon-worker.ts', import.meta.url), options);
+}
+
+/** Runs a load-generating script in a worker thread with `data` as its workerData; answers its one message. */
+export function inWorker<T>(script: URL, data: unknown): Promise<T> {
+  const worker = new Worker(script, { workerData: data });
+  return new Promise((resolve, reject) => {
+    worker.once('message', (result: T) => {
+      resolve(result);
+      void worker.terminate();
+    });
+    worker.once('error', reject);
+    worker.once('exit', (code) => {
+      reject(new Error(`the load generator exited with code ${code} before answering`));
+    });
+  });
 }
 
 export function fmt(r: LoadResult): string {

@@ -8,9 +8,8 @@
  * with 4 each request waits on the last one's commit and the figure measures latency instead.
  * Usage: npm run bench:ingest [-- --seconds 10 --connections 8]
  */
-import { Worker } from 'node:worker_threads';
 import Fastify from 'fastify';
-import { argNumber, startDemoApp } from './harness.ts';
+import { argNumber, inWorker, startDemoApp } from './harness.ts';
 import type { SenderJob, SenderResult } from './ingest-sender.ts';
 
 const seconds = argNumber('seconds', 10);
@@ -26,14 +25,7 @@ const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
 
 function run(url: string, json: boolean): Promise<SenderResult> {
   const job: SenderJob = { url: `${url}/v1/traces`, token: demo.token, json, seconds, connections, batch: BATCH };
-  const worker = new Worker(new URL('./ingest-sender.ts', import.meta.url), { workerData: job });
-  return new Promise((resolve, reject) => {
-    worker.once('message', (result: SenderResult) => {
-      resolve(result);
-      void worker.terminate();
-    });
-    worker.once('error', reject);
-  });
+  return inWorker(new URL('./ingest-sender.ts', import.meta.url), job);
 }
 
 /** Spans per second: for the gateway the spans its answers accepted, for the bare route (which stores nothing) every span sent. */

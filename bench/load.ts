@@ -2,10 +2,11 @@
  * Load test: 200 concurrent connections for 60 s over a mix of every REST operation on the demo
  * data, through the real authenticator. Prints throughput, p50/p99 latency and the count of
  * responses by status; any 5xx other than deliberate shedding (503 service_overloaded) fails it.
+ * The load generator runs in a worker thread (harness.ts `autocannonInWorker`).
  * Usage: npm run bench:load [-- --seconds 60 --connections 200]
  */
-import autocannon from 'autocannon';
-import { argNumber, startDemoApp } from './harness.ts';
+import type autocannon from 'autocannon';
+import { argNumber, autocannonInWorker, startDemoApp } from './harness.ts';
 
 const seconds = argNumber('seconds', 60);
 const connections = argNumber('connections', 200);
@@ -36,7 +37,7 @@ const mix: autocannon.Request[] = [
 ];
 
 console.log(`load: ${connections} connections for ${seconds}s over ${mix.length} request kinds`);
-const result = await autocannon({ url: demo.url, connections, duration: seconds, requests: mix });
+const result = await autocannonInWorker({ url: demo.url, connections, duration: seconds, requests: mix });
 const byStatus = Object.entries(result.statusCodeStats ?? {}).map(
   ([code, s]) => `${code}: ${(s as { count: number }).count}`,
 );
