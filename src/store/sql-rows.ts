@@ -11,6 +11,8 @@ import type {
   Workspace,
 } from '../domain/types.ts';
 import { compact } from '../shared/compact.ts';
+import type { ToolAggregateQuery, ToolGroup, ToolRef } from './registry-port.ts';
+import { sqlText } from './sql-values.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -116,4 +118,33 @@ export function toIdentity(r: Row): Identity {
     expires_at: opt(r.expires_at),
     revoked: Number(r.revoked) === 1,
   });
+}
+
+/** The group key of a tool-aggregate row: one entry per `groupBy` field, null when missing. */
+function toolGroupKey(query: ToolAggregateQuery, r: Row): ToolRef['key'] {
+  return Object.fromEntries(
+    query.groupBy.map((f) => {
+      const v = r[`k_${f}`];
+      return [f, v === null || v === undefined ? null : f === 'is_system' ? Number(v) === 1 : sqlText(v)];
+    }),
+  );
+}
+
+/** A row of the tool aggregate's page statement. */
+export function toToolGroup(query: ToolAggregateQuery, r: Row): ToolGroup {
+  return {
+    key: toolGroupKey(query, r),
+    count: Number(r.count),
+    servers: Number(r.servers),
+    latest_updated_at: (r.latest_updated_at as string | null) ?? null,
+  };
+}
+
+/** A row of the tool aggregate's refs statement: a tool, its server and its group. */
+export function toToolRef(query: ToolAggregateQuery, r: Row): ToolRef {
+  return {
+    key: toolGroupKey(query, r),
+    tool: sqlText(r.tool),
+    server: r.server === null || r.server === undefined ? null : sqlText(r.server),
+  };
 }

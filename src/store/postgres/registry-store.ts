@@ -24,13 +24,15 @@ import {
   toProject,
   toRelationship,
   toUser,
+  toToolGroup,
+  toToolRef,
   toWorkspace,
   type Row,
 } from '../sql-rows.ts';
 import { importBundle } from './import-bundle.ts';
 import { isConnectionFailure } from './pool.ts';
 import { artifactSearchSql, toolAggregateSql } from './registry-sql.ts';
-import { sqlNumber, sqlText } from '../sql-values.ts';
+import { sqlNumber } from '../sql-values.ts';
 
 const ID = 'id COLLATE "C"';
 
@@ -190,24 +192,14 @@ export class PostgresRegistryStore implements RegistryStore {
     const total = Number(count?.n ?? 0);
     if (query.limit === 0 || total <= query.offset) return { items: [], total };
     const rows = await this.all(sql.page, [...sql.params, query.limit, query.offset]);
-    const items = rows.map((r): ToolGroup => ({
-      key: toolGroupKey(query, r),
-      count: Number(r.count),
-      servers: Number(r.servers),
-      latest_updated_at: (r.latest_updated_at as string | null) ?? null,
-    }));
-    return { items, total };
+    return { items: rows.map((r) => toToolGroup(query, r)), total };
   }
 
   async toolRefs(query: ToolAggregateQuery): Promise<ToolRef[]> {
     if (query.workspaceIds.length === 0 || query.limit === 0) return [];
     const sql = toolAggregateSql(query);
     const rows = await this.all(sql.refs, [...sql.params, query.limit]);
-    return rows.map((r) => ({
-      key: toolGroupKey(query, r),
-      tool: sqlText(r.tool),
-      server: r.server === null || r.server === undefined ? null : sqlText(r.server),
-    }));
+    return rows.map((r) => toToolRef(query, r));
   }
 
   async countArtifacts(by: 'workspace' | 'project' | 'creator', ids: readonly string[]): Promise<KindCounts> {
@@ -273,14 +265,4 @@ export class PostgresRegistryStore implements RegistryStore {
       ? null
       : { content_type: row.content_type as string, bytes: new Uint8Array(row.bytes as Buffer) };
   }
-}
-
-/** The group key of a tool-aggregate row: one entry per `groupBy` field, null when missing. */
-function toolGroupKey(query: ToolAggregateQuery, r: Record<string, unknown>): ToolRef['key'] {
-  return Object.fromEntries(
-    query.groupBy.map((f) => {
-      const v = r[`k_${f}`];
-      return [f, v === null || v === undefined ? null : f === 'is_system' ? v === true : sqlText(v)];
-    }),
-  );
 }

@@ -28,11 +28,12 @@ import {
   toProject,
   toRelationship,
   toUser,
+  toToolGroup,
+  toToolRef,
   toWorkspace,
   type Row,
 } from '../sql-rows.ts';
 import { artifactSearchSql, toolAggregateSql } from './registry-sql.ts';
-import { sqlText } from '../sql-values.ts';
 
 const IN = 'IN (SELECT value FROM json_each(?))';
 
@@ -202,24 +203,14 @@ export class SqliteRegistryStore implements RegistryStore {
     const total = Number(this.all(sql.count, ...sql.params)[0]?.n ?? 0);
     if (query.limit === 0 || total <= query.offset) return { items: [], total };
     const rows = this.all(sql.page, ...sql.params, query.limit, query.offset);
-    const items = rows.map((r): ToolGroup => ({
-      key: toolGroupKey(query, r),
-      count: Number(r.count),
-      servers: Number(r.servers),
-      latest_updated_at: (r.latest_updated_at as string | null) ?? null,
-    }));
-    return { items, total };
+    return { items: rows.map((r) => toToolGroup(query, r)), total };
   }
 
   async toolRefs(query: ToolAggregateQuery): Promise<ToolRef[]> {
     if (query.workspaceIds.length === 0 || query.limit === 0) return [];
     const sql = toolAggregateSql(query);
     const rows = this.all(sql.refs, ...sql.params, query.limit);
-    return rows.map((r) => ({
-      key: toolGroupKey(query, r),
-      tool: sqlText(r.tool),
-      server: r.server === null || r.server === undefined ? null : sqlText(r.server),
-    }));
+    return rows.map((r) => toToolRef(query, r));
   }
 
   async countArtifacts(by: 'workspace' | 'project' | 'creator', ids: readonly string[]): Promise<KindCounts> {
@@ -284,14 +275,4 @@ export class SqliteRegistryStore implements RegistryStore {
       ? null
       : { content_type: row.content_type as string, bytes: new Uint8Array(row.bytes as Uint8Array) };
   }
-}
-
-/** The group key of a tool-aggregate row: one entry per `groupBy` field, null when missing. */
-function toolGroupKey(query: ToolAggregateQuery, r: Record<string, unknown>): ToolRef['key'] {
-  return Object.fromEntries(
-    query.groupBy.map((f) => {
-      const v = r[`k_${f}`];
-      return [f, v === null || v === undefined ? null : f === 'is_system' ? Number(v) === 1 : sqlText(v)];
-    }),
-  );
 }
