@@ -9,7 +9,7 @@
  * fetch; authorization stays with the callers, which check every object they expose.
  */
 import DataLoader from 'dataloader';
-import type { ArtifactVersion, Identity, Membership, Project, Relationship, User } from './domain/types.ts';
+import type { ArtifactVersion, Identity, Membership, Project, Relationship, Repo, User } from './domain/types.ts';
 import type { RegistryStore } from './store/registry-port.ts';
 
 /** The loaders of one request; each batches its keys into one store call. */
@@ -19,6 +19,7 @@ export interface Loaders {
   /** Every version of an artifact, oldest first. */
   readonly artifactVersions: DataLoader<string, ArtifactVersion[]>;
   readonly project: DataLoader<string, Project | null>;
+  readonly repo: DataLoader<string, Repo | null>;
   readonly user: DataLoader<string, User | null>;
   /** Relationships with the artifact at either end. */
   readonly relationships: DataLoader<string, Relationship[]>;
@@ -33,6 +34,10 @@ export interface Loaders {
   readonly membershipsOfWorkspace: DataLoader<string, Membership[]>;
   /** Projects held directly by a workspace, ordered by id. */
   readonly projectsOfWorkspace: DataLoader<string, Project[]>;
+  /** Source repositories held directly by a workspace, ordered by id. */
+  readonly reposOfWorkspace: DataLoader<string, Repo[]>;
+  /** Latest artifacts synced from a repository (any workspace; callers filter), ordered by id. */
+  readonly artifactsOfRepo: DataLoader<string, ArtifactVersion[]>;
   /** Latest artifacts held directly by a workspace, ordered by id. */
   readonly artifactsOfWorkspace: DataLoader<string, ArtifactVersion[]>;
   /**
@@ -85,6 +90,12 @@ export function createLoaders(store: RegistryStore, readableWorkspaceIds: () => 
       (p) => p.id,
     ),
   );
+  const repo = new DataLoader(
+    byKey(
+      (ids) => store.getRepos(ids),
+      (r) => r.id,
+    ),
+  );
   const primeArtifacts = (rows: ArtifactVersion[]) => {
     for (const row of rows) if (row.is_latest) artifact.prime(row.id, row);
     return rows;
@@ -93,6 +104,7 @@ export function createLoaders(store: RegistryStore, readableWorkspaceIds: () => 
   return {
     artifact,
     project,
+    repo,
     artifactVersions: new DataLoader(
       groupedBy(
         async (ids) => primeArtifacts(await store.getArtifactVersions(ids)),
@@ -138,6 +150,22 @@ export function createLoaders(store: RegistryStore, readableWorkspaceIds: () => 
           return rows;
         },
         (p) => [p.workspace_id],
+      ),
+    ),
+    reposOfWorkspace: new DataLoader(
+      groupedBy(
+        async (ids) => {
+          const rows = await store.listRepos(ids);
+          for (const r of rows) repo.prime(r.id, r);
+          return rows;
+        },
+        (r) => [r.workspace_id],
+      ),
+    ),
+    artifactsOfRepo: new DataLoader(
+      groupedBy(
+        async (ids) => primeArtifacts(await store.listArtifactsOfRepos(ids)),
+        (a) => (a.repo_id === undefined ? [] : [a.repo_id]),
       ),
     ),
     artifactsOfWorkspace: new DataLoader(

@@ -89,6 +89,23 @@ export interface Project {
   updated_by: string;
 }
 
+/**
+ * A source repository artifacts are synced from. It belongs to a workspace and is read by whoever
+ * can read that workspace; its artifacts may sit in any workspace of the same organization.
+ */
+export interface Repo {
+  id: string;
+  workspace_id: string;
+  name: string;
+  display_name: string;
+  source_uri: string;
+  default_branch?: string;
+  created_at: string;
+  created_by: string;
+  updated_at: string;
+  updated_by: string;
+}
+
 /** An agent's service account. The API key itself is never kept: only its hash and last 4 chars. */
 export interface Identity {
   agent_id: string;
@@ -114,6 +131,8 @@ export interface ArtifactVersion {
   display_name?: string;
   workspace_id: string;
   project_id?: string;
+  /** The repository it was synced from (also in `doc`, as the API returns it). */
+  repo_id?: string;
   artifact_status: string;
   created_at: string;
   created_by: string;
@@ -155,6 +174,7 @@ export interface Bundle {
   workspaces: Omit<Workspace, 'root_workspace_id'>[];
   memberships: Membership[];
   projects: Project[];
+  repos: Repo[];
   artifacts: ArtifactVersion[];
   identities: Identity[];
   relationships: Relationship[];

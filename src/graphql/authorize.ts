@@ -6,7 +6,7 @@
  */
 import type { Access } from '../auth/access.ts';
 import type { RequestContext } from '../context.ts';
-import type { ArtifactKind, ArtifactVersion, Project, User, Workspace } from '../domain/types.ts';
+import type { ArtifactKind, ArtifactVersion, Project, Repo, User, Workspace } from '../domain/types.ts';
 import { ApiError } from '../errors.ts';
 import { assertDirectoryReader } from '../org/list-users.ts';
 
@@ -49,6 +49,14 @@ export function readableWorkspace(ctx: RequestContext, id: string): Workspace | 
  */
 export function readableWorkspaceOrNull(ctx: RequestContext, id: string): Workspace | null | Promise<Workspace | null> {
   return withAccess(ctx, (access) => (access.canRead(id) ? (access.workspace(id) as Workspace) : null));
+}
+
+/** A source repository whose workspace the caller can read (repositories are authorized like workspaces). */
+export async function readableRepo(ctx: RequestContext, id: string): Promise<Repo> {
+  const [repo, access] = await Promise.all([ctx.loaders.repo.load(id), ctx.access()]);
+  if (repo === null) throw new ApiError('not_found', `repository ${id} not found`);
+  access.assertReadable(repo.workspace_id, 'repository', id);
+  return repo;
 }
 
 /** A project whose workspace the caller can read. */

@@ -28,7 +28,7 @@ export type IdentityParent = ReturnType<typeof maskIdentity>;
 /** Latest-artifact counts keyed by kind; kinds without artifacts are absent. */
 export type KindCountsParent = Record<string, number>;
 
-/** Free-form objects of the REST resources shown through typed fields (repo, enrichment profile). */
+/** Free-form objects of the REST resources shown through typed fields (enrichment profile, tool group key). */
 export type RecordParent = Record<string, unknown>;
 
 /** A trace statistics envelope exactly as REST operation 1 answers it. */

@@ -1,7 +1,9 @@
 /**
  * Operation 5: a workspace, its descendants, their projects and the latest version of every
  * artifact in them, each with the caller's permissions. Counts are per container (an artifact
- * counts in the workspace and project that hold it directly, not in their ancestors).
+ * counts in the workspace and project that hold it directly, not in their ancestors). An artifact's
+ * `repo` is shown when the caller can read the repository's workspace (repositories are authorized
+ * like workspaces), wherever in the organization that workspace is.
  */
 import type { KindCounts } from '../store/registry-port.ts';
 import type { Access } from '../auth/access.ts';
@@ -69,7 +71,8 @@ export async function exportWorkspace(ctx: RequestContext, workspaceId: string):
     store.countMembers(ids),
   ]);
   ctx.checkDeadline();
-  const [projectCounts, extras] = await Promise.all([
+  const repoIds = [...new Set(artifacts.flatMap((a) => (a.repo_id === undefined ? [] : [a.repo_id])))];
+  const [projectCounts, extras, repos] = await Promise.all([
     projects.length > 0
       ? store.countArtifacts(
           'project',
@@ -77,9 +80,11 @@ export async function exportWorkspace(ctx: RequestContext, workspaceId: string):
         )
       : Promise.resolve<KindCounts>(new Map()),
     loadArtifactExtras(store, access, artifacts),
+    repoIds.length > 0 ? store.getRepos(repoIds) : Promise.resolve([]),
   ]);
   ctx.checkDeadline();
   const projectsById = new Map(projects.map((p) => [p.id, p]));
+  const reposById = new Map(repos.filter((r) => access.canRead(r.workspace_id)).map((r) => [r.id, r]));
   const exported = {
     artifacts: artifacts.map((a) => {
       const out = presentArtifact(a, access, extras);
@@ -88,6 +93,9 @@ export async function exportWorkspace(ctx: RequestContext, workspaceId: string):
       if (ws !== undefined) out.workspace = named(ws);
       const project = a.project_id === undefined ? undefined : projectsById.get(a.project_id);
       if (project !== undefined) out.project = { ...named(project), workspace_id: project.workspace_id };
+      const repo = a.repo_id === undefined ? undefined : reposById.get(a.repo_id);
+      if (repo !== undefined)
+        out.repo = { ...named(repo), source_uri: repo.source_uri, workspace_id: repo.workspace_id };
       return out;
     }),
     projects: projects.map((p) => presentProject(p, access, projectCounts.get(p.id))),

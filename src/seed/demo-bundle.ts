@@ -4,7 +4,8 @@
  * single user), 30 users, workspace trees up to three levels below each org root plus a
  * `user_default` workspace per user, 200 agents (some with several versions), 500 tools over 12
  * servers (`mcp`, `builtin`, `openapi`), 39 skills, a few prompts and documents, relationships of
- * every rel_type, identities and stored profile images.
+ * every rel_type, identities and stored profile images. Git-sourced artifacts are synced from
+ * source repositories: one per team workspace (`repo-acme-platform`) and one shared per org root.
  *
  * Fixed ids the README uses: org `org-acme`, user `user-alice` (admin of root workspace
  * `ws-acme`), agent `agent-0001` ("Invoice Parser" in `ws-acme-platform`, stored profile image).
@@ -429,7 +430,49 @@ export function demoBundle(): Obj {
     });
     relationships.push(...extraRelationships(org.short, agentsOf.get(org.id) ?? [], skillsOf.get(org.id) ?? [], rnd));
   }
-  return { organizations, users, workspaces, memberships, projects, artifacts, relationships };
+  const repos = syncFromRepos(workspaces, artifacts);
+  return { organizations, users, workspaces, memberships, projects, repos, artifacts, relationships };
+}
+
+/**
+ * The demo repositories (added last and without the PRNG, so every value generated before stays as
+ * it was): one per team workspace and one shared per org root, each owned by its workspace's
+ * creator. Every artifact with `source_type: git` names the repository of its team (the shared one
+ * at the root), so a team's viewer reads its repository while the shared one stays the root's.
+ */
+function syncFromRepos(workspaces: Obj[], artifacts: Obj[]): Obj[] {
+  const repos: Obj[] = [];
+  const repoOf = new Map<string, string>();
+  const roots = new Set(workspaces.filter((w) => w.parent_id === undefined).map((w) => w.id));
+  const holders = workspaces.filter((w) => roots.has(w.id) || (w.kind === 'team' && roots.has(w.parent_id)));
+  holders.forEach((w, i) => {
+    const ws = w.id as string;
+    const isRoot = w.parent_id === undefined;
+    const name = isRoot ? `${w.name as string}-shared` : `${ws.split('-')[1] ?? ''}-${w.name as string}`;
+    const id = `repo-${isRoot ? `${ws.replace(/^ws-/, '')}-shared` : ws.replace(/^ws-/, '')}`;
+    repos.push({
+      id,
+      workspace_id: ws,
+      name,
+      display_name: `${w.display_name as string} ${isRoot ? 'shared sources' : 'sources'}`,
+      source_uri: `https://git.example.com/${name}.git`,
+      default_branch: 'main',
+      created_at: at(9_000 + i),
+      created_by: w.created_by,
+      updated_at: at(9_100 + i),
+      updated_by: w.updated_by,
+    });
+    repoOf.set(ws, id);
+  });
+  const repoFor = (ws: string): string | undefined => {
+    const team = [...repoOf.keys()].filter((k) => ws === k || ws.startsWith(`${k}-`));
+    return repoOf.get(team.sort((a, b) => b.length - a.length)[0] ?? '');
+  };
+  for (const a of artifacts) {
+    const repo = a.source_type === 'git' ? repoFor(a.workspace_id as string) : undefined;
+    if (repo !== undefined) a.repo_id = repo;
+  }
+  return repos;
 }
 
 /**

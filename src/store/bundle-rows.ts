@@ -3,7 +3,7 @@
  * postgres/ import-bundle.ts), in the column order of their INSERT statements. Booleans differ per
  * engine (SQLite stores 0/1): the engine passes its own.
  */
-import type { Bundle, Identity, Project, Relationship, User } from '../domain/types.ts';
+import type { Bundle, Identity, Project, Relationship, Repo, User } from '../domain/types.ts';
 
 type Value = string | number | boolean | null;
 
@@ -51,6 +51,20 @@ export const projectRow = (p: Project): Value[] => [
   p.created_by,
   p.updated_at,
   p.updated_by,
+];
+
+/** repos (id, workspace_id, name, display_name, source_uri, default_branch, audit) */
+export const repoRow = (r: Repo): Value[] => [
+  r.id,
+  r.workspace_id,
+  r.name,
+  r.display_name,
+  r.source_uri,
+  orNull(r.default_branch),
+  r.created_at,
+  r.created_by,
+  r.updated_at,
+  r.updated_by,
 ];
 
 /** relationships (from_id, from_kind, to_id, to_kind, rel_type, provenance, relationship_status, label, role, weight, confidence, attributes) */

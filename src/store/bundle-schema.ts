@@ -90,6 +90,20 @@ const project = {
   },
 } as const;
 
+const repo = {
+  type: 'object',
+  required: ['id', 'workspace_id', 'name', 'display_name', 'source_uri', ...AUDIT],
+  properties: {
+    id: str,
+    workspace_id: str,
+    name: str,
+    display_name: str,
+    source_uri: str,
+    default_branch: optStr,
+    ...audit,
+  },
+} as const;
+
 const identity = {
   type: ['object', 'null'],
   required: ['client_id', 'credential_kind'],
@@ -192,6 +206,7 @@ export const bundleSchema = {
     workspaces: list(workspace),
     memberships: list(membership),
     projects: list(project),
+    repos: list(repo),
     artifacts: list(artifact),
     relationships: list(relationship),
   },

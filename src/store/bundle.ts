@@ -3,8 +3,8 @@
  * can write as is, or throws a BundleError naming the first offending JSON path: a bundle that
  * breaks a rule is rejected whole. First the shape (bundle-schema.ts, on Ajv), then what needs more
  * than one record: a bundle is self-contained, so every reference (organization, parent workspace,
- * membership, project, artifact workspace/project, relationship endpoint) must name an object of the
- * same bundle; ids are unique; the workspaces form a tree. API keys given in clear are hashed here
+ * membership, project, repository, artifact workspace/project/repository, relationship endpoint) must
+ * name an object of the same bundle (an artifact's project and repository, one of its organization); ids are unique; the workspaces form a tree. API keys given in clear are hashed here
  * and never kept.
  */
 import { Ajv, type ErrorObject } from 'ajv';
@@ -18,6 +18,7 @@ import {
   type Organization,
   type Project,
   type Relationship,
+  type Repo,
   type User,
 } from '../domain/types.ts';
 import { hashApiKey } from '../shared/api-key.ts';
@@ -211,25 +212,58 @@ function parseProjects(raw: RawBundle, orgOfWorkspace: Map<string, string>): Pro
   return projects;
 }
 
+function parseRepos(raw: RawBundle, orgOfWorkspace: Map<string, string>): Repo[] {
+  const repos = (raw.repos ?? []).map((r, i): Repo => {
+    ref(orgOfWorkspace, r.workspace_id, `repos[${i}].workspace_id`, 'workspace');
+    return compact({
+      id: r.id,
+      workspace_id: r.workspace_id,
+      name: r.name,
+      display_name: r.display_name,
+      source_uri: r.source_uri,
+      default_branch: opt(r.default_branch),
+      created_at: r.created_at,
+      created_by: r.created_by,
+      updated_at: r.updated_at,
+      updated_by: r.updated_by,
+    });
+  });
+  uniqueIds(repos, 'repos');
+  return repos;
+}
+
 interface ArtifactContext {
   orgOfWorkspace: Map<string, string>;
   projects: Map<string, Project>;
+  repos: Map<string, Repo>;
 }
 
-/** Fields the API computes per caller or per request: never kept in an artifact's `doc`. */
-const COMPUTED = new Set(['identity', 'permissions', 'relationships', 'profile_image_base64']);
+/** An artifact's project or repository: absent, or an object of the bundle in the artifact's organization. */
+function containerRef(
+  ctx: ArtifactContext,
+  containers: Map<string, { workspace_id: string }>,
+  id: string | undefined,
+  workspaceId: string,
+  at: string,
+  what: string,
+): void {
+  ref(containers, id, at, what);
+  if (id === undefined) return;
+  const org = ctx.orgOfWorkspace.get(containers.get(id)?.workspace_id ?? '');
+  if (org !== ctx.orgOfWorkspace.get(workspaceId)) throw new BundleError(at, `${what} belongs to another organization`);
+}
+
+/** Fields the API computes (per caller, per request, or from other records: `repo`): never kept in an artifact's `doc`. */
+const COMPUTED = new Set(['identity', 'permissions', 'relationships', 'profile_image_base64', 'repo']);
 /** Optional fields whose null means absent (any other field keeps its null in `doc`). */
 const NULL_IS_ABSENT = new Set(Object.keys(ARTIFACT_OPTIONAL).filter((k) => k !== 'source_metadata'));
 
 function toVersion(a: RawArtifact, at: string, ctx: ArtifactContext): ArtifactVersion {
   ref(ctx.orgOfWorkspace, a.workspace_id, `${at}.workspace_id`, 'workspace');
   const projectId = opt(a.project_id);
-  ref(ctx.projects, projectId, `${at}.project_id`, 'project');
-  if (projectId !== undefined) {
-    const projectOrg = ctx.orgOfWorkspace.get(ctx.projects.get(projectId)?.workspace_id ?? '');
-    if (projectOrg !== ctx.orgOfWorkspace.get(a.workspace_id))
-      throw new BundleError(`${at}.project_id`, 'project belongs to another organization');
-  }
+  containerRef(ctx, ctx.projects, projectId, a.workspace_id, `${at}.project_id`, 'project');
+  const repoId = opt(a.repo_id);
+  containerRef(ctx, ctx.repos, repoId, a.workspace_id, `${at}.repo_id`, 'repository');
   const doc: Obj = {};
   for (const [k, v] of Object.entries(a)) {
     if (COMPUTED.has(k) || (v === null && NULL_IS_ABSENT.has(k))) continue;
@@ -244,6 +278,7 @@ function toVersion(a: RawArtifact, at: string, ctx: ArtifactContext): ArtifactVe
     display_name: opt(a.display_name),
     workspace_id: a.workspace_id,
     project_id: projectId,
+    repo_id: repoId,
     artifact_status: a.artifact_status,
     created_at: a.created_at,
     created_by: a.created_by,
@@ -378,7 +413,12 @@ export function parseBundle(input: unknown): Bundle {
   const orgOfWorkspace = new Map(workspaces.map((w) => [w.id, w.org_id]));
   const memberships = parseMemberships(raw, new Map(users.map((u) => [u.id, u.org_id])), orgOfWorkspace);
   const projects = parseProjects(raw, orgOfWorkspace);
-  const parsed = parseArtifacts(raw, { orgOfWorkspace, projects: new Map(projects.map((p) => [p.id, p])) });
+  const repos = parseRepos(raw, orgOfWorkspace);
+  const parsed = parseArtifacts(raw, {
+    orgOfWorkspace,
+    projects: new Map(projects.map((p) => [p.id, p])),
+    repos: new Map(repos.map((r) => [r.id, r])),
+  });
   const relationships = parseRelationships(raw, parsed.kinds);
   return {
     organizations,
@@ -386,6 +426,7 @@ export function parseBundle(input: unknown): Bundle {
     workspaces,
     memberships,
     projects,
+    repos,
     artifacts: parsed.artifacts,
     identities: parsed.identities,
     relationships,

@@ -18,6 +18,7 @@ import type {
   Organization,
   ProfileImage,
   Project,
+  Repo,
   Relationship,
   User,
   Workspace,
@@ -100,6 +101,7 @@ export interface ImportCounts {
   workspaces: number;
   memberships: number;
   projects: number;
+  repos: number;
   artifacts: number;
   relationships: number;
 }
@@ -133,6 +135,13 @@ export interface RegistryStore {
   getProjects(ids: readonly string[]): Promise<Project[]>;
   /** Projects whose workspace is one of these, ordered by id. */
   listProjects(workspaceIds: readonly string[]): Promise<Project[]>;
+
+  // Source repositories
+  getRepos(ids: readonly string[]): Promise<Repo[]>;
+  /** Repositories whose workspace is one of these, ordered by id. */
+  listRepos(workspaceIds: readonly string[]): Promise<Repo[]>;
+  /** Every latest artifact synced from one of these repositories (in any workspace), ordered by id. */
+  listArtifactsOfRepos(repoIds: readonly string[]): Promise<ArtifactVersion[]>;
 
   // Artifacts
   findArtifacts(query: ArtifactQuery): Promise<Page<ArtifactVersion>>;

@@ -6,6 +6,7 @@ import type {
   Membership,
   Organization,
   Project,
+  Repo,
   Relationship,
   User,
   Workspace,
@@ -73,6 +74,21 @@ export function toProject(r: Row): Project {
   });
 }
 
+export function toRepo(r: Row): Repo {
+  return compact({
+    id: r.id as string,
+    workspace_id: r.workspace_id as string,
+    name: r.name as string,
+    display_name: r.display_name as string,
+    source_uri: r.source_uri as string,
+    default_branch: opt(r.default_branch),
+    created_at: r.created_at as string,
+    created_by: r.created_by as string,
+    updated_at: r.updated_at as string,
+    updated_by: r.updated_by as string,
+  });
+}
+
 export function toArtifact(r: Row): ArtifactVersion {
   return compact({
     id: r.id as string,
@@ -83,6 +99,7 @@ export function toArtifact(r: Row): ArtifactVersion {
     display_name: opt(r.display_name),
     workspace_id: r.workspace_id as string,
     project_id: opt(r.project_id),
+    repo_id: opt(r.repo_id),
     artifact_status: r.artifact_status as string,
     created_at: r.created_at as string,
     created_by: r.created_by as string,

@@ -94,6 +94,26 @@ function queryBundle() {
   };
 }
 
+/**
+ * The rows of a registry written before repositories existed (schema 001/002, both engines): two
+ * artifacts, one whose document names a repository (unvalidated then) and one that names none.
+ * `exec` runs SQL on the old database; the upgrade must fill the artifact's repository column.
+ */
+export async function writeOldArtifacts(engine: 'sqlite' | 'postgres', exec: (sql: string) => unknown): Promise<void> {
+  const search = engine === 'postgres' ? [', search', ", to_tsvector('simple', 'x')"] : ['', ''];
+  await exec(`INSERT INTO organizations VALUES ('org-o', 'O', 'active')`);
+  await exec(`INSERT INTO workspaces (id, org_id, root_workspace_id, name, display_name, kind, workspace_status, created_at,
+    created_by, updated_at, updated_by) VALUES ('ws-o', 'org-o', 'ws-o', 'o', 'O', 'org', 'active', 't', 'u', 't', 'u')`);
+  for (const [id, doc] of [
+    ['a-1', '{"id":"a-1","repo_id":"repo-1"}'],
+    ['a-2', '{"id":"a-2","repo_id":null}'],
+  ]) {
+    await exec(`INSERT INTO artifacts (id, version_ordinal, is_latest, kind, name, name_lower, workspace_id,
+      artifact_status, created_at, created_by, updated_at, updated_by, doc${search[0]}) VALUES ('${id}', 1, 1 = 1,
+      'tool', '${id}', '${id}', 'ws-o', 'active', 't', 'u', 't', 'u', '${doc}'${search[1]})`);
+  }
+}
+
 export function registryContract(engine: string, open: () => Promise<RegistryStore>): void {
   describe(`registry store contract: ${engine}`, () => {
     let store: RegistryStore;
@@ -106,6 +126,7 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
         workspaces: 5,
         memberships: 4,
         projects: 1,
+        repos: 3,
         artifacts: 12,
         relationships: 3,
       });
@@ -183,6 +204,52 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
         { id: 'proj-a1', workspace_id: 'ws-a-team', knowledge_urls: ['https://wiki.a.example/billing'] },
       ]);
       expect(await store.countMembers(['ws-a', 'ws-a-sub'])).toEqual(new Map([['ws-a', 2]]));
+    });
+
+    it('holds source repositories by id and by workspace, and the artifacts synced from each', async () => {
+      expect(await store.getRepos(['repo-b', 'nope', 'repo-a-team'])).toEqual([
+        {
+          id: 'repo-a-team',
+          workspace_id: 'ws-a-team',
+          name: 'team-agents',
+          display_name: 'Team agents',
+          source_uri: 'https://git.a.example/team-agents.git',
+          default_branch: 'main',
+          created_at: '2026-01-01T00:00:00Z',
+          created_by: 'u-admin',
+          updated_at: '2026-01-01T00:00:00Z',
+          updated_by: 'u-admin',
+        },
+        {
+          id: 'repo-b',
+          workspace_id: 'ws-b',
+          name: 'bots',
+          display_name: 'Bots',
+          source_uri: 'https://git.b.example/bots.git',
+          created_at: '2026-01-01T00:00:00Z',
+          created_by: 'u-b',
+          updated_at: '2026-01-01T00:00:00Z',
+          updated_by: 'u-b',
+        },
+      ]);
+      expect((await store.getRepos(['repo-a-other']))[0]).not.toHaveProperty('default_branch');
+      expect((await store.listRepos(['ws-a-other', 'ws-a-team', 'ws-a-sub'])).map((r) => r.id)).toEqual([
+        'repo-a-other',
+        'repo-a-team',
+      ]);
+      expect(await store.listRepos([])).toEqual([]);
+      // A repository's artifacts sit in any workspace of its organization; latest versions only.
+      const synced = await store.listArtifactsOfRepos(['repo-a-team', 'repo-a-other', 'nope']);
+      expect(synced.map((a) => [a.id, a.repo_id, a.workspace_id])).toEqual([
+        ['ag-2', 'repo-a-team', 'ws-a-sub'],
+        ['ag-3', 'repo-a-team', 'ws-a-other'],
+        ['tl-2', 'repo-a-other', 'ws-a-sub'],
+      ]);
+      expect(synced[0]?.doc.repo_id).toBe('repo-a-team');
+      expect(await store.listArtifactsOfRepos([])).toEqual([]);
+      const [ag1, ag2] = await store.getArtifacts(['ag-1', 'ag-2']);
+      expect(ag1).not.toHaveProperty('repo_id');
+      expect(ag2?.repo_id).toBe('repo-a-team');
     });
 
     it('returns latest versions by default and every version on request', async () => {
@@ -474,7 +541,9 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
         name: 'Trip Planner',
         display_name: 'Trip Planner',
         instructions: 'Plan trips.',
+        repo_id: 'repo-a-other',
       } as never);
+      (bundle.repos.find((r) => r.id === 'repo-a-other') as Record<string, unknown>).display_name = 'Moved tools';
       (bundle.artifacts.find((a) => a.id === 'ag-2' && a.version_ordinal === 1) as Record<string, unknown>).is_latest =
         false;
       (bundle.users.find((u) => u.id === 'u-viewer') as Record<string, unknown>).name = 'Victoria Viewer';
@@ -517,6 +586,14 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
       expect(await store.getRelationships(['tl-1'])).toMatchObject([{ provenance: 'observed' }]);
       expect((await store.getIdentitiesOfAgents(['ag-2']))[0]?.api_key_hash).toBe(hashApiKey(TEST_API_KEY));
       expect(await store.countMembers(['ws-a'])).toEqual(new Map([['ws-a', 2]]));
+      // The new latest version moved ag-2 to another repository; the repository was updated in place.
+      expect((await store.listArtifactsOfRepos(['repo-a-team'])).map((a) => a.id)).toEqual(['ag-3']);
+      expect((await store.listArtifactsOfRepos(['repo-a-other'])).map((a) => [a.id, a.version_ordinal])).toEqual([
+        ['ag-2', 2],
+        ['tl-2', 1],
+      ]);
+      expect((await store.getRepos(['repo-a-other'])).map((r) => r.display_name)).toEqual(['Moved tools']);
+      expect(versions.map((v) => v.repo_id)).toEqual(['repo-a-team', 'repo-a-other']);
     });
 
     it('stores nothing of a bundle whose write fails part-way', async () => {

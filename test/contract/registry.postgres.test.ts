@@ -1,7 +1,10 @@
-import { afterAll, describe } from 'vitest';
+import fs from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
 import { openPostgresRegistry } from '../../src/store/postgres/open.ts';
 import { PG_URL, dropSchema, freshSchemaName, postgresReachable } from './pg-schema.ts';
-import { registryContract } from './registry-contract.ts';
+import { registryContract, writeOldArtifacts } from './registry-contract.ts';
 
 const schemas: string[] = [];
 if (await postgresReachable()) {
@@ -12,6 +15,41 @@ if (await postgresReachable()) {
   });
   afterAll(async () => {
     for (const s of schemas) await dropSchema(s);
+  });
+
+  describe('postgres registry engine specifics', () => {
+    it('upgrades a schema written before repositories: artifacts keep the repo_id of their documents', async () => {
+      const schema = freshSchemaName('t_registry_old');
+      schemas.push(schema);
+      const client = new pg.Client({ connectionString: PG_URL });
+      await client.connect();
+      try {
+        await client.query(`CREATE SCHEMA ${schema}; SET search_path TO ${schema}`);
+        await client.query(
+          fs.readFileSync(
+            path.join(import.meta.dirname, '../../src/store/postgres/migrations/registry/001_init.sql'),
+            'utf8',
+          ),
+        );
+        await client.query(
+          `CREATE TABLE registry_schema_migrations (name TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now());
+           INSERT INTO registry_schema_migrations (name) VALUES ('001_init.sql')`,
+        );
+        await writeOldArtifacts('postgres', (sql) => client.query(sql));
+      } finally {
+        await client.end();
+      }
+      const store = await openPostgresRegistry({ databaseUrl: PG_URL, requestTimeoutMs: 10_000 }, schema);
+      try {
+        expect((await store.listArtifactsOfRepos(['repo-1'])).map((a) => [a.id, a.repo_id])).toEqual([
+          ['a-1', 'repo-1'],
+        ]);
+        expect((await store.getArtifacts(['a-2']))[0]).not.toHaveProperty('repo_id');
+        expect(await store.getRepos(['repo-1'])).toEqual([]);
+      } finally {
+        await store.close();
+      }
+    });
   });
 } else {
   describe.skip('registry store contract: postgres (no server)', () => undefined);

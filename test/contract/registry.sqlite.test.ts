@@ -8,7 +8,7 @@ import { parseBundle } from '../../src/store/bundle.ts';
 import { openRegistryStore } from '../../src/store/open-registry.ts';
 import { SqliteRegistryStore } from '../../src/store/sqlite/registry-store.ts';
 import { TEST_API_KEY, smallBundle } from '../fixtures/small-bundle.ts';
-import { registryContract } from './registry-contract.ts';
+import { registryContract, writeOldArtifacts } from './registry-contract.ts';
 
 const tempFile = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gw-contract-')), 'registry.sqlite');
 
@@ -30,9 +30,27 @@ describe('sqlite registry engine specifics', () => {
         .prepare('SELECT name FROM schema_migrations')
         .all()
         .map((r) => r.name),
-    ).toEqual(['001_init.sql', '002_sort_index.sql']);
+    ).toEqual(['001_init.sql', '002_sort_index.sql', '003_repos.sql']);
     expect(db.prepare('PRAGMA journal_mode').get()?.journal_mode).toBe('wal');
     db.close();
+  });
+
+  it('upgrades a file written before repositories: artifacts keep the repo_id of their documents', async () => {
+    const file = tempFile();
+    const old = new DatabaseSync(file);
+    const dir = path.join(import.meta.dirname, '../../src/store/sqlite/migrations');
+    old.exec('CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)');
+    for (const name of ['001_init.sql', '002_sort_index.sql']) {
+      old.exec(fs.readFileSync(path.join(dir, name), 'utf8'));
+      old.prepare('INSERT INTO schema_migrations VALUES (?, ?)').run(name, '2026-01-01T00:00:00Z');
+    }
+    await writeOldArtifacts('sqlite', (sql) => old.exec(sql));
+    old.close();
+    const store = new SqliteRegistryStore(file);
+    expect((await store.listArtifactsOfRepos(['repo-1'])).map((a) => [a.id, a.repo_id])).toEqual([['a-1', 'repo-1']]);
+    expect((await store.getArtifacts(['a-2']))[0]).not.toHaveProperty('repo_id');
+    expect(await store.getRepos(['repo-1'])).toEqual([]);
+    await store.close();
   });
 
   it('never writes a clear API key to disk', async () => {

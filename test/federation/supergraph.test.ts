@@ -1,6 +1,6 @@
 /**
- * This service as a Federation v2 subgraph: composed with a second subgraph (reviews and budgets
- * extending Agent and Workspace) by @apollo/composition, and queried through @apollo/gateway
+ * This service as a Federation v2 subgraph: composed with a second subgraph (reviews, budgets and
+ * CI status extending Agent, Workspace and Repo) by @apollo/composition, and queried through @apollo/gateway
  * in-process, with both subgraphs on loopback and the caller's Authorization forwarded.
  */
 import { composeServices } from '@apollo/composition';
@@ -25,6 +25,10 @@ const reviewsTypeDefs = parse(`
     id: ID!
     budget: Budget
   }
+  type Repo @key(fields: "id") {
+    id: ID!
+    ciStatus: String!
+  }
   type Review {
     rating: Int!
     body: String!
@@ -34,11 +38,16 @@ const reviewsTypeDefs = parse(`
   }
   type Query {
     featuredAgents: [Agent]!
+    featuredRepos: [Repo]!
   }
 `);
 
 const reviewsResolvers = {
-  Query: { featuredAgents: () => [{ id: 'ag-1' }, { id: 'ag-b1' }] },
+  Query: {
+    featuredAgents: () => [{ id: 'ag-1' }, { id: 'ag-b1' }],
+    featuredRepos: () => [{ id: 'repo-a-team' }, { id: 'repo-a-other' }, { id: 'repo-b' }],
+  },
+  Repo: { ciStatus: ({ id }: { id: string }) => `green:${id}` },
   Agent: { reviews: ({ id }: { id: string }) => [{ rating: id.length, body: `review of ${id}` }] },
   Workspace: { budget: ({ id }: { id: string }) => ({ monthlyUsd: id.length * 100 }) },
 };
@@ -135,6 +144,22 @@ describe('supergraph of this subgraph and a reviews subgraph', () => {
     expect(featured[1]?.name ?? null).toBeNull();
     const codes = (result.errors ?? []).map((e) => e.extensions?.code);
     expect(codes).toContain('not_found');
+  });
+
+  it('a repository crosses both ways: extended by the other subgraph, resolved here with the same authorization', async () => {
+    const here = await viaGateway('{ agent(id: "ag-2") { repo { id name ciStatus } } }', 'u-viewer');
+    expect(here.errors).toBeUndefined();
+    expect(here.data).toEqual({
+      agent: { repo: { id: 'repo-a-team', name: 'team-agents', ciStatus: 'green:repo-a-team' } },
+    });
+    const there = await viaGateway('{ featuredRepos { id name artifacts { nodes { id } } } }', 'u-viewer');
+    const repos = (there.data as { featuredRepos: ({ name: string | null; artifacts?: unknown } | null)[] })
+      .featuredRepos;
+    expect(repos[0]).toEqual({ id: 'repo-a-team', name: 'team-agents', artifacts: { nodes: [{ id: 'ag-2' }] } });
+    // repo-a-other's workspace is not the viewer's (access_denied), repo-b is another org's (not_found).
+    expect(repos.slice(1).map((r) => r?.name ?? null)).toEqual([null, null]);
+    const codes = (there.errors ?? []).map((e) => e.extensions?.code).sort();
+    expect(codes).toEqual(['access_denied', 'not_found']);
   });
 
   it('a viewer sees its own subtree only, through the gateway too', async () => {

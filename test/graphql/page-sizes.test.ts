@@ -14,13 +14,18 @@ import { wideBundle } from './wide-bundle.ts';
 const MANY = 210;
 const T0 = '2026-01-01T00:00:00Z';
 
-/** 210 agents (project proj-a1 of ws-a-team, by u-admin), 210 tools on distinct servers, 210 more users. */
+/** 210 agents (project proj-a1 of ws-a-team, repository repo-a-team, by u-admin), 210 tools on distinct servers, 210 more users. */
 function manyBundle() {
   const bundle = wideBundle(MANY, MANY) as { artifacts: Record<string, unknown>[]; users: Record<string, unknown>[] };
   for (const a of bundle.artifacts) {
     const id = String(a.id);
     if (id.startsWith('ag-w'))
-      Object.assign(a, { workspace_id: 'ws-a-team', project_id: 'proj-a1', created_by: 'u-admin' });
+      Object.assign(a, {
+        workspace_id: 'ws-a-team',
+        project_id: 'proj-a1',
+        repo_id: 'repo-a-team',
+        created_by: 'u-admin',
+      });
     if (id.startsWith('tl-w')) a.server_id = `srv-${id}`;
   }
   for (let i = 0; i < MANY; i++)
@@ -47,6 +52,10 @@ const PAGES: Record<string, { query: string; nodes: (data: GraphqlResponse['data
   'Project.artifacts': {
     query: 'query($first: Int) { project(id: "proj-a1") { p: artifacts(first: $first) { nodes { id } } } }',
     nodes: (d) => d.project.p.nodes,
+  },
+  'Repo.artifacts': {
+    query: 'query($first: Int) { repo(id: "repo-a-team") { p: artifacts(first: $first) { nodes { id } } } }',
+    nodes: (d) => d.repo.p.nodes,
   },
   'User.artifacts': {
     query: 'query($first: Int) { user(id: "u-admin") { p: artifacts(first: $first) { nodes { id } } } }',

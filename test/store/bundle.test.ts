@@ -53,6 +53,19 @@ describe('parseBundle', () => {
       content_hash_hex: expect.any(String),
     });
     expect(b.workspaces[0]).not.toHaveProperty('root_workspace_id');
+    expect(b.repos.map((r) => r.id)).toEqual(['repo-a-team', 'repo-a-other', 'repo-b']);
+    expect(b.artifacts.find((a) => a.id === 'ag-2')).toMatchObject({
+      repo_id: 'repo-a-team',
+      doc: { repo_id: 'repo-a-team' },
+    });
+  });
+
+  it("keeps an artifact's repo_id and drops an exported repo object (the API computes it from the repository)", () => {
+    const raw = smallBundle();
+    Object.assign(raw.artifacts[2]!, { repo: { id: 'repo-a-team', name: 'stale', source_uri: 'https://old' } });
+    const ag2 = parseBundle(raw).artifacts.find((a) => a.id === 'ag-2');
+    expect(ag2?.doc.repo_id).toBe('repo-a-team');
+    expect(ag2?.doc).not.toHaveProperty('repo');
   });
 
   it('treats null optional fields as absent and accepts timestamps with offsets', () => {
@@ -254,6 +267,41 @@ describe('parseBundle', () => {
         art(b, 4).project_id = 'proj-a1';
       },
       'artifacts[4].project_id',
+    ],
+    [
+      'unknown repository workspace',
+      (b) => {
+        b.repos[1]!.workspace_id = 'ws-x';
+      },
+      'repos[1].workspace_id',
+    ],
+    [
+      'duplicate repository id',
+      (b) => {
+        b.repos.push({ ...b.repos[0]! });
+      },
+      'repos[3].id',
+    ],
+    [
+      'a repository without its source uri',
+      (b) => {
+        delete (b.repos[2] as Partial<(typeof b.repos)[number]>).source_uri;
+      },
+      'repos[2].source_uri',
+    ],
+    [
+      'artifact from an unknown repository',
+      (b) => {
+        art(b, 2).repo_id = 'repo-x';
+      },
+      'artifacts[2].repo_id',
+    ],
+    [
+      'artifact from a repository of another org',
+      (b) => {
+        art(b, 4).repo_id = 'repo-a-team';
+      },
+      'artifacts[4].repo_id',
     ],
     [
       'artifact missing a required field',

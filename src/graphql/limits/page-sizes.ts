@@ -24,6 +24,7 @@ export const PAGE_SIZES: Readonly<Record<string, PageSize>> = {
   'Query.users': { default: 50, max: 200 },
   'Workspace.artifacts': CONNECTION,
   'Project.artifacts': CONNECTION,
+  'Repo.artifacts': CONNECTION,
   'User.artifacts': CONNECTION,
 };
 

@@ -1,7 +1,7 @@
 /**
  * Fields every artifact type shares (Agent, Tool, Skill, Prompt, Document): the computed REST
- * fields (permissions, relationships, masked identity) and the edges to workspace, project and
- * creator. Plain fields come from the stored document through the snake_case field resolver.
+ * fields (permissions, relationships, masked identity) and the edges to workspace, project,
+ * repository and creator. Plain fields come from the stored document through the snake_case field resolver.
  */
 import type { RequestContext } from '../../context.ts';
 import type { ArtifactVersion } from '../../domain/types.ts';
@@ -30,6 +30,13 @@ export const artifactFields = {
   workspace: (row: ArtifactVersion, _args: unknown, ctx: RequestContext) => readableWorkspace(ctx, row.workspace_id),
   project: (row: ArtifactVersion, _args: unknown, ctx: RequestContext) =>
     row.project_id === undefined ? null : readableProject(ctx, row.project_id),
+  // An edge like a workspace's parent: null unless the caller can read the repository's workspace
+  // (or when no imported repository has that id: data written before repositories existed).
+  repo: async (row: ArtifactVersion, _args: unknown, ctx: RequestContext) => {
+    if (row.repo_id === undefined) return null;
+    const repo = await ctx.loaders.repo.load(row.repo_id);
+    return repo === null ? null : withAccess(ctx, (a) => (a.canRead(repo.workspace_id) ? repo : null));
+  },
   creator: (row: ArtifactVersion, _args: unknown, ctx: RequestContext) => orgUserOrNull(ctx, row.created_by),
   versions: async (row: ArtifactVersion, _args: unknown, ctx: RequestContext) => {
     const versions = await ctx.loaders.artifactVersions.load(row.id);

@@ -25,6 +25,7 @@ export const Workspace: WorkspaceResolvers = {
     ),
   subtree: (ws, _args, ctx) => withAccess(ctx, (a) => a.subtree(ws.id).map((id) => a.workspace(id) as WorkspaceRow)),
   projects: (ws, _args, ctx) => ctx.loaders.projectsOfWorkspace.load(ws.id),
+  repos: (ws, _args, ctx) => ctx.loaders.reposOfWorkspace.load(ws.id),
   artifacts: async (ws, args, ctx) => {
     const rows = await ctx.loaders.artifactsOfWorkspace.load(ws.id);
     const list = args.kind ? rows.filter((a) => a.kind === args.kind) : rows;

@@ -8,6 +8,7 @@ import { Project } from './Project.ts';
 import { queryLists } from './query-lists.ts';
 import { queryLookups } from './query-lookups.ts';
 import { Relationship } from './Relationship.ts';
+import { Repo } from './Repo.ts';
 import { Skill } from './Skill.ts';
 import { Tool } from './Tool.ts';
 import { TraceStatsData } from './trace-stats.ts';
@@ -28,6 +29,7 @@ export const resolvers: Resolvers = {
   Relationship,
   Workspace,
   Project,
+  Repo,
   User,
   Member,
   Viewer,

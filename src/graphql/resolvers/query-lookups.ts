@@ -1,7 +1,7 @@
 /** Root lookups: the caller, objects by id (404/403 as REST), and the insight schemas (op. 4). */
 import type { QueryResolvers } from '../../generated/graphql.ts';
 import { listInsightSchemas } from '../../skills/insight-schemas.ts';
-import { orgUser, readableArtifact, readableProject, readableWorkspace } from '../authorize.ts';
+import { orgUser, readableArtifact, readableProject, readableRepo, readableWorkspace } from '../authorize.ts';
 
 /** Lookup fields of `Query`. */
 export const queryLookups: QueryResolvers = {
@@ -12,6 +12,7 @@ export const queryLookups: QueryResolvers = {
   artifact: (_root, { id }, ctx) => readableArtifact(ctx, id),
   workspace: (_root, { id }, ctx) => readableWorkspace(ctx, id),
   project: (_root, { id }, ctx) => readableProject(ctx, id),
+  repo: (_root, { id }, ctx) => readableRepo(ctx, id),
   user: (_root, { id }, ctx) => orgUser(ctx, id),
   insightSchemas: () => [...listInsightSchemas().items],
 };

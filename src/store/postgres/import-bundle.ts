@@ -7,7 +7,16 @@
 import type pg from 'pg';
 import type { Bundle } from '../../domain/types.ts';
 import type { ImportCounts } from '../registry-port.ts';
-import { identityRow, orNull, projectRow, relationshipRow, str, userRow, workspaceRow } from '../bundle-rows.ts';
+import {
+  identityRow,
+  orNull,
+  projectRow,
+  relationshipRow,
+  repoRow,
+  str,
+  userRow,
+  workspaceRow,
+} from '../bundle-rows.ts';
 
 const upsert = (table: string, columns: string[], key: string[]) =>
   `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')})
@@ -54,6 +63,22 @@ const SQL = {
     ],
     ['id'],
   ),
+  repo: upsert(
+    'repos',
+    [
+      'id',
+      'workspace_id',
+      'name',
+      'display_name',
+      'source_uri',
+      'default_branch',
+      'created_at',
+      'created_by',
+      'updated_at',
+      'updated_by',
+    ],
+    ['id'],
+  ),
   relationship: upsert(
     'relationships',
     [
@@ -80,14 +105,14 @@ const SQL = {
   image: upsert('profile_images', ['agent_id', 'content_type', 'bytes'], ['agent_id']),
   artifact: `INSERT INTO artifacts (id, version_ordinal, is_latest, kind, name, name_lower, display_name, display_name_lower,
       workspace_id, project_id, artifact_status, created_at, created_by, updated_at, updated_by, server_id, provider_kind,
-      owner, is_system, source_type, doc, search)
+      owner, is_system, source_type, doc, search, repo_id)
     VALUES ($1, $2, $3, $4, $5, lower($5), $6, lower($6), $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
       setweight(to_tsvector('simple', $5), 'A') || setweight(to_tsvector('simple', coalesce($6, '')), 'B')
-        || setweight(to_tsvector('simple', coalesce($20, '')), 'C'))
+        || setweight(to_tsvector('simple', coalesce($20, '')), 'C'), $21)
     ON CONFLICT (id, version_ordinal) DO UPDATE SET is_latest = EXCLUDED.is_latest, kind = EXCLUDED.kind,
       name = EXCLUDED.name, name_lower = EXCLUDED.name_lower, display_name = EXCLUDED.display_name,
       display_name_lower = EXCLUDED.display_name_lower, workspace_id = EXCLUDED.workspace_id,
-      project_id = EXCLUDED.project_id, artifact_status = EXCLUDED.artifact_status, created_at = EXCLUDED.created_at,
+      project_id = EXCLUDED.project_id, repo_id = EXCLUDED.repo_id, artifact_status = EXCLUDED.artifact_status, created_at = EXCLUDED.created_at,
       created_by = EXCLUDED.created_by, updated_at = EXCLUDED.updated_at, updated_by = EXCLUDED.updated_by,
       server_id = EXCLUDED.server_id, provider_kind = EXCLUDED.provider_kind, owner = EXCLUDED.owner,
       is_system = EXCLUDED.is_system, source_type = EXCLUDED.source_type, doc = EXCLUDED.doc, search = EXCLUDED.search`,
@@ -110,6 +135,7 @@ export async function importBundle(pool: pg.Pool, b: Bundle): Promise<ImportCoun
     for (const p of b.projects) {
       await c.query(SQL.project, projectRow(p));
     }
+    for (const r of b.repos) await c.query(SQL.repo, repoRow(r));
     const latestIds = [...new Set(b.artifacts.filter((a) => a.is_latest).map((a) => a.id))];
     if (latestIds.length > 0)
       await c.query('UPDATE artifacts SET is_latest = FALSE WHERE id = ANY($1::text[])', [latestIds]);
@@ -136,6 +162,7 @@ export async function importBundle(pool: pg.Pool, b: Bundle): Promise<ImportCoun
         str(d.source_type),
         JSON.stringify(d),
         str(d.instructions),
+        orNull(a.repo_id),
       ]);
     }
     for (const r of b.relationships) {
@@ -163,6 +190,7 @@ export async function importBundle(pool: pg.Pool, b: Bundle): Promise<ImportCoun
     workspaces: b.workspaces.length,
     memberships: b.memberships.length,
     projects: b.projects.length,
+    repos: b.repos.length,
     artifacts: b.artifacts.length,
     relationships: b.relationships.length,
   };

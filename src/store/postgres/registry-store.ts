@@ -23,6 +23,7 @@ import {
   toOrganization,
   toProject,
   toRelationship,
+  toRepo,
   toUser,
   toToolGroup,
   toToolRef,
@@ -140,6 +141,22 @@ export class PostgresRegistryStore implements RegistryStore {
     return (
       await this.all(`SELECT * FROM projects WHERE workspace_id = ANY($1::text[]) ORDER BY ${ID}`, [workspaceIds])
     ).map(toProject);
+  }
+
+  async getRepos(ids: readonly string[]) {
+    return (await this.all(`SELECT * FROM repos WHERE id = ANY($1::text[]) ORDER BY ${ID}`, [ids])).map(toRepo);
+  }
+
+  async listRepos(workspaceIds: readonly string[]) {
+    return (
+      await this.all(`SELECT * FROM repos WHERE workspace_id = ANY($1::text[]) ORDER BY ${ID}`, [workspaceIds])
+    ).map(toRepo);
+  }
+
+  async listArtifactsOfRepos(repoIds: readonly string[]) {
+    return (
+      await this.all(`SELECT * FROM artifacts WHERE is_latest AND repo_id = ANY($1::text[]) ORDER BY ${ID}`, [repoIds])
+    ).map(toArtifact);
   }
 
   async findArtifacts(query: ArtifactQuery): Promise<Page<ArtifactVersion>> {

@@ -5,7 +5,16 @@
  */
 import type { DatabaseSync } from 'node:sqlite';
 import type { Bundle } from '../../domain/types.ts';
-import { identityRow, orNull, projectRow, relationshipRow, str, userRow, workspaceRow } from '../bundle-rows.ts';
+import {
+  identityRow,
+  orNull,
+  projectRow,
+  relationshipRow,
+  repoRow,
+  str,
+  userRow,
+  workspaceRow,
+} from '../bundle-rows.ts';
 import type { ImportCounts } from '../registry-port.ts';
 
 const bool = (v: unknown): number | null => (typeof v === 'boolean' ? (v ? 1 : 0) : null);
@@ -58,6 +67,14 @@ export function importBundle(db: DatabaseSync, b: Bundle): ImportCounts {
       project.run(...bind(projectRow(p)));
     }
 
+    const repo = db.prepare(`INSERT INTO repos (id, workspace_id, name, display_name, source_uri, default_branch,
+      created_at, created_by, updated_at, updated_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT(id) DO UPDATE SET workspace_id = excluded.workspace_id, name = excluded.name,
+      display_name = excluded.display_name, source_uri = excluded.source_uri, default_branch = excluded.default_branch,
+      created_at = excluded.created_at, created_by = excluded.created_by, updated_at = excluded.updated_at,
+      updated_by = excluded.updated_by`);
+    for (const r of b.repos) repo.run(...bind(repoRow(r)));
+
     writeArtifacts(db, b);
 
     const rel = db.prepare(`INSERT INTO relationships (from_id, from_kind, to_id, to_kind, rel_type, provenance,
@@ -93,6 +110,7 @@ export function importBundle(db: DatabaseSync, b: Bundle): ImportCounts {
     workspaces: b.workspaces.length,
     memberships: b.memberships.length,
     projects: b.projects.length,
+    repos: b.repos.length,
     artifacts: b.artifacts.length,
     relationships: b.relationships.length,
   };
@@ -108,13 +126,13 @@ function writeArtifacts(db: DatabaseSync, b: Bundle): void {
   }
   const upsert =
     db.prepare(`INSERT INTO artifacts (id, version_ordinal, is_latest, kind, name, name_lower, display_name,
-    display_name_lower, workspace_id, project_id, artifact_status, created_at, created_by, updated_at, updated_by,
-    server_id, provider_kind, owner, is_system, source_type, doc)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    display_name_lower, workspace_id, project_id, repo_id, artifact_status, created_at, created_by, updated_at,
+    updated_by, server_id, provider_kind, owner, is_system, source_type, doc)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT(id, version_ordinal) DO UPDATE SET is_latest = excluded.is_latest, kind = excluded.kind,
     name = excluded.name, name_lower = excluded.name_lower, display_name = excluded.display_name,
     display_name_lower = excluded.display_name_lower, workspace_id = excluded.workspace_id,
-    project_id = excluded.project_id, artifact_status = excluded.artifact_status, created_at = excluded.created_at,
+    project_id = excluded.project_id, repo_id = excluded.repo_id, artifact_status = excluded.artifact_status, created_at = excluded.created_at,
     created_by = excluded.created_by, updated_at = excluded.updated_at, updated_by = excluded.updated_by,
     server_id = excluded.server_id, provider_kind = excluded.provider_kind, owner = excluded.owner,
     is_system = excluded.is_system, source_type = excluded.source_type, doc = excluded.doc`);
@@ -131,6 +149,7 @@ function writeArtifacts(db: DatabaseSync, b: Bundle): void {
       a.display_name?.toLowerCase() ?? null,
       a.workspace_id,
       orNull(a.project_id),
+      orNull(a.repo_id),
       a.artifact_status,
       a.created_at,
       a.created_by,

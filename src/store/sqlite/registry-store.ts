@@ -27,6 +27,7 @@ import {
   toOrganization,
   toProject,
   toRelationship,
+  toRepo,
   toUser,
   toToolGroup,
   toToolRef,
@@ -147,6 +148,23 @@ export class SqliteRegistryStore implements RegistryStore {
     return this.all(`SELECT * FROM projects WHERE workspace_id ${IN} ORDER BY id`, JSON.stringify(workspaceIds)).map(
       toProject,
     );
+  }
+
+  async getRepos(ids: readonly string[]) {
+    return this.all(`SELECT * FROM repos WHERE id ${IN} ORDER BY id`, JSON.stringify(ids)).map(toRepo);
+  }
+
+  async listRepos(workspaceIds: readonly string[]) {
+    return this.all(`SELECT * FROM repos WHERE workspace_id ${IN} ORDER BY id`, JSON.stringify(workspaceIds)).map(
+      toRepo,
+    );
+  }
+
+  async listArtifactsOfRepos(repoIds: readonly string[]) {
+    return this.all(
+      `SELECT * FROM artifacts WHERE is_latest = 1 AND repo_id ${IN} ORDER BY id`,
+      JSON.stringify(repoIds),
+    ).map(toArtifact);
   }
 
   async findArtifacts(query: ArtifactQuery): Promise<Page<ArtifactVersion>> {
