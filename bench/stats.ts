@@ -6,70 +6,30 @@
  * and the raw SQL again with the group rankings the endpoint asks for (top 100 by each measure).
  * Targets: median <= 150 ms, ratio <= 1.2.
  * Usage: npm run bench:stats [-- --spans 10000000 --runs 30]. The generated store is kept in
- * $TMPDIR/gw-bench-stats-N.duckdb and reused by later runs.
+ * $TMPDIR/gw-bench-stats-N.duckdb and reused by later runs (bench/trace-bench.ts).
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { ThreadedTraceStore } from '../src/store/duckdb/threaded-store.ts';
+import { demoTraceOptions } from '../src/seed/seed.ts';
 import type { AggregateQuery } from '../src/store/trace-port.ts';
-import { demoSpans } from '../src/traces/demo-traces.ts';
-import { argNumber, startDemoApp } from './harness.ts';
+import { argNumber } from './harness.ts';
+import { median, traceBenchApp } from './trace-bench.ts';
 
 const N = argNumber('spans', 10_000_000);
 const RUNS = argNumber('runs', 30);
 const END = Date.UTC(2026, 10, 1) / 1000;
-const file = path.join(os.tmpdir(), `gw-bench-stats-${N}.duckdb`);
 
-const demo = await startDemoApp({ env: { DEMO_TRACE_SPANS: '0' } });
-const workspaces = await demo.registry.listOrgWorkspaces('org-acme');
-const skills = (
-  await demo.registry.listArtifacts(
-    workspaces.map((w) => w.id),
-    'skill',
-  )
-).map((s) => ({ id: s.id, workspaceId: s.workspace_id }));
-const users = (await demo.registry.listUsers('org-acme', 200, 0)).items.map((u) => u.id);
-
-let store = await ThreadedTraceStore.open(file);
-if ((await store.countSpans()) !== N) {
-  await store.close();
-  fs.rmSync(file, { force: true });
-  fs.rmSync(`${file}.wal`, { force: true });
-  store = await ThreadedTraceStore.open(file);
-  const started = Date.now();
-  let done = 0;
-  for (const batch of demoSpans({ orgId: 'org-acme', skills, users, spans: N, endS: END, days: 90 }, 100_000)) {
-    await store.insertSpans(batch);
-    done += batch.length;
-    const rate = done / ((Date.now() - started) / 1000);
-    process.stderr.write(
-      `\rgenerating spans ${done.toLocaleString()} / ${N.toLocaleString()} (${Math.round((100 * done) / N)}%, ${Math.round(rate).toLocaleString()}/s)   `,
-    );
-  }
-  process.stderr.write('\n');
-}
-// Everything measured is sealed, as it is in a running service seconds after ingestion.
-await store.seal();
-await demo.close();
-
-// A fresh app over the generated store: same registry data (demo), real authenticator.
-const { buildApp } = await import('../src/app.ts');
-const { createAuthenticator } = await import('../src/auth/authenticator.ts');
-const { loadConfig } = await import('../src/config.ts');
-const { loadDevIssuer } = await import('../src/auth/dev-issuer.ts');
-const { openRegistryStore } = await import('../src/store/open-registry.ts');
-const { seedDemoIfEmpty } = await import('../src/seed/seed.ts');
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-bench-stats-'));
-const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir, REQUEST_TIMEOUT_MS: '60000' });
-const registry = await openRegistryStore(config);
-await seedDemoIfEmpty(registry);
-const app = await buildApp({
-  services: { config, registry, traces: store },
-  authenticator: await createAuthenticator(config, registry),
-  logger: false,
+const {
+  app,
+  registry,
+  traces: store,
+  token,
+  close,
+} = await traceBenchApp({
+  name: 'stats',
+  spans: N,
+  endS: END,
+  days: 90,
 });
-const token = await (await loadDevIssuer(dataDir)).mint({ sub: 'user-alice', org: 'org-acme' });
+const skills = (await demoTraceOptions(registry, END, 90))?.skills ?? [];
 
 const skill = skills[0] as { id: string };
 const start = END - 30 * 86400;
@@ -121,7 +81,6 @@ async function rawSql(sql = compiled): Promise<number> {
   await store.runCompiled(sql);
   return performance.now() - t0;
 }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 for (let i = 0; i < 3; i++) {
   await endpoint();
@@ -154,5 +113,4 @@ console.log(
   `  endpoint (inject)  median ${median(e).toFixed(1)} ms   (target <= 150 ms: ${median(e) <= 150 ? 'met' : 'missed'})`,
 );
 console.log(`  ratio ${(median(e) / median(r)).toFixed(2)} (target <= 1.2)`);
-await app.close(); // closes the stores too
-fs.rmSync(dataDir, { recursive: true, force: true });
+await close();

@@ -4,13 +4,40 @@ import { parseBundle } from '../store/bundle.ts';
 import { demoBundle } from './demo-bundle.ts';
 import type { TraceStore } from '../store/trace-port.ts';
 import { toolNameOf } from '../tools/tool-usage.ts';
-import { demoSpans } from '../traces/demo-traces.ts';
+import { demoSpans, type DemoTraceOptions } from '../traces/demo-traces.ts';
 
 /** Imports the demo bundle when the registry has no organization yet; true when it did. */
 export async function seedDemoIfEmpty(store: RegistryStore): Promise<boolean> {
   if (!(await store.isEmpty())) return false;
   await store.importBundle(parseBundle(demoBundle()));
   return true;
+}
+
+/**
+ * What the demo telemetry records for org-acme: its skills (each in its workspace), its users, and
+ * tool calls naming 40 of its own tools, so the tool aggregate's trace metrics have data. Null
+ * when the org has no skill.
+ */
+export async function demoTraceOptions(
+  registry: RegistryStore,
+  endS: number,
+  days: number,
+): Promise<Omit<DemoTraceOptions, 'spans'> | null> {
+  const workspaces = (await registry.listOrgWorkspaces('org-acme')).map((w) => w.id);
+  const skills = await registry.listArtifacts(workspaces, 'skill');
+  if (skills.length === 0) return null;
+  const users = (await registry.listUsers('org-acme', 200, 0)).items.map((u) => u.id);
+  const tools = (await registry.listArtifacts(workspaces, 'tool'))
+    .slice(0, 40)
+    .map((t) => ({ tool: toolNameOf(t), server: t.server_id ?? null }));
+  return {
+    orgId: 'org-acme',
+    skills: skills.map((s) => ({ id: s.id, workspaceId: s.workspace_id })),
+    users,
+    tools,
+    endS,
+    days,
+  };
 }
 
 /**
@@ -24,32 +51,9 @@ export async function seedDemoTracesIfEmpty(
   endS = Math.floor(Date.now() / 1000),
 ): Promise<boolean> {
   if (spans === 0 || (await traces.countSpans()) > 0) return false;
-  const workspaces = await registry.listOrgWorkspaces('org-acme');
-  const skills = await registry.listArtifacts(
-    workspaces.map((w) => w.id),
-    'skill',
-  );
-  if (skills.length === 0) return false;
-  const users = (await registry.listUsers('org-acme', 200, 0)).items.map((u) => u.id);
-  // Tool calls name the org's own tools, so the tool aggregate's trace metrics have data.
-  const tools = (
-    await registry.listArtifacts(
-      workspaces.map((w) => w.id),
-      'tool',
-    )
-  )
-    .slice(0, 40)
-    .map((t) => ({ tool: toolNameOf(t), server: t.server_id ?? null }));
-  const options = {
-    orgId: 'org-acme',
-    skills: skills.map((s) => ({ id: s.id, workspaceId: s.workspace_id })),
-    users,
-    tools,
-    spans,
-    endS,
-    days: 30,
-  };
-  for (const batch of demoSpans(options)) await traces.insertSpans(batch);
+  const options = await demoTraceOptions(registry, endS, 30);
+  if (options === null) return false;
+  for (const batch of demoSpans({ ...options, spans })) await traces.insertSpans(batch);
   return true;
 }
 
