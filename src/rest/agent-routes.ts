@@ -5,7 +5,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 import { getProfileImage } from '../agents/profile-image.ts';
 import { agentSearchSchema, searchAgents, type AgentSearchResult } from '../agents/search-agents.ts';
 import { agentSchema } from './schemas/artifacts.ts';
-import { noQuery, pageSchema, problemResponses } from './schemas/common.ts';
+import { BODY_PROBLEMS, noQuery, pageSchema, problemResponses } from './schemas/common.ts';
 
 const imageParams = {
   type: 'object',
@@ -55,14 +55,7 @@ export function registerAgentRoutes(app: FastifyInstance): void {
             required: ['items', 'page'],
             properties: { items: { type: 'array', items: agentSchema }, page: pageSchema },
           },
-          ...problemResponses([
-            'invalid_json',
-            'invalid_request',
-            'unsupported_content_type',
-            'invalid_field',
-            'validation_failed',
-            'not_found',
-          ]),
+          ...problemResponses([...BODY_PROBLEMS, 'not_found']),
         },
       },
     },

@@ -12,7 +12,14 @@ import {
 } from '../tools/aggregate-tools.ts';
 import { listTools, type ToolListResult } from '../tools/list-tools.ts';
 import { toolSchema } from './schemas/artifacts.ts';
-import { limitOffsetQuery, noQuery, offsetSchema, pageSchema, problemResponses } from './schemas/common.ts';
+import {
+  BODY_PROBLEMS,
+  limitOffsetQuery,
+  noQuery,
+  offsetSchema,
+  pageSchema,
+  problemResponses,
+} from './schemas/common.ts';
 
 const filterValue = { type: ['string', 'boolean'], maxLength: 500 } as const;
 
@@ -110,16 +117,7 @@ export function registerToolRoutes(app: FastifyInstance): void {
             required: ['groups', 'page'],
             properties: { groups: { type: 'array', items: groupSchema }, page: pageSchema },
           },
-          ...problemResponses([
-            'invalid_json',
-            'invalid_request',
-            'unsupported_content_type',
-            'invalid_field',
-            'validation_failed',
-            'not_found',
-            'rate_limited',
-            'traces_unavailable',
-          ]),
+          ...problemResponses([...BODY_PROBLEMS, 'not_found', 'rate_limited', 'traces_unavailable']),
         },
       },
     },

@@ -3,7 +3,7 @@ import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-
 import type { FastifyInstance } from 'fastify';
 import { queryTraceStats } from '../skills/trace-stats.ts';
 import { traceStatsRequestSchema } from '../traces/stats-request.ts';
-import { problemResponses } from './schemas/common.ts';
+import { BODY_PROBLEMS, problemResponses } from './schemas/common.ts';
 
 const nullable = <const S extends object>(schema: S) => ({ anyOf: [schema, { type: 'null' }] }) as const;
 const num = { type: ['number', 'null'] } as const;
@@ -112,18 +112,7 @@ export function registerTraceRoutes(app: FastifyInstance): void {
         body: traceStatsRequestSchema,
         response: {
           200: envelopeSchema,
-          ...problemResponses([
-            'invalid_json',
-            'invalid_request',
-            'invalid_query',
-            'unsupported_content_type',
-            'invalid_field',
-            'validation_failed',
-            'not_found',
-            'traces_unavailable',
-            'missing_org',
-            'untrusted_issuer',
-          ]),
+          ...problemResponses([...BODY_PROBLEMS, 'not_found', 'traces_unavailable', 'missing_org', 'untrusted_issuer']),
         },
       },
     },

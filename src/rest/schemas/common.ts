@@ -42,6 +42,16 @@ export const pageSchema = {
 const problemRef = { $ref: 'Problem#' } as const;
 
 /** Error responses for a route, by status, each described with the codes it can carry. */
+/** The problems of every operation that takes a JSON body: its query string, media type, JSON and fields. */
+export const BODY_PROBLEMS: readonly ErrorCode[] = [
+  'invalid_json',
+  'invalid_request',
+  'invalid_query',
+  'unsupported_content_type',
+  'invalid_field',
+  'validation_failed',
+];
+
 export function problemResponses(codes: ErrorCode[]): Record<string, object> {
   const always: ErrorCode[] = [
     // Every authentication failure of DESIGN §6 (all 401 codes of the catalogue), on every operation.
