@@ -4,6 +4,8 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPostgresRegistry } from '../../src/store/postgres/open.ts';
 import { PG_URL, dropSchema, freshSchemaName, postgresReachable } from './pg-schema.ts';
+import { parseBundle } from '../../src/store/bundle.ts';
+import { smallBundle } from '../fixtures/small-bundle.ts';
 import { registryContract, writeOldArtifacts } from './registry-contract.ts';
 
 const schemas: string[] = [];
@@ -18,6 +20,27 @@ if (await postgresReachable()) {
   });
 
   describe('postgres registry engine specifics', () => {
+    it("an import waits for another writer's rows beyond the request statement timeout (replicas seeding at once)", async () => {
+      const schema = freshSchemaName('t_registry_race');
+      schemas.push(schema);
+      const store = await openPostgresRegistry({ databaseUrl: PG_URL, requestTimeoutMs: 200 }, schema);
+      const other = new pg.Client({ connectionString: PG_URL });
+      await other.connect();
+      try {
+        // Another replica's import, uncommitted: it holds the row of org-a for a whole second.
+        await other.query(`SET search_path TO ${schema}; BEGIN`);
+        await other.query("INSERT INTO organizations VALUES ('org-a', 'Org A', 'active')");
+        const importing = store.importBundle(parseBundle(smallBundle()));
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        await other.query('COMMIT');
+        expect((await importing).artifacts).toBe(12);
+        expect((await store.getArtifacts(['ag-1'])).map((a) => a.version_ordinal)).toEqual([2]);
+      } finally {
+        await other.end();
+        await store.close();
+      }
+    });
+
     it('upgrades a schema written before repositories: artifacts keep the repo_id of their documents', async () => {
       const schema = freshSchemaName('t_registry_old');
       schemas.push(schema);

@@ -25,6 +25,9 @@ const upsert = (table: string, columns: string[], key: string[]) =>
      .map((c) => `${c} = EXCLUDED.${c}`)
      .join(', ')}`;
 
+/** The advisory lock imports take (migrations take 73_100_001/2, see migrate.ts). */
+const IMPORT_LOCK = 73_100_003;
+
 const SQL = {
   org: upsert('organizations', ['id', 'name', 'status'], ['id']),
   user: upsert('users', ['id', 'org_id', 'name', 'email', 'status', 'created_at', 'updated_at', 'enrichment'], ['id']),
@@ -122,6 +125,11 @@ export async function importBundle(pool: pg.Pool, b: Bundle): Promise<ImportCoun
   const c = await pool.connect();
   try {
     await c.query('BEGIN');
+    // An import is bulk work, not a request: the pool's statement timeout (the request deadline)
+    // does not apply. Replicas seeding one empty database at once queue on this lock instead of
+    // timing out on each other's rows, then each upsert is a no-op update.
+    await c.query('SET LOCAL statement_timeout = 0');
+    await c.query('SELECT pg_advisory_xact_lock($1)', [IMPORT_LOCK]);
     for (const o of b.organizations) await c.query(SQL.org, [o.id, o.name, o.status]);
     for (const u of b.users) await c.query(SQL.user, userRow(u));
     for (const w of b.workspaces) {
