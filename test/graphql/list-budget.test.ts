@@ -93,6 +93,7 @@ describe('list budget', () => {
         'Workspace.children',
         'Workspace.subtree',
         'Workspace.projects',
+        'Workspace.repos',
         'Workspace.members',
         'Viewer.workspaces',
         'Agent.versions',
