@@ -35,6 +35,10 @@ const WORKSPACE: Record<string, string | null> = {
   'sk-2': 'ws-a-sub',
   'sk-b1': 'ws-b',
   'sk-none': null,
+  'repo-a-team': 'ws-a-team',
+  'repo-a-other': 'ws-a-other',
+  'repo-b': 'ws-b',
+  'repo-none': null,
 };
 const ORG_A = new Set(['ws-a', 'ws-a-team', 'ws-a-sub', 'ws-a-other']);
 
@@ -211,6 +215,7 @@ const STATS = {
 const workspaces = ['ws-a-team', 'ws-a-sub', 'ws-a-other', 'ws-b', 'ws-none'];
 const agents = ['ag-1', 'ag-2', 'ag-3', 'ag-b1', 'ag-none'];
 const skills = ['sk-1', 'sk-2', 'sk-b1', 'sk-none'];
+const repos = ['repo-a-team', 'repo-a-other', 'repo-b', 'repo-none'];
 
 const OPERATIONS: Operation[] = [
   {
@@ -260,6 +265,21 @@ const OPERATIONS: Operation[] = [
       graph(
         h,
         `{ _entities(representations: [{__typename: "Workspace", id: "${id}"}]) { ... on Workspace { id } } }`,
+        (d) => (d._entities as unknown[])[0],
+      ),
+  },
+  {
+    name: 'GraphQL repo(id)',
+    targets: repos,
+    call: (h, id) => graph(h, `{ repo(id: "${id}") { id } }`, (d) => d.repo),
+  },
+  {
+    name: 'federation _entities Repo',
+    targets: repos,
+    call: (h, id) =>
+      graph(
+        h,
+        `{ _entities(representations: [{__typename: "Repo", id: "${id}"}]) { ... on Repo { id } } }`,
         (d) => (d._entities as unknown[])[0],
       ),
   },
