@@ -12,6 +12,7 @@ import { ApiError } from '../errors.ts';
 import type { ArtifactVersion, Project, Role, Workspace } from '../domain/types.ts';
 import type { RegistryStore } from '../store/registry-port.ts';
 import type { Caller } from './caller.ts';
+import { orgTree } from './org-trees.ts';
 
 const RANK: Record<Role, number> = { viewer: 1, editor: 2, admin: 3 };
 
@@ -45,7 +46,7 @@ export class Access {
   private readonly children = new Map<string, string[]>();
   readonly readableWorkspaceIds: readonly string[];
 
-  constructor(caller: Caller, orgWorkspaces: Workspace[], directRoles: Map<string, Role>) {
+  constructor(caller: Caller, orgWorkspaces: readonly Workspace[], directRoles: Map<string, Role>) {
     this.caller = caller;
     this.direct = directRoles;
     this.workspaces = new Map(orgWorkspaces.map((w) => [w.id, w]));
@@ -151,11 +152,11 @@ export class Access {
   }
 }
 
-/** Builds the caller's Access from the store: two round trips (org tree, memberships). */
+/** Builds the caller's Access from the store: the org tree (cached by generation, org-trees.ts) and memberships. */
 export async function loadAccess(store: RegistryStore, caller: Caller): Promise<Access> {
   if (caller.kind === 'user') {
     const [workspaces, memberships] = await Promise.all([
-      store.listOrgWorkspaces(caller.orgId),
+      orgTree(store, caller.orgId),
       store.getMembershipsOfUser(caller.userId),
     ]);
     const roles = new Map<string, Role>();
@@ -165,6 +166,6 @@ export async function loadAccess(store: RegistryStore, caller: Caller): Promise<
     }
     return new Access(caller, workspaces, roles);
   }
-  const workspaces = await store.listOrgWorkspaces(caller.orgId);
+  const workspaces = await orgTree(store, caller.orgId);
   return new Access(caller, workspaces, new Map([[caller.workspaceId, 'editor']]));
 }

@@ -11,7 +11,9 @@ import { total } from './counts.ts';
 
 /** Resolvers of `Workspace` (see the file comment). */
 export const Workspace: WorkspaceResolvers = {
-  __resolveReference: (ref, ctx) => readableWorkspace(ctx, ref.id),
+  // A copy: the org tree's workspaces are shared between requests (auth/org-trees.ts, frozen), and
+  // federation marks the entity it resolves with its __typename.
+  __resolveReference: async (ref, ctx) => ({ ...(await readableWorkspace(ctx, ref.id)) }),
   artifactCount: async (ws, _args, ctx) => total(await ctx.loaders.artifactCountsByWorkspace.load(ws.id)),
   artifactCountByKind: (ws, _args, ctx) => ctx.loaders.artifactCountsByWorkspace.load(ws.id),
   effectiveRole: (ws, _args, ctx) => withAccess(ctx, (a) => a.roleOf(ws.id)),

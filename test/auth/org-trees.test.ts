@@ -1,0 +1,91 @@
+/**
+ * The org tree cache (src/auth/org-trees.ts) over a real SQLite store: read once per generation,
+ * re-read after any import (in this process or another connection's), one tree per organization
+ * and per store, frozen, and bounded in the number of organizations it keeps.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { orgTree } from '../../src/auth/org-trees.ts';
+import { parseBundle } from '../../src/store/bundle.ts';
+import { SqliteRegistryStore } from '../../src/store/sqlite/registry-store.ts';
+import { smallBundle } from '../fixtures/small-bundle.ts';
+import { countingStore } from '../graphql/helpers.ts';
+
+const T0 = '2026-01-01T00:00:00Z';
+const tempFile = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gw-trees-')), 'registry.sqlite');
+const ids = (tree: readonly { id: string }[]) => tree.map((w) => w.id);
+
+function orgsBundle(n: number) {
+  const orgs = Array.from({ length: n }, (_, i) => `org-${i}`);
+  return {
+    organizations: orgs.map((id) => ({ id, name: id, status: 'active' })),
+    workspaces: orgs.map((org) => ({
+      id: `ws-${org}`,
+      org_id: org,
+      name: org,
+      display_name: org,
+      kind: 'org',
+      workspace_status: 'active',
+      created_at: T0,
+      created_by: 'u',
+      updated_at: T0,
+      updated_by: 'u',
+    })),
+  };
+}
+
+describe('org tree cache', () => {
+  it('reads a tree once per generation and again after an import, from this connection or another', async () => {
+    const file = tempFile();
+    const counter = countingStore();
+    const store = counter.wrap(new SqliteRegistryStore(file));
+    await store.importBundle(parseBundle(smallBundle()));
+    expect(ids(await orgTree(store, 'org-a'))).toEqual(['ws-a', 'ws-a-other', 'ws-a-sub', 'ws-a-team']);
+    counter.reset();
+    expect(ids(await orgTree(store, 'org-a'))).toHaveLength(4);
+    expect(counter.calls()).toEqual({ generation: 1 });
+
+    const bundle = smallBundle();
+    bundle.workspaces.push({ ...bundle.workspaces[3]!, id: 'ws-a-new', name: 'new' });
+    await store.importBundle(parseBundle(bundle));
+    counter.reset();
+    expect(ids(await orgTree(store, 'org-a'))).toContain('ws-a-new');
+    expect(counter.calls()).toEqual({ generation: 1, listOrgWorkspaces: 1 });
+
+    // Another process (here: another connection) imports: the generation moves for this one too.
+    const cli = new SqliteRegistryStore(file);
+    bundle.workspaces.push({ ...bundle.workspaces[3]!, id: 'ws-a-cli', name: 'cli' });
+    await cli.importBundle(parseBundle(bundle));
+    await cli.close();
+    expect(ids(await orgTree(store, 'org-a'))).toContain('ws-a-cli');
+    expect(ids(await orgTree(store, 'org-b'))).toEqual(['ws-b']);
+    await store.close();
+  });
+
+  it("hands out frozen workspaces, so no request can change another request's tree", async () => {
+    const store = new SqliteRegistryStore(tempFile());
+    await store.importBundle(parseBundle(smallBundle()));
+    const tree = await orgTree(store, 'org-a');
+    expect(Object.isFrozen(tree)).toBe(true);
+    expect(() => {
+      (tree[0] as { name: string }).name = 'changed';
+    }).toThrow(TypeError);
+    await store.close();
+  });
+
+  it('keeps at most 1,000 organizations per store, dropping the least recently used', async () => {
+    const counter = countingStore();
+    const store = counter.wrap(new SqliteRegistryStore(tempFile()));
+    await store.importBundle(parseBundle(orgsBundle(1_001)));
+    for (let i = 0; i <= 1_000; i++) await orgTree(store, `org-${i}`);
+    counter.reset();
+    await orgTree(store, 'org-1000');
+    await orgTree(store, 'org-1');
+    expect(counter.calls().listOrgWorkspaces ?? 0).toBe(0);
+    await orgTree(store, 'org-0');
+    expect(counter.calls().listOrgWorkspaces).toBe(1);
+    await store.close();
+  });
+});
