@@ -1,0 +1,80 @@
+/**
+ * Store calls per REST read (issue 12): each read makes a fixed number of store calls whatever its
+ * page or subtree size, counted in the steady state (the org tree cache warm), with the response cache off so
+ * every request does the whole work. A per-item lookup (one call per artifact, per relationship,
+ * per workspace) shows up as a count that grows with the page.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { countingStore } from '../graphql/helpers.ts';
+import { wideBundle } from '../graphql/wide-bundle.ts';
+
+const counter = countingStore();
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp({
+    bundle: wideBundle(300, 120),
+    env: { RESPONSE_CACHE_ENTRIES: '0' },
+    wrapRegistry: (store) => counter.wrap(store),
+  });
+});
+afterAll(async () => {
+  await t.close();
+});
+
+async function callsOf(method: 'GET' | 'POST', url: string, body?: object) {
+  const request = async () =>
+    t.app.inject({ method, url, headers: await t.auth('u-admin'), ...(body ? { payload: body } : {}) });
+  await request();
+  counter.reset();
+  const res = await request();
+  expect(res.statusCode).toBe(200);
+  return { json: res.json<{ items?: unknown[]; artifacts?: unknown[] }>(), calls: counter.calls() };
+}
+
+describe('store calls per REST read', () => {
+  it('the tool list: the same calls for a page of 5 as for a page of 100', async () => {
+    const small = await callsOf('GET', '/mcp/v1/tools?limit=5');
+    const large = await callsOf('GET', '/mcp/v1/tools?limit=100');
+    expect(small.json.items).toHaveLength(5);
+    expect(large.json.items).toHaveLength(100);
+    expect(large.calls).toEqual(small.calls);
+    // access (generation of the org tree, memberships), the page, its relationships and where their ends are.
+    expect(large.calls).toEqual({
+      generation: 1,
+      getMembershipsOfUser: 1,
+      findArtifacts: 1,
+      getRelationships: 1,
+      getArtifactWorkspaceIds: 1,
+    });
+  });
+
+  it('the agent search: the same calls for 5 agents as for 100', async () => {
+    const small = await callsOf('POST', '/agent/v1/agents/search', { limit: 5 });
+    const large = await callsOf('POST', '/agent/v1/agents/search', { limit: 100 });
+    expect(large.json.items).toHaveLength(100);
+    expect(large.calls).toEqual(small.calls);
+    expect(large.calls.findArtifacts).toBe(1);
+  });
+
+  it('the workspace export: the same calls for a subtree of two workspaces as for the whole org', async () => {
+    const two = await callsOf('GET', '/registry/v1/workspaces/ws-a-team/export');
+    const all = await callsOf('GET', '/registry/v1/workspaces/ws-a/export');
+    expect((all.json.artifacts ?? []).length).toBeGreaterThan((two.json.artifacts ?? []).length);
+    // One call per kind of thing (counts: by workspace and by project), none per workspace or artifact.
+    const calls = {
+      generation: 1,
+      getMembershipsOfUser: 1,
+      listProjects: 1,
+      listArtifacts: 1,
+      countArtifacts: 2,
+      countMembers: 1,
+      getRelationships: 1,
+      getIdentitiesOfAgents: 1,
+      getRepos: 1,
+    };
+    expect(all.calls).toEqual(calls);
+    // The subtree also asks where its relationships' outside ends are (the whole org has none outside).
+    expect(two.calls).toEqual({ ...calls, getArtifactWorkspaceIds: 1 });
+  });
+});
