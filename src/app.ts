@@ -234,7 +234,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       request.ctx = createContext(services, caller, request.id, deadline, rateLimits);
     });
     installRateLimit(api);
-    installResponseCache(api, services.registry, services.config.responseCacheEntries);
+    installResponseCache(api, services.registry, {
+      maxEntries: services.config.responseCacheEntries,
+      maxBytes: services.config.responseCacheBytes,
+    });
     registerAgentRoutes(api);
     registerToolRoutes(api);
     registerRegistryRoutes(api);

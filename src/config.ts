@@ -25,6 +25,8 @@ export interface Config {
   rateLimit: { perMinute: number };
   /** Entries of the per-caller response cache of read routes; 0 turns it off. */
   responseCacheEntries: number;
+  /** Bytes of cached response bodies kept at most, all entries together. */
+  responseCacheBytes: number;
   /** DESIGN §12: every request's work is bounded by these before it starts. */
   bounds: Bounds;
   /** Memory of the embedded trace engine, bounded whatever the input. */
@@ -180,6 +182,7 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1048576, 1024),
     rateLimit: { perMinute: int(env, 'RATE_LIMIT_PER_MIN', 600, 1) },
     responseCacheEntries: int(env, 'RESPONSE_CACHE_ENTRIES', 5000, 0),
+    responseCacheBytes: int(env, 'RESPONSE_CACHE_BYTES', 64 * 1024 * 1024, 0),
     bounds: {
       otlpMaxDecompressedBytes: int(env, 'OTLP_MAX_DECOMPRESSED_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       otlpMaxSpans: int(env, 'OTLP_MAX_SPANS', 10_000, 1, 1_000_000),

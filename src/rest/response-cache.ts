@@ -28,14 +28,28 @@ interface Entry {
   contentType: string;
   /** The Vary header of the uncached answer, replayed on hits so shared caches keep representations apart. */
   vary?: string;
-  payload: string | Buffer;
+  /** Encoded once when cached: a hit sends the bytes as they are. */
+  payload: Buffer;
 }
 
 const MAX_PAYLOAD_BYTES = 1 << 20;
 
-export function installResponseCache(api: FastifyInstance, registry: RegistryStore, maxEntries: number): void {
-  if (maxEntries === 0) return;
+/**
+ * Bounded twice: at most `maxEntries` answers, and at most `maxBytes` of bodies in all (each at
+ * most 1 MiB); the least recently used answer goes first.
+ */
+export function installResponseCache(
+  api: FastifyInstance,
+  registry: RegistryStore,
+  bounds: { maxEntries: number; maxBytes: number },
+): void {
+  if (bounds.maxEntries === 0 || bounds.maxBytes === 0) return;
   const entries = new Map<string, Entry>();
+  let bytes = 0;
+  const drop = (key: string) => {
+    bytes -= entries.get(key)?.payload.length ?? 0;
+    entries.delete(key);
+  };
   api.decorateRequest('cacheSlot', null);
 
   api.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
@@ -50,11 +64,7 @@ export function installResponseCache(api: FastifyInstance, registry: RegistrySto
       entries.delete(key);
       entries.set(key, hit);
       if (hit.vary !== undefined) reply.header('vary', hit.vary);
-      return reply
-        .header('x-cache', 'hit')
-        .type(hit.contentType)
-        .serializer((p: unknown) => p as string)
-        .send(hit.payload);
+      return reply.header('x-cache', 'hit').type(hit.contentType).send(hit.payload);
     }
     request.cacheSlot = { key, generation };
   });
@@ -63,14 +73,18 @@ export function installResponseCache(api: FastifyInstance, registry: RegistrySto
     const slot = request.cacheSlot;
     if (slot === null || reply.statusCode !== 200) return payload;
     if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
-    if (payload.length > MAX_PAYLOAD_BYTES) return payload;
-    if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string);
+    const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
+    if (body.length > MAX_PAYLOAD_BYTES || body.length > bounds.maxBytes) return payload;
+    drop(slot.key);
+    while (entries.size >= bounds.maxEntries || bytes + body.length > bounds.maxBytes)
+      drop(entries.keys().next().value as string);
+    bytes += body.length;
     entries.set(slot.key, {
       generation: slot.generation,
       contentType: String(reply.getHeader('content-type')),
       // The headers a route sets about its representation; per-request ones (rate limits) are not replayed.
       ...(reply.hasHeader('vary') ? { vary: String(reply.getHeader('vary')) } : {}),
-      payload,
+      payload: body,
     });
     return payload;
   });

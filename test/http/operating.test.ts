@@ -81,6 +81,37 @@ describe('response cache', () => {
   });
 });
 
+describe('response cache bounds', () => {
+  // Room for one answer of a 3-tool page (about 3 KB here), not two.
+  const start = async () => {
+    t = await startTestApp({ env: { RESPONSE_CACHE_BYTES: '4000' } });
+    return t;
+  };
+
+  it('keeps at most RESPONSE_CACHE_BYTES of bodies: a second answer evicts the least recently used', async () => {
+    const c = await start();
+    const admin = await c.auth('u-admin');
+    const list = (url: string) => c.app.inject({ method: 'GET', url, headers: admin });
+    const a = await list('/mcp/v1/tools?limit=3');
+    expect(a.body.length).toBeGreaterThan(2000);
+    expect((await list('/mcp/v1/tools?limit=3')).headers['x-cache']).toBe('hit');
+    const b = await list('/mcp/v1/tools?limit=3&offset=1');
+    expect(b.headers['x-cache']).toBeUndefined();
+    expect((await list('/mcp/v1/tools?limit=3&offset=1')).headers['x-cache']).toBe('hit');
+    const again = await list('/mcp/v1/tools?limit=3');
+    expect(again.headers['x-cache']).toBeUndefined();
+    expect(again.body).toBe(a.body);
+  });
+
+  it('never caches a body larger than the whole budget', async () => {
+    const c = await start();
+    const admin = await c.auth('u-admin');
+    const big = () => c.app.inject({ method: 'GET', url: '/mcp/v1/tools?limit=200', headers: admin });
+    expect((await big()).body.length).toBeGreaterThan(4000);
+    expect((await big()).headers['x-cache']).toBeUndefined();
+  });
+});
+
 describe('rate limits (operations 3 and 6)', () => {
   it('allows N requests a minute per caller and route, then 429 rate_limited with Retry-After', async () => {
     t = await startTestApp({ env: { RATE_LIMIT_PER_MIN: '3' } });
