@@ -28,19 +28,26 @@ export interface BenchApp {
   registry: RegistryStore;
   traces: TraceStore;
   token: string;
-  close(): Promise<void>;
+  close: () => Promise<void>;
 }
 
-/** The demo data set, the real authenticator (unless one is given), listening on 127.0.0.1. */
+/**
+ * The demo data set, the real authenticator (unless one is given), listening on 127.0.0.1. The
+ * trace store is the configured one unless `traces` opens another over the seeded registry.
+ */
 export async function startDemoApp(
-  options: { authenticator?: Authenticator; env?: Record<string, string> } = {},
+  options: {
+    authenticator?: Authenticator;
+    env?: Record<string, string>;
+    traces?: (registry: RegistryStore) => Promise<TraceStore>;
+  } = {},
 ): Promise<BenchApp> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gw-bench-'));
   const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir, RATE_LIMIT_PER_MIN: '100000000', ...options.env });
   const registry = await openRegistryStore(config);
   await seedDemoIfEmpty(registry);
   const authenticator = options.authenticator ?? (await createAuthenticator(config, registry));
-  const traces = await openTraceStore(config);
+  const traces = options.traces === undefined ? await openTraceStore(config) : await options.traces(registry);
   const app = await buildApp({ services: { config, registry, traces }, authenticator, logger: false });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   const token = await (await loadDevIssuer(dataDir)).mint({ sub: 'user-alice', org: 'org-acme', ttlSeconds: 3600 });
@@ -51,7 +58,7 @@ export async function startDemoApp(
     registry,
     traces,
     token,
-    async close() {
+    close: async () => {
       await app.close(); // closes the stores and the authenticator too
       await fs.rm(dataDir, { recursive: true, force: true });
     },

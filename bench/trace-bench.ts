@@ -1,33 +1,20 @@
 /**
  * The service over a generated trace store, for the benchmarks that query telemetry at scale
- * (stats.ts, tool-usage.ts): the demo registry (seeded in a fresh data directory, real
- * authenticator and dev token) and an embedded DuckDB store in its own thread holding N demo spans,
- * all sealed as a running service has them seconds after ingestion (the demo telemetry of
- * src/seed/seed.ts: org-acme's skills, users and 40 of its tools). The store file is kept in
+ * (stats.ts, tool-usage.ts): the demo app of harness.ts over an embedded DuckDB store in its own
+ * thread holding N demo spans, all sealed as a running service has them seconds after ingestion
+ * (the demo telemetry of src/seed/seed.ts: org-acme's skills, users and 40 of its tools). The store file is kept in
  * $TMPDIR under `name` and reused while it holds exactly N spans; generation shows its progress.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../src/app.ts';
-import { createAuthenticator } from '../src/auth/authenticator.ts';
-import { loadDevIssuer } from '../src/auth/dev-issuer.ts';
-import { loadConfig } from '../src/config.ts';
-import { demoTraceOptions, seedDemoIfEmpty } from '../src/seed/seed.ts';
+import { demoTraceOptions } from '../src/seed/seed.ts';
 import { ThreadedTraceStore } from '../src/store/duckdb/threaded-store.ts';
-import { openRegistryStore } from '../src/store/open-registry.ts';
 import type { RegistryStore } from '../src/store/registry-port.ts';
 import { demoSpans } from '../src/traces/demo-traces.ts';
+import { startDemoApp, type BenchApp } from './harness.ts';
 
-export interface TraceBenchApp {
-  app: FastifyInstance;
-  registry: RegistryStore;
-  traces: ThreadedTraceStore;
-  /** A dev token of user-alice, admin of org-acme. */
-  token: string;
-  close: () => Promise<void>;
-}
+export type TraceBenchApp = BenchApp & { traces: ThreadedTraceStore };
 
 export async function traceBenchApp(o: {
   name: string;
@@ -37,10 +24,22 @@ export async function traceBenchApp(o: {
   endS: number;
   days: number;
 }): Promise<TraceBenchApp> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-bench-traces-'));
-  const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir, REQUEST_TIMEOUT_MS: '60000', ...o.env });
-  const registry = await openRegistryStore(config);
-  await seedDemoIfEmpty(registry);
+  let traces: ThreadedTraceStore | undefined;
+  const bench = await startDemoApp({
+    env: { REQUEST_TIMEOUT_MS: '60000', ...o.env },
+    traces: async (registry) => {
+      traces = await generatedStore(registry, o);
+      return traces;
+    },
+  });
+  return { ...bench, traces: traces as ThreadedTraceStore };
+}
+
+/** The store file of `name` holding exactly `spans` demo spans (generated when it does not), sealed. */
+async function generatedStore(
+  registry: RegistryStore,
+  o: { name: string; spans: number; endS: number; days: number },
+): Promise<ThreadedTraceStore> {
   const file = path.join(os.tmpdir(), `gw-bench-${o.name}-${o.spans}.duckdb`);
   let traces = await ThreadedTraceStore.open(file);
   if ((await traces.countSpans()) !== o.spans) {
@@ -63,22 +62,7 @@ export async function traceBenchApp(o: {
     process.stderr.write('\n');
   }
   await traces.seal();
-  const app = await buildApp({
-    services: { config, registry, traces },
-    authenticator: await createAuthenticator(config, registry),
-    logger: false,
-  });
-  const token = await (await loadDevIssuer(dataDir)).mint({ sub: 'user-alice', org: 'org-acme' });
-  return {
-    app,
-    registry,
-    traces,
-    token,
-    close: async () => {
-      await app.close(); // closes the stores too
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
+  return traces;
 }
 
 /** The median of some timings. */
