@@ -2,8 +2,9 @@
  * The service over a generated trace store, for the benchmarks that query telemetry at scale
  * (stats.ts, tool-usage.ts): the demo app of harness.ts over an embedded DuckDB store in its own
  * thread holding N demo spans, all sealed as a running service has them seconds after ingestion
- * (the demo telemetry of src/seed/seed.ts: org-acme's skills, users and 40 of its tools). The store file is kept in
- * $TMPDIR under `name` and reused while it holds exactly N spans; generation shows its progress.
+ * (the demo telemetry of src/seed/seed.ts: org-acme's skills, users and 40 of its tools). The
+ * store file is kept in $TMPDIR under `name` and reused while it holds exactly N spans; generation
+ * shows its progress.
  */
 import fs from 'node:fs';
 import os from 'node:os';

@@ -441,17 +441,18 @@ export function demoBundle(): Obj {
  * at the root), so a team's viewer reads its repository while the shared one stays the root's.
  */
 function syncFromRepos(workspaces: Obj[], artifacts: Obj[]): Obj[] {
-  const repos: Obj[] = [];
+  const parentOf = new Map(workspaces.map((w) => [w.id as string, w.parent_id as string | undefined]));
+  const holders = workspaces.filter(
+    (w) => w.parent_id === undefined || (w.kind === 'team' && parentOf.get(w.parent_id as string) === undefined),
+  );
   const repoOf = new Map<string, string>();
-  const roots = new Set(workspaces.filter((w) => w.parent_id === undefined).map((w) => w.id));
-  const holders = workspaces.filter((w) => roots.has(w.id) || (w.kind === 'team' && roots.has(w.parent_id)));
-  holders.forEach((w, i) => {
+  const repos = holders.map((w, i) => {
     const ws = w.id as string;
     const isRoot = w.parent_id === undefined;
-    const name = isRoot ? `${w.name as string}-shared` : `${ws.split('-')[1] ?? ''}-${w.name as string}`;
-    const id = `repo-${isRoot ? `${ws.replace(/^ws-/, '')}-shared` : ws.replace(/^ws-/, '')}`;
-    repos.push({
-      id,
+    const name = `${ws.replace(/^ws-/, '')}${isRoot ? '-shared' : ''}`;
+    repoOf.set(ws, `repo-${name}`);
+    return {
+      id: `repo-${name}`,
       workspace_id: ws,
       name,
       display_name: `${w.display_name as string} ${isRoot ? 'shared sources' : 'sources'}`,
@@ -461,13 +462,11 @@ function syncFromRepos(workspaces: Obj[], artifacts: Obj[]): Obj[] {
       created_by: w.created_by,
       updated_at: at(9_100 + i),
       updated_by: w.updated_by,
-    });
-    repoOf.set(ws, id);
+    };
   });
-  const repoFor = (ws: string): string | undefined => {
-    const team = [...repoOf.keys()].filter((k) => ws === k || ws.startsWith(`${k}-`));
-    return repoOf.get(team.sort((a, b) => b.length - a.length)[0] ?? '');
-  };
+  // The repository of the nearest holder on the path to the root.
+  const repoFor = (ws: string | undefined): string | undefined =>
+    ws === undefined ? undefined : (repoOf.get(ws) ?? repoFor(parentOf.get(ws)));
   for (const a of artifacts) {
     const repo = a.source_type === 'git' ? repoFor(a.workspace_id as string) : undefined;
     if (repo !== undefined) a.repo_id = repo;

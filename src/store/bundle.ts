@@ -4,8 +4,8 @@
  * breaks a rule is rejected whole. First the shape (bundle-schema.ts, on Ajv), then what needs more
  * than one record: a bundle is self-contained, so every reference (organization, parent workspace,
  * membership, project, repository, artifact workspace/project/repository, relationship endpoint) must
- * name an object of the same bundle (an artifact's project and repository, one of its organization); ids are unique; the workspaces form a tree. API keys given in clear are hashed here
- * and never kept.
+ * name an object of the same bundle (an artifact's project and repository, one of its organization);
+ * ids are unique; the workspaces form a tree. API keys given in clear are hashed here and never kept.
  */
 import { Ajv, type ErrorObject } from 'ajv';
 import {
@@ -253,7 +253,10 @@ function containerRef(
   if (org !== ctx.orgOfWorkspace.get(workspaceId)) throw new BundleError(at, `${what} belongs to another organization`);
 }
 
-/** Fields the API computes (per caller, per request, or from other records: `repo`): never kept in an artifact's `doc`. */
+/**
+ * Fields the API computes (per caller, per request, or from other records: `repo`): never kept in
+ * an artifact's `doc`.
+ */
 const COMPUTED = new Set(['identity', 'permissions', 'relationships', 'profile_image_base64', 'repo']);
 /** Optional fields whose null means absent (any other field keeps its null in `doc`). */
 const NULL_IS_ABSENT = new Set(Object.keys(ARTIFACT_OPTIONAL).filter((k) => k !== 'source_metadata'));

@@ -1,7 +1,8 @@
 /**
  * Fields every artifact type shares (Agent, Tool, Skill, Prompt, Document): the computed REST
  * fields (permissions, relationships, masked identity) and the edges to workspace, project,
- * repository and creator. Plain fields come from the stored document through the snake_case field resolver.
+ * repository and creator. Plain fields come from the stored document through the snake_case field
+ * resolver.
  */
 import type { RequestContext } from '../../context.ts';
 import type { ArtifactVersion } from '../../domain/types.ts';
