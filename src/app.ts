@@ -234,7 +234,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       request.ctx = createContext(services, caller, request.id, deadline, rateLimits);
     });
     installRateLimit(api);
-    installResponseCache(api, services.registry, {
+    installResponseCache(api, {
       maxEntries: services.config.responseCacheEntries,
       maxBytes: services.config.responseCacheBytes,
     });

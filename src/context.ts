@@ -33,6 +33,11 @@ export interface RequestContext {
   readonly signal: AbortSignal;
   /** Throws 504 request_timeout once the deadline has passed: handlers call it between steps. */
   checkDeadline(): void;
+  /**
+   * The registry's generation as this request first read it: the response cache and the org tree
+   * cache compare the same value, one store call per request.
+   */
+  generation(): Promise<string>;
   access(): Promise<Access>;
   /** Counts one call of a rate-limited operation for this caller (every transport spends the same quota). */
   spendQuota(operation: LimitedOperation): Promise<Quota>;
@@ -48,6 +53,7 @@ export function createContext(
   rateLimits: RateLimits,
 ): RequestContext {
   let access: Promise<Access> | undefined;
+  let generation: Promise<string> | undefined;
   let loaders: Loaders | undefined;
   return {
     caller,
@@ -57,8 +63,12 @@ export function createContext(
     traceId,
     signal: deadline.signal,
     checkDeadline: () => checkDeadline(deadline),
+    generation() {
+      generation ??= services.registry.generation();
+      return generation;
+    },
     access() {
-      access ??= loadAccess(services.registry, caller);
+      access ??= loadAccess(services.registry, caller, () => this.generation());
       return access;
     },
     spendQuota: (operation) => rateLimits.spend(caller, operation),

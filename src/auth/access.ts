@@ -152,11 +152,18 @@ export class Access {
   }
 }
 
-/** Builds the caller's Access from the store: the org tree (cached by generation, org-trees.ts) and memberships. */
-export async function loadAccess(store: RegistryStore, caller: Caller): Promise<Access> {
+/**
+ * Builds the caller's Access from the store: the org tree (cached by generation, org-trees.ts;
+ * `generation` is the request's reading of it) and memberships.
+ */
+export async function loadAccess(
+  store: RegistryStore,
+  caller: Caller,
+  generation: () => Promise<string> = () => store.generation(),
+): Promise<Access> {
   if (caller.kind === 'user') {
     const [workspaces, memberships] = await Promise.all([
-      orgTree(store, caller.orgId),
+      orgTree(store, caller.orgId, generation),
       store.getMembershipsOfUser(caller.userId),
     ]);
     const roles = new Map<string, Role>();
@@ -166,6 +173,6 @@ export async function loadAccess(store: RegistryStore, caller: Caller): Promise<
     }
     return new Access(caller, workspaces, roles);
   }
-  const workspaces = await orgTree(store, caller.orgId);
+  const workspaces = await orgTree(store, caller.orgId, generation);
   return new Access(caller, workspaces, new Map([[caller.workspaceId, 'editor']]));
 }

@@ -18,9 +18,16 @@ interface Tree {
 
 const treesOf = new WeakMap<RegistryStore, Map<string, Tree>>();
 
-/** Every workspace of `orgId`, from the cache while the store's generation is unchanged. */
-export async function orgTree(store: RegistryStore, orgId: string): Promise<readonly Workspace[]> {
-  const generation = await store.generation();
+/**
+ * Every workspace of `orgId`, from the cache while the store's generation is unchanged; `current`
+ * reads the generation (a request passes its own, read once).
+ */
+export async function orgTree(
+  store: RegistryStore,
+  orgId: string,
+  current: () => Promise<string> = () => store.generation(),
+): Promise<readonly Workspace[]> {
+  const generation = await current();
   let trees = treesOf.get(store);
   if (trees === undefined) {
     trees = new Map();

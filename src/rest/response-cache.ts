@@ -8,7 +8,6 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { callerKey } from '../auth/caller.ts';
-import type { RegistryStore } from '../store/registry-port.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -38,11 +37,7 @@ const MAX_PAYLOAD_BYTES = 1 << 20;
  * Bounded twice: at most `maxEntries` answers, and at most `maxBytes` of bodies in all (each at
  * most 1 MiB); the least recently used answer goes first.
  */
-export function installResponseCache(
-  api: FastifyInstance,
-  registry: RegistryStore,
-  bounds: { maxEntries: number; maxBytes: number },
-): void {
+export function installResponseCache(api: FastifyInstance, bounds: { maxEntries: number; maxBytes: number }): void {
   if (bounds.maxEntries === 0 || bounds.maxBytes === 0) return;
   const entries = new Map<string, Entry>();
   let bytes = 0;
@@ -57,7 +52,7 @@ export function installResponseCache(
     if (cacheable !== true && (typeof cacheable !== 'function' || !cacheable(request))) return;
     const body = request.body === undefined ? '' : JSON.stringify(request.body);
     const key = `${callerKey(request.ctx.caller)}\n${request.method} ${request.url}\n${request.headers.accept ?? ''}\n${body}`;
-    const generation = await registry.generation();
+    const generation = await request.ctx.generation();
     const hit = entries.get(key);
     if (hit !== undefined && hit.generation === generation) {
       // Refresh recency: Map iteration order is insertion order.

@@ -78,3 +78,27 @@ describe('store calls per REST read', () => {
     expect(two.calls).toEqual({ ...calls, getArtifactWorkspaceIds: 1 });
   });
 });
+
+describe('store calls with the response cache on', () => {
+  const cached = countingStore();
+  let c: TestApp;
+  beforeAll(async () => {
+    c = await startTestApp({ wrapRegistry: (store) => cached.wrap(store) });
+  });
+  afterAll(async () => {
+    await c.close();
+  });
+
+  it('a miss reads the registry generation once for the cache and the org tree together; a hit only reads it', async () => {
+    const headers = await c.auth('u-admin');
+    await c.app.inject({ method: 'GET', url: '/mcp/v1/tools?limit=1', headers });
+    cached.reset();
+    const miss = await c.app.inject({ method: 'GET', url: '/mcp/v1/tools?limit=2', headers });
+    expect(miss.headers['x-cache']).toBeUndefined();
+    expect(cached.calls().generation).toBe(1);
+    cached.reset();
+    const hit = await c.app.inject({ method: 'GET', url: '/mcp/v1/tools?limit=2', headers });
+    expect(hit.headers['x-cache']).toBe('hit');
+    expect(cached.calls()).toEqual({ generation: 1 });
+  });
+});
