@@ -1,22 +1,14 @@
 /**
- * The tests the mutation run (npm run test:mutation, stryker.config.json) uses: those that exercise
- * the mutated modules in process. Suites that start the service as a child process are left out (a
- * mutant in the sandbox would not reach them, and they take most of the suite's time).
+ * The tests a mutation run (npm run test:mutation:<group>, stryker.config.mjs) uses: the
+ * in-process test files of the group named by MUTATION_GROUP (test/mutation-groups.ts).
  */
-import { defineConfig, mergeConfig } from 'vitest/config';
+import { defineConfig } from 'vitest/config';
 import base from './vitest.config.ts';
+import { groups } from './test/mutation-groups.ts';
 
-export default mergeConfig(
-  base,
-  defineConfig({
-    test: {
-      include: [
-        'test/auth/**/*.test.ts',
-        'test/http/**/*.test.ts',
-        'test/traces/**/*.test.ts',
-        'test/graphql/**/*.test.ts',
-        'test/fuzz/**/*.test.ts',
-      ],
-    },
-  }),
-);
+const name = process.env.MUTATION_GROUP ?? 'auth';
+const group = groups[name];
+if (group === undefined) throw new Error(`unknown mutation group ${name}`);
+
+// Not mergeConfig: it concatenates arrays, so the base's include (every test) would stay.
+export default defineConfig({ ...base, test: { ...base.test, include: group.tests } });
