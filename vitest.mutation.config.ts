@@ -1,5 +1,5 @@
 /**
- * The tests a mutation run (npm run test:mutation:<group>, stryker.config.mjs) uses: the
+ * The tests a mutation run (npm run test:mutation:<group>, stryker.config.js) uses: the
  * in-process test files of the group named by MUTATION_GROUP (test/mutation-groups.ts).
  */
 import { defineConfig } from 'vitest/config';

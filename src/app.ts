@@ -218,6 +218,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   const metrics = options.metrics ?? services.metrics ?? createMetrics({ defaultMetrics: false });
+  // Handlers count into the metrics /metrics exposes, whichever way they were given.
+  const counted: Services = { ...services, metrics };
   await installOperating(app, { metrics, maxEventLoopDelayMs: services.config.maxEventLoopDelayMs });
   registerHealthRoutes(app, services);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
@@ -231,7 +233,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     api.addHook('onRequest', async (request, reply) => {
       const deadline = startDeadline(request, reply, services.config.requestTimeoutMs);
       const caller = await authenticator.authenticate(request.headers.authorization);
-      request.ctx = createContext(services, caller, request.id, deadline, rateLimits);
+      request.ctx = createContext(counted, caller, request.id, deadline, rateLimits);
     });
     installRateLimit(api);
     installResponseCache(api, {

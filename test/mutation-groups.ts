@@ -1,5 +1,5 @@
 /**
- * The mutation-testing groups (stryker.config.mjs, vitest.mutation.config.ts): the modules each
+ * The mutation-testing groups (stryker.config.js, vitest.mutation.config.ts): the modules each
  * group mutates and the in-process test files that should notice. Suites that start the service
  * as a child process are left out: a mutant in Stryker's sandbox would not reach them.
  */

@@ -10,6 +10,7 @@ export interface Metrics {
   httpDuration: Histogram<'method' | 'route' | 'status'>;
   storeDuration: Histogram<'store' | 'method' | 'outcome'>;
   spansIngested: Counter<'outcome'>;
+  telemetryRecords: Counter<'signal' | 'outcome'>;
   jwksRefreshes: Counter<'outcome'>;
 }
 
@@ -53,6 +54,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       name: 'gateway_spans_ingested_total',
       help: 'OTLP spans received, by outcome (stored, rejected)',
       labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    telemetryRecords: new Counter({
+      name: 'gateway_otlp_records_total',
+      help: 'OTLP log records and metric data points received, by signal (logs, metrics) and outcome (stored, rejected, ignored: mapped to nothing)',
+      labelNames: ['signal', 'outcome'],
       registers: [registry],
     }),
     jwksRefreshes: new Counter({

@@ -1,5 +1,6 @@
 /**
- * The OTLP/HTTP trace receiver, `POST /v1/traces` (protobuf or JSON, optionally gzip), bounded
+ * The OTLP/HTTP receiver, `POST /v1/traces` and `POST /v1/logs` (protobuf or JSON, optionally
+ * gzip; logs carry harness events, mapped to spans by traces/harness-events.ts), bounded
  * before any work (DESIGN §12): the caller's right to write telemetry is checked before the body
  * is read; gzip is inflated as a stream and cut at OTLP_MAX_DECOMPRESSED_BYTES (also the largest
  * body read from the wire); decoding runs on worker threads (traces/decode-pool.ts) and stops past
@@ -10,6 +11,7 @@ import { Transform, pipeline, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Bounds } from '../config.ts';
+import type { Metrics } from '../observability/metrics.ts';
 import { assertCanIngest, ingestSpans } from '../traces/ingest.ts';
 import { createDecodePool } from '../traces/decode-pool.ts';
 import { OtlpDecodeError, encodeResponse, encodeStatus } from '../traces/otlp-decode.ts';
@@ -65,22 +67,26 @@ function payloadProblem(err: FastifyError | Error): string | null {
   return null;
 }
 
-/** Registers the receiver in `api` (the authenticated scope) with the service's bounds. */
 /** The OTLP bodies, documented per content type (the receiver reads them itself: no JSON validation). */
 const binary = { type: 'string', format: 'binary' } as const;
-const otlpBody = {
-  description: 'ExportTraceServiceRequest (opentelemetry-proto), optionally gzip-encoded',
+const otlpBody = (request: string) => ({
+  description: `${request} (opentelemetry-proto), optionally gzip-encoded`,
   content: {
     [PROTOBUF]: { schema: binary },
-    'application/json': { schema: { type: 'object', properties: { resourceSpans: { type: 'array' } } } },
+    'application/json': { schema: { type: 'object' } },
   },
-} as const;
+});
 const exportResponseSchema = {
   type: 'object',
   properties: {
     partialSuccess: {
       type: 'object',
-      properties: { rejectedSpans: { type: ['integer', 'string'] }, errorMessage: { type: 'string' } },
+      properties: {
+        rejectedSpans: { type: ['integer', 'string'] },
+        rejectedLogRecords: { type: ['integer', 'string'] },
+        rejectedDataPoints: { type: ['integer', 'string'] },
+        errorMessage: { type: 'string' },
+      },
     },
   },
 } as const;
@@ -100,6 +106,29 @@ function otlpAnswer(description: string, json: object, orProblem = false): objec
   };
 }
 
+/** What each route receives and answers; logs are harness events mapped to spans (harness-events.ts). */
+const SIGNALS = {
+  traces: {
+    request: 'ExportTraceServiceRequest',
+    response: 'ExportTraceServiceResponse',
+    summary: 'OTLP/HTTP trace receiver (protobuf or JSON, optional gzip)',
+    note: '',
+  },
+  logs: {
+    request: 'ExportLogsServiceRequest',
+    response: 'ExportLogsServiceResponse',
+    summary: 'OTLP/HTTP logs receiver: harness events (Claude Code, Codex) become spans',
+    note: ' Log records that are no harness event of docs/send-telemetry.md are accepted and counted, not stored.',
+  },
+  metrics: {
+    request: 'ExportMetricsServiceRequest',
+    response: 'ExportMetricsServiceResponse',
+    summary: 'OTLP/HTTP metrics receiver: data points are accepted and counted, not stored',
+    note: ' Data points are counted on /metrics (gateway_otlp_records_total) and not stored.',
+  },
+} as const;
+
+/** Registers the receiver routes in `api` (the authenticated scope) with the service's bounds. */
 export function registerOtlpReceiver(api: FastifyInstance, bounds: Bounds): void {
   const pool = createDecodePool({ maxSpans: bounds.otlpMaxSpans, bounds });
   api.addHook('onClose', async () => pool.close());
@@ -120,46 +149,64 @@ export function registerOtlpReceiver(api: FastifyInstance, bounds: Bounds): void
         .type(proto ? PROTOBUF : 'application/json')
         .send(encodeStatus(INVALID_ARGUMENT, problem, proto));
     });
-    otlp.post(
-      '/v1/traces',
-      {
-        bodyLimit: bounds.otlpMaxDecompressedBytes,
-        schema: {
-          operationId: 'exportTraces',
-          tags: ['traces'],
-          summary: 'OTLP/HTTP trace receiver (protobuf or JSON, optional gzip)',
-          description:
-            'Answers an ExportTraceServiceResponse, with partial_success when spans were rejected. A body that is not ' +
-            'a valid request answers 400 with an OTLP Status (google.rpc.Status), in the encoding of the request.',
-          body: otlpBody,
-          response: {
-            ...problemResponses(['unsupported_content_type']),
-            200: otlpAnswer('ExportTraceServiceResponse, JSON or protobuf as the request', exportResponseSchema),
-            400: otlpAnswer('the body is not a valid ExportTraceServiceRequest (OTLP Status)', statusSchema, true),
+    for (const signal of ['traces', 'logs', 'metrics'] as const) {
+      const names = SIGNALS[signal];
+      otlp.post(
+        `/v1/${signal}`,
+        {
+          bodyLimit: bounds.otlpMaxDecompressedBytes,
+          schema: {
+            operationId: `export${signal[0]?.toUpperCase()}${signal.slice(1)}`,
+            tags: ['traces'],
+            summary: names.summary,
+            description:
+              `Answers an ${names.response}, with partial_success when part of it was rejected. A body that is ` +
+              `not a valid ${names.request} answers 400 with an OTLP Status (google.rpc.Status), in the encoding ` +
+              `of the request.${names.note}`,
+            body: otlpBody(names.request),
+            response: {
+              ...problemResponses(['unsupported_content_type']),
+              200: otlpAnswer(`${names.response}, JSON or protobuf as the request`, exportResponseSchema),
+              400: otlpAnswer(`the body is not a valid ${names.request} (OTLP Status)`, statusSchema, true),
+            },
+          },
+          preParsing: async (request, _reply, payload) => {
+            await assertCanIngest(request.ctx);
+            const encoding = request.headers['content-encoding']?.trim().toLowerCase();
+            if (encoding === undefined || encoding === '' || encoding === 'identity') return payload;
+            if (encoding !== 'gzip') throw new PayloadError(`unsupported content-encoding ${encoding.slice(0, 40)}`);
+            return gunzipped(payload, bounds.otlpMaxDecompressedBytes);
           },
         },
-        preParsing: async (request, _reply, payload) => {
-          await assertCanIngest(request.ctx);
-          const encoding = request.headers['content-encoding']?.trim().toLowerCase();
-          if (encoding === undefined || encoding === '' || encoding === 'identity') return payload;
-          if (encoding !== 'gzip') throw new PayloadError(`unsupported content-encoding ${encoding.slice(0, 40)}`);
-          return gunzipped(payload, bounds.otlpMaxDecompressedBytes);
+        async (request: FastifyRequest, reply: FastifyReply) => {
+          const protobuf = isProtobuf(request);
+          const body = (request.body as Buffer | undefined) ?? Buffer.alloc(0);
+          const { spans, ignored } = await pool.decode(body, { protobuf, signal }, request.ctx.signal);
+          request.ctx.checkDeadline();
+          const result =
+            spans.length === 0 ? { accepted: 0, rejected: 0, errorMessage: '' } : await ingestSpans(request.ctx, spans);
+          countIngested(request.ctx.services.metrics, signal, result, ignored);
+          return reply
+            .code(200)
+            .type(protobuf ? PROTOBUF : 'application/json')
+            .send(encodeResponse(result.rejected, result.errorMessage, protobuf, signal));
         },
-      },
-      async (request: FastifyRequest, reply: FastifyReply) => {
-        const proto = isProtobuf(request);
-        const body = (request.body as Buffer | undefined) ?? Buffer.alloc(0);
-        const spans = await pool.decode(body, proto, request.ctx.signal);
-        request.ctx.checkDeadline();
-        const result = await ingestSpans(request.ctx, spans);
-        request.ctx.services.metrics?.spansIngested.inc({ outcome: 'stored' }, result.accepted);
-        if (result.rejected > 0)
-          request.ctx.services.metrics?.spansIngested.inc({ outcome: 'rejected' }, result.rejected);
-        return reply
-          .code(200)
-          .type(proto ? PROTOBUF : 'application/json')
-          .send(encodeResponse(result.rejected, result.errorMessage, proto));
-      },
-    );
+      );
+    }
   });
+}
+
+function countIngested(
+  metrics: Metrics | undefined,
+  signal: keyof typeof SIGNALS,
+  result: { accepted: number; rejected: number },
+  ignored: number,
+): void {
+  if (metrics === undefined) return;
+  const counts = { stored: result.accepted, rejected: result.rejected, ignored };
+  for (const [outcome, n] of Object.entries(counts)) {
+    if (n === 0) continue;
+    if (signal === 'traces') metrics.spansIngested.inc({ outcome }, n);
+    else metrics.telemetryRecords.inc({ signal, outcome }, n);
+  }
 }

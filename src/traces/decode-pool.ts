@@ -26,8 +26,15 @@ const TRANSFER_MIN_BYTES = 64 * 1024;
 const QUEUE_PER_THREAD = 16;
 
 export interface DecodePool {
-  /** The body's mapped spans; throws OtlpDecodeError for a malformed or over-bound body. */
-  decode(body: Buffer, protobuf: boolean, signal: AbortSignal): Promise<SpanBatch>;
+  /**
+   * The body's mapped spans (of a trace request, or of a logs request's harness events, with the
+   * number of records that map to none); throws OtlpDecodeError for a malformed or over-bound body.
+   */
+  decode(
+    body: Buffer,
+    format: { protobuf: boolean; signal: DecodeTask['signal'] },
+    abort: AbortSignal,
+  ): Promise<{ spans: SpanBatch; ignored: number }>;
   close(): Promise<void>;
 }
 
@@ -42,14 +49,14 @@ export function createDecodePool(limits: { maxSpans: number; bounds: SpanBounds 
     resourceLimits: { maxOldGenerationSizeMb: HEAP_MB, maxYoungGenerationSizeMb: YOUNG_MB },
   });
   return {
-    async decode(body, protobuf, signal) {
+    async decode(body, format, signal) {
       // A large body moves to the thread without a copy when it owns its memory; small ones share
       // Node's buffer pool (which must not move) and are copied.
       const own =
         body.byteLength >= TRANSFER_MIN_BYTES && body.byteOffset === 0 && body.byteLength === body.buffer.byteLength
           ? body
           : new Uint8Array(body);
-      const task: DecodeTask = { body: own, protobuf, maxSpans: limits.maxSpans, bounds: limits.bounds };
+      const task: DecodeTask = { body: own, ...format, maxSpans: limits.maxSpans, bounds: limits.bounds };
       let result: DecodeResult;
       try {
         result = await pool.run(task, { transferList: [own.buffer as ArrayBuffer], signal });
@@ -57,7 +64,7 @@ export function createDecodePool(limits: { maxSpans: number; bounds: SpanBounds 
         throw poolError(err, signal);
       }
       if ('error' in result) throw new OtlpDecodeError(result.error);
-      return result.spans;
+      return result;
     },
     close: () => pool.destroy(),
   };

@@ -1,85 +1,27 @@
 /**
  * OTLP/HTTP trace payloads (protobuf and JSON, optionally gzip) decoded into plain spans. Protobuf
  * bodies are read by the hand-written reader in otlp-proto-reader.ts (the ingestion hot path); the
- * protobufjs definitions below (the project's own definitions of the opentelemetry-proto trace
- * messages, field numbers from collector/trace/v1, trace/v1, common/v1, resource/v1) only encode:
- * responses, statuses and requests for clients and benchmarks. Events and links are not needed.
+ * protobufjs definitions (otlp-messages.ts) only encode here: responses, statuses and requests for
+ * clients and benchmarks.
  */
-import protobuf from 'protobufjs';
+import { otlpMessages } from './otlp-messages.ts';
 import { decodeExportRequestProto } from './otlp-proto-reader.ts';
 import { OtlpDecodeError, tooManySpans, type AttrValue, type Attributes, type DecodedSpan } from './otlp-types.ts';
 
 export { OtlpDecodeError, type DecodedSpan } from './otlp-types.ts';
-
-/** The message definitions (also used by the tests' protobufjs reference decoder). */
-export const otlpMessages = protobuf.Root.fromJSON({
-  nested: {
-    otlp: {
-      nested: {
-        ExportTraceServiceRequest: { fields: { resourceSpans: { rule: 'repeated', type: 'ResourceSpans', id: 1 } } },
-        ExportTraceServiceResponse: { fields: { partialSuccess: { type: 'ExportTracePartialSuccess', id: 1 } } },
-        ExportTracePartialSuccess: {
-          fields: { rejectedSpans: { type: 'int64', id: 1 }, errorMessage: { type: 'string', id: 2 } },
-        },
-        Status: { fields: { code: { type: 'int32', id: 1 }, message: { type: 'string', id: 2 } } },
-        ResourceSpans: {
-          fields: {
-            resource: { type: 'Resource', id: 1 },
-            scopeSpans: { rule: 'repeated', type: 'ScopeSpans', id: 2 },
-          },
-        },
-        Resource: { fields: { attributes: { rule: 'repeated', type: 'KeyValue', id: 1 } } },
-        ScopeSpans: { fields: { spans: { rule: 'repeated', type: 'Span', id: 2 } } },
-        Span: {
-          fields: {
-            traceId: { type: 'bytes', id: 1 },
-            spanId: { type: 'bytes', id: 2 },
-            parentSpanId: { type: 'bytes', id: 4 },
-            name: { type: 'string', id: 5 },
-            kind: { type: 'int32', id: 6 },
-            startTimeUnixNano: { type: 'fixed64', id: 7 },
-            endTimeUnixNano: { type: 'fixed64', id: 8 },
-            attributes: { rule: 'repeated', type: 'KeyValue', id: 9 },
-            status: { type: 'SpanStatus', id: 15 },
-          },
-        },
-        SpanStatus: { fields: { message: { type: 'string', id: 2 }, code: { type: 'int32', id: 3 } } },
-        KeyValue: { fields: { key: { type: 'string', id: 1 }, value: { type: 'AnyValue', id: 2 } } },
-        AnyValue: {
-          oneofs: {
-            value: {
-              oneof: ['stringValue', 'boolValue', 'intValue', 'doubleValue', 'arrayValue', 'kvlistValue', 'bytesValue'],
-            },
-          },
-          fields: {
-            stringValue: { type: 'string', id: 1 },
-            boolValue: { type: 'bool', id: 2 },
-            intValue: { type: 'int64', id: 3 },
-            doubleValue: { type: 'double', id: 4 },
-            arrayValue: { type: 'ArrayValue', id: 5 },
-            kvlistValue: { type: 'KeyValueList', id: 6 },
-            bytesValue: { type: 'bytes', id: 7 },
-          },
-        },
-        ArrayValue: { fields: { values: { rule: 'repeated', type: 'AnyValue', id: 1 } } },
-        KeyValueList: { fields: { values: { rule: 'repeated', type: 'KeyValue', id: 1 } } },
-      },
-    },
-  },
-});
+export { otlpMessages } from './otlp-messages.ts';
 
 const Request = otlpMessages.lookupType('otlp.ExportTraceServiceRequest');
-const Response = otlpMessages.lookupType('otlp.ExportTraceServiceResponse');
 const StatusMessage = otlpMessages.lookupType('otlp.Status');
 
-type Obj = Record<string, unknown>;
+export type Obj = Record<string, unknown>;
 
 /**
  * A value as String() writes it: protobufjs Longs, JSON numbers and numeric text all print their
  * decimal digits, which is what the callers want (an object without its own toString reads as NaN).
  */
 const text = (v: unknown): string => String(v);
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object';
+export const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object';
 
 function anyValue(v: unknown): AttrValue {
   if (v === null || typeof v !== 'object') return null;
@@ -108,7 +50,7 @@ function anyValue(v: unknown): AttrValue {
   return null;
 }
 
-function attributes(list: unknown): Attributes {
+export function attributes(list: unknown): Attributes {
   const out: Attributes = new Map();
   if (!Array.isArray(list)) return out;
   for (const kv of list) {
@@ -120,11 +62,11 @@ function attributes(list: unknown): Attributes {
 }
 
 /** An id as OTLP/JSON carries it: hex text, compared in lowercase. */
-function jsonHexId(v: unknown): string {
+export function jsonHexId(v: unknown): string {
   return typeof v === 'string' ? v.toLowerCase() : '';
 }
 
-function nanos(v: unknown): bigint {
+export function nanos(v: unknown): bigint {
   if (v === undefined || v === null) return 0n;
   // Long-like {low, high} values (protobufjs's fixed64) are joined from their halves.
   if (typeof v === 'object' && typeof (v as { low?: unknown }).low === 'number') {
@@ -208,7 +150,8 @@ function jsonDepthWithin(body: Uint8Array, max: number): boolean {
   return true;
 }
 
-export function decodeJson(body: Uint8Array, maxSpans = Number.POSITIVE_INFINITY): DecodedSpan[] {
+/** An OTLP/JSON body parsed to its top-level object (`what` names the message in errors). */
+export function parseJsonObject(body: Uint8Array, what: string): Obj {
   if (!jsonDepthWithin(body, MAX_JSON_DEPTH))
     throw new OtlpDecodeError(`the body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`);
   let message: unknown;
@@ -218,15 +161,34 @@ export function decodeJson(body: Uint8Array, maxSpans = Number.POSITIVE_INFINITY
     throw new OtlpDecodeError('the body is not valid JSON');
   }
   if (message === null || typeof message !== 'object' || Array.isArray(message)) {
-    throw new OtlpDecodeError('the body must be an ExportTraceServiceRequest object');
+    throw new OtlpDecodeError(`the body must be an ${what} object`);
   }
-  return collectSpans(message as Obj, jsonHexId, maxSpans);
+  return message as Obj;
 }
 
-export function encodeResponse(rejected: number, errorMessage: string, protobufOut: boolean): Buffer | string {
-  const body = rejected > 0 ? { partialSuccess: { rejectedSpans: rejected, errorMessage } } : {};
+export function decodeJson(body: Uint8Array, maxSpans = Number.POSITIVE_INFINITY): DecodedSpan[] {
+  return collectSpans(parseJsonObject(body, 'ExportTraceServiceRequest'), jsonHexId, maxSpans);
+}
+
+/** The signals the receiver answers, with the partial-success field counting what each rejects. */
+const ANSWERS = {
+  traces: { type: 'otlp.ExportTraceServiceResponse', rejected: 'rejectedSpans' },
+  logs: { type: 'otlp.ExportLogsServiceResponse', rejected: 'rejectedLogRecords' },
+  metrics: { type: 'otlp.ExportMetricsServiceResponse', rejected: 'rejectedDataPoints' },
+} as const;
+export type OtlpSignal = keyof typeof ANSWERS;
+
+export function encodeResponse(
+  rejected: number,
+  errorMessage: string,
+  protobufOut: boolean,
+  signal: OtlpSignal = 'traces',
+): Buffer | string {
+  const answer = ANSWERS[signal];
+  const body = rejected > 0 ? { partialSuccess: { [answer.rejected]: rejected, errorMessage } } : {};
   if (!protobufOut) return JSON.stringify(body);
-  return Buffer.from(Response.encode(Response.fromObject(body)).finish());
+  const type = otlpMessages.lookupType(answer.type);
+  return Buffer.from(type.encode(type.fromObject(body)).finish());
 }
 
 export function encodeStatus(code: number, message: string, protobufOut: boolean): Buffer | string {

@@ -1,4 +1,3 @@
-// @ts-check
 /**
  * Mutation testing (issue 18), one group of modules at a time: `npm run test:mutation -- <group>`
  * runs StrykerJS over the group's modules with only the in-process test files that exercise them
@@ -7,13 +6,13 @@
  * reports/mutation/<group>.json and prints its score; the break threshold (85%) applies per group,
  * so every group passing means the modules together score at least 85%.
  */
+import process from 'node:process';
 import { groups } from './test/mutation-groups.ts';
 
 const name = process.env.MUTATION_GROUP ?? 'auth';
 const group = groups[name];
 if (!group) throw new Error(`unknown mutation group ${name}: one of ${Object.keys(groups).join(', ')}`);
 
-/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: 'vitest',
   vitest: { configFile: 'vitest.mutation.config.ts' },

@@ -1,0 +1,118 @@
+/**
+ * The OpenTelemetry JS SDK's logs and metrics exporters against a listening gateway, configured
+ * only through the standard OTEL_EXPORTER_OTLP_* environment variables, as a harness would be:
+ * log records shaped like Claude Code's events reach the skill's statistics; metric data points
+ * are accepted (the exporter reports success) and counted.
+ */
+import { OTLPLogExporter as LogsProtoExporter } from '@opentelemetry/exporter-logs-otlp-proto';
+import { OTLPLogExporter as LogsJsonExporter } from '@opentelemetry/exporter-logs-otlp-http';
+import { OTLPMetricExporter as MetricsProtoExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { LoggerProvider, SimpleLogRecordProcessor, type LogRecordExporter } from '@opentelemetry/sdk-logs';
+import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+
+let t: TestApp;
+let url: string;
+beforeAll(async () => {
+  t = await startTestApp();
+  url = await t.app.listen({ host: '127.0.0.1', port: 0 });
+  // What a harness's environment holds; every exporter below reads it and nothing else.
+  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = url;
+  process.env.OTEL_EXPORTER_OTLP_HEADERS = `Authorization=Bearer ${await t.token('u-admin')}`;
+});
+afterAll(async () => {
+  delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  delete process.env.OTEL_EXPORTER_OTLP_HEADERS;
+  await t.close();
+});
+
+const resource = resourceFromAttributes({ 'service.name': 'claude-code', 'workspace.id': 'ws-a-team' });
+
+async function skillStats(from: number) {
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/skill/v1/skills/sk-1/traces/stats/query',
+    headers: await t.auth('u-admin'),
+    payload: {
+      start_time_unix_seconds: from,
+      end_time_unix_seconds: from + 3600,
+      request_type: 'scalar',
+      queries: [
+        { name: 'spans', measure: 'spans' },
+        { name: 'tokens', measure: 'tokens' },
+        { name: 'invocations', measure: 'skill_invocations' },
+        { name: 'sessions', measure: 'sessions' },
+      ],
+    },
+  });
+  expect(res.statusCode, res.body).toBe(200);
+  return Object.fromEntries(
+    res.json().data.results.map((r: { query_name: string; value: number }) => [r.query_name, r.value]),
+  );
+}
+
+async function sendClaudeEvents(exporter: LogRecordExporter, at: number, prompt: string) {
+  const provider = new LoggerProvider({ resource, processors: [new SimpleLogRecordProcessor({ exporter })] });
+  const logger = provider.getLogger('com.anthropic.claude_code.events');
+  const common = { 'session.id': `s-${prompt}`, 'prompt.id': prompt, 'user.id': 'install-1' };
+  logger.emit({
+    timestamp: at * 1000,
+    body: 'claude_code.skill_activated',
+    attributes: { ...common, 'event.name': 'skill_activated', 'skill.name': 'summarize' },
+  });
+  logger.emit({
+    timestamp: (at + 2) * 1000,
+    body: 'claude_code.api_request',
+    attributes: {
+      ...common,
+      'event.name': 'api_request',
+      model: 'claude-sonnet-4-5',
+      input_tokens: '30',
+      output_tokens: '12',
+      cost_usd: '0.001',
+      duration_ms: '800',
+    },
+  });
+  logger.emit({ timestamp: (at + 3) * 1000, body: 'claude_code.auth', attributes: { ...common, action: 'login' } });
+  await provider.forceFlush();
+  await provider.shutdown();
+}
+
+describe('OpenTelemetry SDK exporters configured by OTEL_EXPORTER_OTLP_* only', () => {
+  it.each([
+    ['protobuf', () => new LogsProtoExporter(), 1_700_000_000],
+    ['JSON', () => new LogsJsonExporter(), 1_700_100_000],
+  ] as const)('logs over HTTP (%s): the events answer the skill statistics', async (_name, exporter, at) => {
+    await sendClaudeEvents(exporter(), at, `prompt-${at}`);
+    expect(await skillStats(at - 60)).toEqual({ spans: 2, tokens: 42, invocations: 1, sessions: 1 });
+  });
+
+  it('metrics over HTTP protobuf: the export succeeds and its data points are counted', async () => {
+    const exporter = new MetricsProtoExporter();
+    const results: number[] = [];
+    const export_ = exporter.export.bind(exporter);
+    exporter.export = (metrics, done) => {
+      export_(metrics, (r) => {
+        results.push(r.code);
+        done(r);
+      });
+    };
+    const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
+    const meter = new MeterProvider({ resource, readers: [reader] }).getMeter('com.anthropic.claude_code');
+    const lines = meter.createCounter('claude_code.lines_of_code.count');
+    lines.add(10, { type: 'added', 'session.id': 's-1' });
+    lines.add(3, { type: 'removed', 'session.id': 's-1' });
+    meter.createCounter('claude_code.commit.count').add(1, { 'session.id': 's-1' });
+    await reader.forceFlush();
+    await reader.shutdown();
+    // Flush and shutdown each export the three cumulative points, every time with success (code 0).
+    expect(results.length).toBeGreaterThan(0);
+    expect(results.every((code) => code === 0)).toBe(true);
+    const metrics = await t.app.inject({ method: 'GET', url: '/metrics' });
+    expect(metrics.body).toContain(
+      `gateway_otlp_records_total{signal="metrics",outcome="ignored"} ${3 * results.length}`,
+    );
+  });
+});
