@@ -7,7 +7,7 @@ import tseslint from 'typescript-eslint';
 
 /** Handler folders: they know nothing of HTTP or GraphQL, and nothing of the demo data. */
 const HANDLERS = ['agents', 'tools', 'skills', 'org', 'traces', 'auth'].map((d) => `./src/${d}`);
-const TRANSPORTS = ['./src/rest', './src/graphql'];
+const TRANSPORTS = ['./src/rest', './src/graphql', './src/grpc'];
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'src/generated/', 'console/dist/', 'data/', '.stryker-tmp*/', 'reports/'] },

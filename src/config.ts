@@ -8,6 +8,8 @@ import { CLIENT_TOKEN_SHAPES, type ClientTokenShape } from './auth/client-tokens
 export interface Config {
   host: string;
   port: number;
+  /** OTLP over gRPC listens here (on `host`) when set; off by default. */
+  otlpGrpcPort: number | undefined;
   nodeEnv: 'development' | 'production' | 'test';
   logLevel: string;
   /** Embedded store files live here (registry.sqlite, traces.duckdb, dev issuer keys). */
@@ -169,6 +171,7 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     host: str(env, 'HOST', '127.0.0.1'),
     port: int(env, 'PORT', 8080, 0, 65535),
+    otlpGrpcPort: optional(env, 'OTLP_GRPC_PORT') === undefined ? undefined : int(env, 'OTLP_GRPC_PORT', 0, 0, 65535),
     nodeEnv,
     logLevel: str(env, 'LOG_LEVEL', 'info'),
     dataDir,

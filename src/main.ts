@@ -7,6 +7,7 @@ import { createAuthenticator } from './auth/authenticator.ts';
 import { loadDevIssuer } from './auth/dev-issuer.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createMetrics, instrumentStore } from './observability/metrics.ts';
+import { startOtlpGrpc } from './grpc/otlp-grpc.ts';
 import { openRegistryStore } from './store/open-registry.ts';
 import { openTraceStore } from './store/open-traces.ts';
 import { RedisRateLimiter } from './store/redis/rate-limiter.ts';
@@ -64,6 +65,17 @@ async function main(): Promise<void> {
     ...(apqCache !== undefined ? { apqCache } : {}),
   });
 
+  const origin = await app.listen({ host: config.host, port: config.port });
+  const grpc =
+    config.otlpGrpcPort === undefined
+      ? null
+      : await startOtlpGrpc(app, {
+          host: config.host,
+          port: config.otlpGrpcPort,
+          maxMessageBytes: config.bounds.otlpMaxDecompressedBytes,
+        });
+  if (grpc !== null) app.log.info({ port: grpc.port }, 'OTLP over gRPC listening');
+
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
@@ -72,6 +84,7 @@ async function main(): Promise<void> {
     const force = setTimeout(() => process.exit(1), 10_000);
     force.unref();
     try {
+      await grpc?.close();
       await app.close(); // closes the stores, authenticator, limiter and cache too (see AppOptions)
     } finally {
       process.exit(0);
@@ -80,7 +93,6 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
-  const origin = await app.listen({ host: config.host, port: config.port });
   await printDevHint(config, origin);
 }
 
