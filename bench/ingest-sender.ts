@@ -1,19 +1,22 @@
 /**
  * The load side of bench/ingest.ts, in a worker thread so that the server's event loop does only
- * server work (as it would with remote exporters): builds 64 OTLP bodies of `batch` spans, then
- * keeps `connections` requests in flight for `seconds` over keep-alive node:http connections (fetch
- * copies each body twice and would spend the machine's CPU on the client), and posts the counts
- * back. Every request carries new span ids (stampableBody), and only the spans the answer accepts
- * count: its partialSuccess.rejectedSpans (JSON, or protobuf decoded by the OpenTelemetry exporter's
- * deserializer) is subtracted.
+ * server work (as it would with remote exporters): builds 64 OTLP bodies of `batch` spans or log
+ * records, then keeps `connections` requests in flight for `seconds` over keep-alive node:http
+ * connections (fetch copies each body twice and would spend the machine's CPU on the client) or
+ * one gRPC channel, and posts the counts back. Every request carries new ids (stampableBody), and
+ * only what the answer accepts counts: its partialSuccess.rejectedSpans / rejectedLogRecords (JSON,
+ * or protobuf decoded by the OpenTelemetry exporter's deserializers) is subtracted.
  */
 import http from 'node:http';
 import { parentPort, workerData } from 'node:worker_threads';
-import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import * as grpc from '@grpc/grpc-js';
+import { ProtobufLogsSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { stampableBody } from './otlp-body.ts';
 
 export interface SenderJob {
+  /** The route (`…/v1/traces`, `…/v1/logs`), or `grpc://host:port` for OTLP over gRPC. */
   url: string;
+  signal: 'traces' | 'logs';
   token: string;
   json: boolean;
   seconds: number;
@@ -23,7 +26,7 @@ export interface SenderJob {
 
 export interface SenderResult {
   requests: number;
-  /** Spans the answers accepted (sent minus partialSuccess.rejectedSpans); 0 for the bare baseline route. */
+  /** Spans or records the answers accepted (sent minus the partial success's rejected); 0 for the bare baseline route. */
   accepted: number;
   /** Answers that carried a JSON or protobuf body this sender could read. */
   decoded: number;
@@ -53,14 +56,57 @@ function post(
   });
 }
 
-async function send(job: SenderJob): Promise<SenderResult> {
-  const bodies = Array.from({ length: 64 }, (_, i) => stampableBody(i, job.batch, job.json));
+const GRPC_SERVICES = {
+  traces: '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
+  logs: '/opentelemetry.proto.collector.logs.v1.LogsService/Export',
+};
+
+/** One request's sender: over HTTP (status as sent) or gRPC (OK -> 200, else 600 + the gRPC code). */
+function sender(job: SenderJob): { post(body: Buffer): Promise<{ status: number; body: Buffer }>; close(): void } {
+  if (job.url.startsWith('grpc://')) {
+    const client = new grpc.Client(job.url.slice('grpc://'.length), grpc.credentials.createInsecure());
+    const metadata = new grpc.Metadata();
+    metadata.set('authorization', `Bearer ${job.token}`);
+    return {
+      post: (body) =>
+        new Promise((resolve) => {
+          client.makeUnaryRequest(
+            GRPC_SERVICES[job.signal],
+            (b: Buffer) => b,
+            (b: Buffer) => b,
+            body,
+            metadata,
+            (err, value) => {
+              resolve(
+                err
+                  ? { status: 600 + err.code, body: Buffer.alloc(0) }
+                  : { status: 200, body: value ?? Buffer.alloc(0) },
+              );
+            },
+          );
+        }),
+      close: () => {
+        client.close();
+      },
+    };
+  }
   const headers = {
     authorization: `Bearer ${job.token}`,
     'content-type': job.json ? 'application/json' : 'application/x-protobuf',
   };
   const agent = new http.Agent({ keepAlive: true, maxSockets: job.connections });
   const url = new URL(job.url);
+  return {
+    post: (body) => post(agent, url, headers, body),
+    close: () => {
+      agent.destroy();
+    },
+  };
+}
+
+async function send(job: SenderJob): Promise<SenderResult> {
+  const bodies = Array.from({ length: 64 }, (_, i) => stampableBody(i, job.batch, job.json, job.signal));
+  const transport = sender(job);
   const statuses: Record<string, number> = {};
   let requests = 0;
   let failures = 0;
@@ -75,10 +121,10 @@ async function send(job: SenderJob): Promise<SenderResult> {
         // Connection w only ever sends bodies w, w + connections, …: stamping one never touches a body in flight.
         const body = bodies[i % bodies.length] as ReturnType<typeof stampableBody>;
         body.stamp(++sent);
-        const { status, body: answer } = await post(agent, url, headers, body.body);
+        const { status, body: answer } = await transport.post(body.body);
         if (status === 200) {
           requests++;
-          const rejected = rejectedSpans(answer, job.json);
+          const rejected = rejectedOf(answer, job.json, job.signal);
           if (rejected !== null) {
             decoded++;
             accepted += job.batch - rejected;
@@ -88,19 +134,23 @@ async function send(job: SenderJob): Promise<SenderResult> {
       }
     }),
   );
-  agent.destroy();
+  transport.close();
   return { requests, accepted, decoded, failures, elapsedS: (performance.now() - started) / 1000, statuses };
 }
 
-/** partialSuccess.rejectedSpans of an ExportTraceServiceResponse (0 when absent); null when the body is not one. */
-function rejectedSpans(answer: Buffer, json: boolean): number | null {
-  // An empty protobuf message is a valid ExportTraceServiceResponse (nothing rejected); empty JSON is not.
+/** What an Export answer rejected (0 when it has no partial success); null when the body is not an answer. */
+function rejectedOf(answer: Buffer, json: boolean, signal: SenderJob['signal']): number | null {
+  // An empty protobuf message is a valid answer (nothing rejected); empty JSON is not.
   if (answer.length === 0) return json ? null : 0;
   try {
-    const response = json
-      ? (JSON.parse(answer.toString('utf8')) as { partialSuccess?: { rejectedSpans?: number | string } })
-      : ProtobufTraceSerializer.deserializeResponse(new Uint8Array(answer));
-    return Number(response.partialSuccess?.rejectedSpans ?? 0);
+    type Partial = { partialSuccess?: { rejectedSpans?: number | string; rejectedLogRecords?: number | string } };
+    const response: Partial = json
+      ? (JSON.parse(answer.toString('utf8')) as Partial)
+      : signal === 'traces'
+        ? ProtobufTraceSerializer.deserializeResponse(new Uint8Array(answer))
+        : ProtobufLogsSerializer.deserializeResponse(new Uint8Array(answer));
+    const p = response.partialSuccess;
+    return Number((signal === 'traces' ? p?.rejectedSpans : p?.rejectedLogRecords) ?? 0);
   } catch {
     return null;
   }

@@ -1,14 +1,17 @@
 /**
- * Sustained OTLP/HTTP ingestion over loopback, batches of 512 spans, protobuf then JSON, through
- * the real app (auth, decoding, mapping, DuckDB append, answer after commit). The senders run in a
- * worker thread (bench/ingest-sender.ts). Baseline in the same run: a bare Fastify route on the
- * same process that reads the same bodies and answers 200, the transport's ceiling. Prints spans/s.
- * Targets: protobuf >= 50,000 spans/s, JSON >= 25,000 spans/s. Sustained throughput is what the
+ * Sustained OTLP ingestion over loopback, batches of 512 spans (protobuf, JSON, and protobuf over
+ * gRPC) and of 512 Claude Code log records (protobuf), through the real app (auth, decoding,
+ * mapping, DuckDB append, answer after commit). The senders run in a worker thread
+ * (bench/ingest-sender.ts). Baseline in the same run: a bare Fastify route on the same process that
+ * reads the same bodies and answers 200, the transport's ceiling. Prints spans (records) per second.
+ * Targets: protobuf >= 50,000 spans/s, JSON >= 25,000 spans/s, logs >= 50,000 records/s, gRPC
+ * within 20 % of HTTP protobuf (ratio >= 0.8). Sustained throughput is what the
  * server carries when it is the bottleneck: 8 connections keep it busy (~170% CPU of 2 cores);
  * with 4 each request waits on the last one's commit and the figure measures latency instead.
  * Usage: npm run bench:ingest [-- --seconds 10 --connections 8]
  */
 import Fastify from 'fastify';
+import { startOtlpGrpc } from '../src/grpc/otlp-grpc.ts';
 import { argNumber, inWorker, startDemoApp } from './harness.ts';
 import type { SenderJob, SenderResult } from './ingest-sender.ts';
 
@@ -20,11 +23,24 @@ const bare = Fastify({ logger: false, bodyLimit: 64 * 1024 * 1024 });
 bare.addContentTypeParser(['application/x-protobuf', 'application/json'], { parseAs: 'buffer' }, (_req, body, done) =>
   done(null, body),
 );
-bare.post('/v1/traces', async (_req, reply) => reply.code(200).type('application/json').send('{}'));
+bare.post('/v1/:signal', async (_req, reply) => reply.code(200).type('application/json').send('{}'));
 const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
+const grpcServer = await startOtlpGrpc(demo.app, {
+  host: '127.0.0.1',
+  port: 0,
+  maxMessageBytes: demo.config.bounds.otlpMaxDecompressedBytes,
+});
 
-function run(url: string, json: boolean): Promise<SenderResult> {
-  const job: SenderJob = { url: `${url}/v1/traces`, token: demo.token, json, seconds, connections, batch: BATCH };
+function run(url: string, json: boolean, signal: SenderJob['signal'] = 'traces'): Promise<SenderResult> {
+  const job: SenderJob = {
+    url: url.startsWith('grpc://') ? url : `${url}/v1/${signal}`,
+    signal,
+    token: demo.token,
+    json,
+    seconds,
+    connections,
+    batch: BATCH,
+  };
   return inWorker(new URL('./ingest-sender.ts', import.meta.url), job);
 }
 
@@ -38,25 +54,43 @@ const statuses = (r: SenderResult) =>
     .join(', ');
 
 console.log(
-  `OTLP ingestion: ${seconds}s per run, ${connections} concurrent senders in a worker thread, ${BATCH} spans per request`,
+  `OTLP ingestion: ${seconds}s per run, ${connections} concurrent senders in a worker thread, ${BATCH} spans or records per request`,
 );
-for (const [name, json, target] of [
-  ['protobuf', false, 50_000],
-  ['JSON', true, 25_000],
-] as const) {
-  const baseline = await run(bareUrl, json);
+const runs = [
+  { name: 'protobuf', json: false, signal: 'traces', target: 50_000 },
+  { name: 'JSON', json: true, signal: 'traces', target: 25_000 },
+  { name: 'logs', json: false, signal: 'logs', target: 50_000 },
+] as const;
+let httpProtobuf = 0;
+for (const { name, json, signal, target } of runs) {
+  const baseline = await run(bareUrl, json, signal);
   const before = await demo.traces.countSpans();
-  const gateway = await run(demo.url, json);
+  const gateway = await run(demo.url, json, signal);
   const stored = (await demo.traces.countSpans()) - before;
-  console.log(`  ${name.padEnd(8)} baseline (bare route, body read)  ${fmt(sentRate(baseline))} spans/s`);
+  if (name === 'protobuf') httpProtobuf = rate(gateway);
+  const unit = signal === 'logs' ? 'records/s' : 'spans/s';
+  console.log(`  ${name.padEnd(8)} baseline (bare route, body read)  ${fmt(sentRate(baseline))} ${unit}`);
   console.log(
-    `  ${name.padEnd(8)} gateway                           ${fmt(rate(gateway))} spans/s accepted  (${gateway.requests} requests, ${gateway.failures} failed, ${gateway.decoded} answers read; statuses ${statuses(gateway)}; target >= ${target.toLocaleString('en-US')}: ${rate(gateway) >= target ? 'met' : 'missed'}; ratio ${(rate(gateway) / sentRate(baseline)).toFixed(2)})`,
+    `  ${name.padEnd(8)} gateway                           ${fmt(rate(gateway))} ${unit} accepted  (${gateway.requests} requests, ${gateway.failures} failed, ${gateway.decoded} answers read; statuses ${statuses(gateway)}; target >= ${target.toLocaleString('en-US')}: ${rate(gateway) >= target ? 'met' : 'missed'}; ratio ${(rate(gateway) / sentRate(baseline)).toFixed(2)})`,
   );
   console.log(
-    `  ${name.padEnd(8)} accepted by the answers ${gateway.accepted.toLocaleString('en-US')}, stored ${stored.toLocaleString('en-US')}: ${gateway.accepted === stored ? 'equal' : 'DIFFERENT'}`,
+    `  ${name.padEnd(8)} accepted by the answers ${gateway.accepted.toLocaleString('en-US')}, stored ${stored.toLocaleString('en-US')} spans: ${gateway.accepted === stored ? 'equal' : 'DIFFERENT'}`,
+  );
+}
+{
+  const before = await demo.traces.countSpans();
+  const gateway = await run(`grpc://127.0.0.1:${grpcServer.port}`, false);
+  const stored = (await demo.traces.countSpans()) - before;
+  const ratio = rate(gateway) / httpProtobuf;
+  console.log(
+    `  gRPC     gateway (traces, protobuf)        ${fmt(rate(gateway))} spans/s accepted  (${gateway.requests} requests, ${gateway.failures} failed; statuses ${statuses(gateway)}; vs HTTP protobuf ${ratio.toFixed(2)}, target >= 0.80: ${ratio >= 0.8 ? 'met' : 'missed'})`,
+  );
+  console.log(
+    `  gRPC     accepted by the answers ${gateway.accepted.toLocaleString('en-US')}, stored ${stored.toLocaleString('en-US')}: ${gateway.accepted === stored ? 'equal' : 'DIFFERENT'}`,
   );
 }
 const stored = await demo.app.inject({ method: 'GET', url: '/healthz' });
 console.log(`  service still healthy: ${stored.statusCode === 200 ? 'yes' : 'no'}`);
+await grpcServer.close();
 await bare.close();
 await demo.close();

@@ -1,21 +1,30 @@
 /**
- * The OTLP/HTTP request the ingestion benchmarks send: `count` spans of mixed categories (skill
+ * The OTLP requests the ingestion benchmarks send: `count` spans of mixed categories (skill
  * invocations, chats, tool calls) with nine attributes each and one resource attribute, random
- * trace and span ids; protobuf, or OTLP/JSON with hex ids.
+ * trace and span ids; or `count` log records of Claude Code events (skill activations, API
+ * requests, tool results) with a random prompt id each; protobuf, or OTLP/JSON (hex ids).
  */
 import crypto from 'node:crypto';
 import { encodeExportRequest } from '../src/traces/otlp-decode.ts';
+import { encodeLogsRequest } from '../src/traces/otlp-logs.ts';
 
 /**
  * A request body whose spans get new ids for every request: `stamp(n)` writes `n` into the last four
  * bytes of every trace and span id (in place: the caller must not stamp a body while it is being sent),
  * so that no span id repeats across requests, as with real exporters.
  */
-export function stampableBody(i: number, count: number, json: boolean): { body: Buffer; stamp(n: number): void } {
+export function stampableBody(
+  i: number,
+  count: number,
+  json: boolean,
+  signal: 'traces' | 'logs' = 'traces',
+): { body: Buffer; stamp(n: number): void } {
   const ids: Buffer[] = [];
-  const body = benchBody(i, count, json, ids);
+  const body = signal === 'traces' ? benchBody(i, count, json, ids) : benchLogsBody(i, count, json, ids);
+  // Log records carry their ids as hex text in both encodings.
+  const hex = json || signal === 'logs';
   const offsets = ids.map((id) => {
-    const needle = json ? Buffer.from(id.toString('hex')) : id;
+    const needle = hex ? Buffer.from(id.toString('hex')) : id;
     const at = body.indexOf(needle);
     if (at < 0) throw new Error('an id is missing from its body');
     return { end: at + needle.length };
@@ -26,7 +35,7 @@ export function stampableBody(i: number, count: number, json: boolean): { body: 
       const tail = Buffer.alloc(4);
       tail.writeUInt32BE(n >>> 0);
       const text = Buffer.from(tail.toString('hex'));
-      for (const { end } of offsets) (json ? text : tail).copy(body, end - (json ? 8 : 4));
+      for (const { end } of offsets) (hex ? text : tail).copy(body, end - (hex ? 8 : 4));
     },
   };
 }
@@ -68,4 +77,54 @@ export function benchBody(i: number, count: number, json: boolean, ids: Buffer[]
     ],
   };
   return json ? Buffer.from(JSON.stringify(message)) : encodeExportRequest(message);
+}
+
+/** Claude Code events as its exporter sends them: body = event name, values as strings. */
+export function benchLogsBody(i: number, count: number, json: boolean, ids: Buffer[] = []): Buffer {
+  const now = BigInt(Date.now()) * 1_000_000n;
+  const str = (key: string, v: string) => ({ key, value: { stringValue: v } });
+  const records = Array.from({ length: count }, (_, j) => {
+    const prompt = crypto.randomBytes(8);
+    ids.push(prompt);
+    const kind = j % 4;
+    const common = [
+      str('prompt.id', prompt.toString('hex')),
+      str('session.id', `s-${i}`),
+      str('user.id', `user-${i % 7}`),
+      str('event.timestamp', new Date().toISOString()),
+    ];
+    const specific =
+      kind === 0
+        ? [str('event.name', 'skill_activated'), str('skill.name', 'summarize')]
+        : kind === 1
+          ? [
+              str('event.name', 'api_request'),
+              str('model', 'claude-sonnet-4-5'),
+              str('input_tokens', String(100 + j)),
+              str('output_tokens', '20'),
+              str('cost_usd', '0.0012'),
+              str('duration_ms', '900'),
+            ]
+          : [
+              str('event.name', 'tool_result'),
+              str('tool_name', 'Read'),
+              str('success', 'true'),
+              str('duration_ms', '12'),
+            ];
+    const name = ['skill_activated', 'api_request', 'tool_result', 'tool_result'][kind] as string;
+    return {
+      timeUnixNano: String(now + BigInt(j) * 1000n),
+      body: { stringValue: `claude_code.${name}` },
+      attributes: [...common, ...specific],
+    };
+  });
+  const message = {
+    resourceLogs: [
+      {
+        resource: { attributes: [str('service.name', 'claude-code')] },
+        scopeLogs: [{ scope: { name: 'com.anthropic.claude_code.events' }, logRecords: records }],
+      },
+    ],
+  };
+  return json ? Buffer.from(JSON.stringify(message)) : encodeLogsRequest(message);
 }
