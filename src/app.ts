@@ -20,6 +20,7 @@ import { StoreUnavailableError } from './store/registry-port.ts';
 import { problemSchema } from './rest/schemas/common.ts';
 import { createMetrics, type Metrics } from './observability/metrics.ts';
 import { registerHealthRoutes } from './rest/health.ts';
+import { registerConsoleRoutes } from './rest/console-routes.ts';
 import { installOperating, startDeadline } from './rest/operating.ts';
 import { installRateLimit } from './rest/rate-limit.ts';
 import { RateLimits } from './shared/rate-limits.ts';
@@ -222,6 +223,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const counted: Services = { ...services, metrics };
   await installOperating(app, { metrics, maxEventLoopDelayMs: services.config.maxEventLoopDelayMs });
   registerHealthRoutes(app, services);
+  registerConsoleRoutes(app, { explorer: services.config.graphqlExplorer });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   const rateLimits = new RateLimits(

@@ -10,6 +10,8 @@ export interface Config {
   port: number;
   /** OTLP over gRPC listens here (on `host`) when set; off by default. */
   otlpGrpcPort: number | undefined;
+  /** GraphQL introspection and the browser explorer at GET /graphql: on outside production. */
+  graphqlExplorer: boolean;
   nodeEnv: 'development' | 'production' | 'test';
   logLevel: string;
   /** Embedded store files live here (registry.sqlite, traces.duckdb, dev issuer keys). */
@@ -171,6 +173,7 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     host: str(env, 'HOST', '127.0.0.1'),
     port: int(env, 'PORT', 8080, 0, 65535),
+    graphqlExplorer: bool(env, 'GRAPHQL_EXPLORER', nodeEnv !== 'production'),
     otlpGrpcPort: optional(env, 'OTLP_GRPC_PORT') === undefined ? undefined : int(env, 'OTLP_GRPC_PORT', 0, 0, 65535),
     nodeEnv,
     logLevel: str(env, 'LOG_LEVEL', 'info'),

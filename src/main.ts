@@ -22,7 +22,9 @@ async function printDevHint(config: Config, origin: string): Promise<void> {
   const token = await issuer.mint({ sub: 'user-alice', org: 'org-acme', ttlSeconds: 3600 });
   process.stdout.write(
     `\nDemo data is loaded. Try (token valid 1 h; mint more with npm run token):\n` +
-      `  curl -s -H "Authorization: Bearer ${token}" '${origin}/mcp/v1/tools?limit=5'\n\n`,
+      `  curl -s -H "Authorization: Bearer ${token}" '${origin}/mcp/v1/tools?limit=5'\n` +
+      // The fragment never reaches the server: the console page keeps it in the tab's sessionStorage.
+      `  console (signed in as user-alice): ${origin}/console#token=${token}\n\n`,
   );
 }
 

@@ -3,8 +3,9 @@
  * authenticated scope, so it has the same caller, deadline and RequestContext (loaders included)
  * as REST. The schema is a Federation v2 subgraph.
  *
- * Deliberate settings: batched HTTP requests off; introspection, landing page and schema details
- * in errors off in production; automatic persisted queries on, scoped per organization (in-memory
+ * Deliberate settings: batched HTTP requests off; Apollo's landing page off (browsers get the
+ * service's explorer); introspection with the explorer (GRAPHQL_EXPLORER, off in production); schema
+ * details in errors off in production; automatic persisted queries on, scoped per organization (in-memory
  * LRU unless a shared cache is passed); cache-control, inline tracing, usage and schema reporting
  * switched off (per-field work nobody reads here). Bounds (DESIGN §12): document nesting checked
  * before parsing, tokens bounded while parsing, depth, alias and cost limits before execution
@@ -76,7 +77,7 @@ export function createApolloServer(
     // Every request carries `Authorization`, which no browser sends cross-site without a preflight:
     // it counts as the preflight-forcing header, so GET queries of urql and friends are answered.
     csrfPrevention: { requestHeaders: ['authorization', 'x-apollo-operation-name', 'apollo-require-preflight'] },
-    introspection: !production,
+    introspection: services.config.graphqlExplorer,
     hideSchemaDetailsFromClientErrors: production,
     includeStacktraceInErrorResponses: false,
     parseOptions: { maxLexicalTokens: MAX_TOKENS },
@@ -89,7 +90,8 @@ export function createApolloServer(
       ApolloServerPluginInlineTraceDisabled(),
       ApolloServerPluginUsageReportingDisabled(),
       ApolloServerPluginSchemaReportingDisabled(),
-      ...(production ? [ApolloServerPluginLandingPageDisabled()] : []),
+      // Browsers get the service's own explorer (rest/console-routes.ts), never Apollo's CDN page.
+      ApolloServerPluginLandingPageDisabled(),
       operationLimitsPlugin(limits),
       ...(log !== undefined ? [errorLogPlugin(log)] : []),
     ],
