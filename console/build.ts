@@ -46,7 +46,7 @@ const common: esbuild.BuildOptions = {
   logLevel: 'warning',
   legalComments: 'none',
   define: { 'process.env.NODE_ENV': '"production"' },
-  loader: { '.ttf': 'file', '.woff': 'file', '.woff2': 'file' },
+  loader: { '.ttf': 'file', '.woff': 'file', '.woff2': 'file', '.graphql': 'text' },
 };
 
 /** The output files of a build for one entry, by extension, as URLs under /console/assets/. */

@@ -1,72 +1,28 @@
 /**
- * The console's shell at /console: sign-in (a token from the start-up link's fragment, or any token
- * or API key pasted into the form), who the caller is, and the way to the explorer. It talks only
- * to the public API with the user's token; API errors show their problem title, detail and trace id.
+ * The console at /console (a single page with deep-linkable URLs): sign-in (the start-up link's
+ * fragment, or a pasted token or API key), then the pages of the navigation. It talks only to the
+ * public API with the user's token, so what it shows is exactly what the API lets the user read.
  */
-import { adoptFragmentToken, authHeaders, currentToken, signIn, signOut } from './session.ts';
+import { graphql } from './api.ts';
+import { el, loading, problemView, type Problem } from './dom.ts';
+import type { ViewerQuery } from './generated/operations.ts';
+import { skillPage } from './pages/skill.ts';
+import { skillsPage } from './pages/skills.ts';
+import VIEWER from './queries/viewer.graphql';
+import { adoptFragmentToken, currentToken, signIn, signOut } from './session.ts';
 import './console.css';
 
-interface Problem {
-  title?: string;
-  detail?: string;
-  trace_id?: string;
-}
-
-const VIEWER = 'query Viewer { viewer { kind orgId user { id name } agent { id name } workspaces { id } } }';
-
-function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  props: Record<string, string | boolean> = {},
-  ...children: (Node | string)[]
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  Object.assign(node, props);
-  node.append(...children);
-  return node;
-}
-
-function problemView(p: Problem): HTMLElement {
-  return el(
-    'div',
-    { className: 'problem', role: 'alert' },
-    el('strong', {}, p.title ?? 'Request failed'),
-    ...(p.detail !== undefined ? [el('p', {}, p.detail)] : []),
-    ...(p.trace_id !== undefined ? [el('p', { className: 'trace' }, `trace id ${p.trace_id}`)] : []),
-  );
-}
-
-interface ViewerData {
-  viewer: {
-    kind: string;
-    orgId: string;
-    user: { id: string; name: string | null } | null;
-    agent: { id: string; name: string } | null;
-    workspaces: { id: string }[];
-  };
-}
-
-async function viewer(): Promise<{ data?: ViewerData; problem?: Problem }> {
-  const res = await fetch('/graphql', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...authHeaders() },
-    body: JSON.stringify({ query: VIEWER }),
-  });
-  const body = (await res.json()) as {
-    data?: ViewerData;
-    errors?: { message: string; extensions?: { code?: string; traceId?: string } }[];
-  };
-  const error = body.errors?.[0];
-  if (error !== undefined) {
-    return {
-      problem: {
-        title: error.extensions?.code ?? 'error',
-        detail: error.message,
-        ...(error.extensions?.traceId !== undefined ? { trace_id: error.extensions.traceId } : {}),
-      },
-    };
-  }
-  return body.data === undefined ? { problem: { title: `HTTP ${res.status}` } } : { data: body.data };
-}
+/** Pages by path under /console; each renders into `main` from its path parameters and query. */
+const ROUTES: {
+  pattern: RegExp;
+  render: (main: HTMLElement, params: string[], query: URLSearchParams) => Promise<void>;
+}[] = [
+  {
+    pattern: /^\/console\/skills\/([^/]+)$/,
+    render: (main, [id], query) => skillPage(main, decodeURIComponent(id ?? ''), query),
+  },
+  { pattern: /^\/console(?:\/skills)?\/?$/, render: (main) => skillsPage(main) },
+];
 
 function signInForm(main: HTMLElement, problem?: Problem): void {
   const input = el('input', {
@@ -87,41 +43,81 @@ function signInForm(main: HTMLElement, problem?: Problem): void {
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     signIn(input.value);
-    void render(main);
+    void render();
   });
   main.replaceChildren(...(problem !== undefined ? [problemView(problem)] : []), form);
 }
 
-async function render(main: HTMLElement): Promise<void> {
-  if (currentToken() === null) {
-    signInForm(main);
-    return;
-  }
-  main.replaceChildren(el('p', { className: 'loading' }, 'Loading…'));
-  const { data, problem } = await viewer();
-  if (data === undefined) {
-    signOut();
-    signInForm(main, problem ?? { title: 'sign-in failed' });
-    return;
-  }
-  const v = data.viewer;
-  const who = v.user?.name ?? v.user?.id ?? v.agent?.name ?? v.agent?.id ?? 'unknown';
-  const out = el('button', { type: 'button' }, 'Sign out');
+function header(viewer: ViewerQuery['viewer']): HTMLElement {
+  const who = viewer.user?.name ?? viewer.user?.id ?? viewer.agent?.name ?? viewer.agent?.id ?? 'unknown';
+  const out = el('button', { type: 'button', className: 'link' }, 'Sign out');
   out.addEventListener('click', () => {
     signOut();
-    void render(main);
+    void render();
   });
-  main.replaceChildren(
-    el('h1', {}, 'Gateway console'),
+  return el(
+    'header',
+    {},
+    el('a', { href: '/console', className: 'brand', 'data-link': true }, 'Gateway console'),
     el(
-      'p',
-      { className: 'viewer' },
-      `Signed in as ${who} (${v.kind.toLowerCase()}) in ${v.orgId}, reading ${v.workspaces.length} workspace(s).`,
+      'nav',
+      {},
+      el('a', { href: '/console/skills', 'data-link': true }, 'Skills'),
+      el('a', { href: '/graphql' }, 'GraphQL explorer'),
     ),
-    el('nav', {}, el('a', { href: '/graphql' }, 'GraphQL explorer'), out),
+    el(
+      'span',
+      { className: 'viewer' },
+      `Signed in as ${who} (${viewer.kind.toLowerCase().replace('_', ' ')}) in ${viewer.orgId}`,
+    ),
+    out,
   );
 }
 
+let viewer: ViewerQuery['viewer'] | null = null;
+
+async function render(): Promise<void> {
+  const body = document.body;
+  const main = el('main', {});
+  if (currentToken() === null) {
+    body.replaceChildren(main);
+    signInForm(main);
+    return;
+  }
+  if (viewer === null) {
+    body.replaceChildren(main);
+    main.append(loading());
+    const answer = await graphql<ViewerQuery>(VIEWER);
+    if (answer.problem !== undefined) {
+      signOut();
+      signInForm(main, answer.problem);
+      return;
+    }
+    viewer = answer.data.viewer;
+  }
+  body.replaceChildren(header(viewer), main);
+  const route = ROUTES.find((r) => r.pattern.test(location.pathname));
+  if (route === undefined) {
+    main.replaceChildren(problemView({ title: 'Not found', detail: `no console page at ${location.pathname}` }));
+    return;
+  }
+  await route.render(
+    main,
+    (route.pattern.exec(location.pathname) ?? []).slice(1),
+    new URLSearchParams(location.search),
+  );
+}
+
+/** Links marked data-link change the page without reloading it. */
+document.addEventListener('click', (event) => {
+  const link = (event.target as Element | null)?.closest('a[data-link]');
+  if (!(link instanceof HTMLAnchorElement) || event.ctrlKey || event.metaKey || event.shiftKey) return;
+  event.preventDefault();
+  history.pushState(null, '', link.href);
+  void render();
+});
+window.addEventListener('popstate', () => void render());
+window.addEventListener('console:navigate', () => void render());
+
 adoptFragmentToken();
-const main = document.querySelector('main');
-if (main !== null) void render(main);
+void render();

@@ -5,7 +5,7 @@
  * no request to any other origin, no Content-Security-Policy violation, the JavaScript shipped per
  * page. Screenshots go to reports/screenshots/ (ignored by git).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,6 +22,7 @@ if (!available && process.env.REQUIRE_SERVER_TESTS === '1')
 
 let service: ChildProcess;
 let origin: string;
+let dataDir: string;
 let consoleUrl: string;
 let browser: Browser;
 const requested = new Set<string>();
@@ -41,7 +42,7 @@ describe.skipIf(!available)('the console in a browser', () => {
     buildConsoleIfStale();
     const port = await freePort();
     origin = `http://127.0.0.1:${port}`;
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-browser-'));
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-browser-'));
     service = spawn(process.execPath, ['src/main.ts'], {
       env: {
         ...process.env,
@@ -83,10 +84,11 @@ describe.skipIf(!available)('the console in a browser', () => {
     });
     const started = Date.now();
     await page.goto(consoleUrl);
-    await page.waitForSelector('.viewer');
+    await page.waitForSelector('table.skills');
     const firstRenderMs = Date.now() - started;
-    expect(await page.textContent('.viewer')).toContain('Signed in as Alice Acme (user) in org-acme');
+    expect(await page.textContent('header .viewer')).toContain('Signed in as Alice Acme (user) in org-acme');
     expect(page.url()).toBe(`${origin}/console`);
+    expect(firstRenderMs).toBeGreaterThan(0);
     const token = await page.evaluate(() => sessionStorage.getItem('gateway.token'));
     expect(consoleUrl.endsWith(`#token=${token}`)).toBe(true);
     const shipped = scripts.reduce((a, b) => a + b, 0);
@@ -119,7 +121,7 @@ describe.skipIf(!available)('the console in a browser', () => {
   it('the explorer completes from the schema and runs a query with the console’s token', async () => {
     const page = await newPage();
     await page.goto(consoleUrl);
-    await page.waitForSelector('.viewer');
+    await page.waitForSelector('header .viewer');
     await page.goto(`${origin}/graphql`);
     const editor = '.graphiql-query-editor .monaco-editor';
     await page.waitForSelector(editor);
@@ -138,6 +140,75 @@ describe.skipIf(!available)('the console in a browser', () => {
     const answer = (await page.textContent('.graphiql-response'))?.replace(/\s+/g, '') ?? '';
     expect(answer).toContain('"viewer":{"orgId":"org-acme","user":{"id":"user-alice"}}');
     await page.screenshot({ path: path.join(SHOTS, 'explorer.png') });
+    await page.close();
+  });
+
+  it('Skills lists the readable skills with their numbers; a skill’s charts plot exactly what the REST endpoint answers', async () => {
+    const page = await newPage();
+    await page.goto(consoleUrl);
+    await page.waitForSelector('table.skills');
+    const ids = await page.$$eval('table.skills tbody tr', (rows) => rows.map((r) => r.getAttribute('data-skill')));
+    expect(ids).toContain('skill-0001');
+    await page.screenshot({ path: path.join(SHOTS, 'skills.png') });
+
+    const day = 86_400;
+    const today = Math.floor(Date.now() / 1000 / day) * day;
+    const iso = (s: number) => new Date(s * 1000).toISOString().slice(0, 10);
+    const [start, end] = [today - 20 * day, today - day];
+    await page.goto(`${origin}/console/skills/skill-0001?range=custom&start=${iso(start)}&end=${iso(end)}`);
+    const figure = page.locator('figure.chart[data-title="Invocations"]');
+    await figure.waitFor();
+    const plotted = JSON.parse((await figure.getAttribute('data-plotted')) ?? '{}') as {
+      x: number[];
+      series: Record<string, (number | null)[]>;
+    };
+    const token = await page.evaluate(() => sessionStorage.getItem('gateway.token'));
+    const res = await fetch(`${origin}/skill/v1/skills/skill-0001/traces/stats/query`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token ?? ''}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        start_time_unix_seconds: start,
+        end_time_unix_seconds: end + day,
+        request_type: 'time_series',
+        compare: 'previous_period',
+        queries: [{ name: 'invocations', measure: 'skill_invocations' }],
+      }),
+    });
+    expect(res.status).toBe(200);
+    type Series = { points: { timestamp_unix_seconds: number; value: number | null }[] }[];
+    const body = (await res.json()) as { data: { series: Series }; comparison: { data: { series: Series } } };
+    const [current] = body.data.series;
+    const [previous] = body.comparison.data.series;
+    expect(plotted.x).toEqual(current?.points.map((p) => p.timestamp_unix_seconds));
+    expect(plotted.series.invocations).toEqual(current?.points.map((p) => p.value));
+    expect(plotted.series['invocations (previous)']).toEqual(previous?.points.map((p) => p.value));
+    expect(plotted.series.invocations?.some((v) => (v ?? 0) > 0)).toBe(true);
+    await page.screenshot({ path: path.join(SHOTS, 'skill-analytics.png'), fullPage: true });
+    await page.click('button[name=view]');
+    await page.waitForSelector('table.numbers');
+    await page.screenshot({ path: path.join(SHOTS, 'skill-table.png') });
+    await page.close();
+  });
+
+  it('a user of another organization sees none of the first organization’s skills', async () => {
+    const token = execFileSync(
+      process.execPath,
+      ['src/cli/token.ts', '--sub', 'user-alice-globex', '--org', 'org-globex'],
+      {
+        env: { ...process.env, DATA_DIR: dataDir, NODE_ENV: 'development' },
+      },
+    )
+      .toString()
+      .trim();
+    const page = await newPage();
+    await page.goto(`${origin}/console#token=${token}`);
+    await page.waitForSelector('table.skills, p.empty');
+    expect(await page.textContent('header .viewer')).toContain('in org-globex');
+    const ids = await page.$$eval('table.skills tbody tr', (rows) => rows.map((r) => r.getAttribute('data-skill')));
+    expect(ids).not.toContain('skill-0001');
+    await page.goto(`${origin}/console/skills/skill-0001`);
+    await page.waitForSelector('.problem');
+    expect(await page.textContent('.problem strong')).toBe('Not found');
     await page.close();
   });
 

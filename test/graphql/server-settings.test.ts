@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
 import type { Services } from '../../src/context.ts';
 import { createApolloServer } from '../../src/graphql/server.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
@@ -105,7 +106,16 @@ describe('HTTP settings', () => {
 
 describe('production', () => {
   it('turns introspection off', async () => {
-    const services = { config: { ...t.config, nodeEnv: 'production' }, registry: t.registry } as Services;
+    // GRAPHQL_EXPLORER (introspection and the explorer) defaults to off in production.
+    const production = loadConfig({
+      NODE_ENV: 'production',
+      AUTH_AUDIENCE: 'gateway',
+      AUTH_ISSUERS: 'https://idp.example',
+      AUTH_JWKS_URL: 'https://idp.example/jwks',
+    });
+    expect(production.graphqlExplorer).toBe(false);
+    const config = { ...t.config, nodeEnv: 'production', graphqlExplorer: production.graphqlExplorer };
+    const services = { config, registry: t.registry } as Services;
     const apollo = createApolloServer(services, {});
     await apollo.start();
     try {
