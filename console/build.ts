@@ -19,11 +19,10 @@ const assets = path.join(out, 'assets');
 const manifestFile = path.join(out, 'manifest.json');
 
 function newestSource(): number {
-  const files = [
-    path.join(root, 'build.ts'),
-    path.join(root, '..', 'package-lock.json'),
-    ...fs.readdirSync(path.join(root, 'src')).map((f) => path.join(root, 'src', f)),
-  ];
+  const sources = fs
+    .readdirSync(path.join(root, 'src'), { recursive: true, encoding: 'utf8' })
+    .map((f) => path.join(root, 'src', f));
+  const files = [path.join(root, 'build.ts'), path.join(root, '..', 'package-lock.json'), ...sources];
   return Math.max(...files.map((f) => fs.statSync(f).mtimeMs));
 }
 

@@ -6,8 +6,11 @@
 import { graphql } from './api.ts';
 import { el, loading, problemView, type Problem } from './dom.ts';
 import type { ViewerQuery } from './generated/operations.ts';
+import { agentPage, catalogPage } from './pages/catalog.ts';
 import { skillPage } from './pages/skill.ts';
 import { skillsPage } from './pages/skills.ts';
+import { toolsPage } from './pages/tools.ts';
+import { workspacesPage } from './pages/workspaces.ts';
 import VIEWER from './queries/viewer.graphql';
 import { adoptFragmentToken, currentToken, signIn, signOut } from './session.ts';
 import './console.css';
@@ -22,6 +25,10 @@ const ROUTES: {
     render: (main, [id], query) => skillPage(main, decodeURIComponent(id ?? ''), query),
   },
   { pattern: /^\/console(?:\/skills)?\/?$/, render: (main) => skillsPage(main) },
+  { pattern: /^\/console\/catalog$/, render: (main, _params, query) => catalogPage(main, query) },
+  { pattern: /^\/console\/agents\/([^/]+)$/, render: (main, [id]) => agentPage(main, decodeURIComponent(id ?? '')) },
+  { pattern: /^\/console\/tools$/, render: (main, _params, query) => toolsPage(main, query) },
+  { pattern: /^\/console\/workspaces$/, render: (main) => workspacesPage(main) },
 ];
 
 function signInForm(main: HTMLElement, problem?: Problem): void {
@@ -63,6 +70,9 @@ function header(viewer: ViewerQuery['viewer']): HTMLElement {
       'nav',
       {},
       el('a', { href: '/console/skills', 'data-link': true }, 'Skills'),
+      el('a', { href: '/console/catalog', 'data-link': true }, 'Agents'),
+      el('a', { href: '/console/tools', 'data-link': true }, 'Tools'),
+      el('a', { href: '/console/workspaces', 'data-link': true }, 'Workspaces'),
       el('a', { href: '/graphql' }, 'GraphQL explorer'),
     ),
     el(

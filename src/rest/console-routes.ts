@@ -102,7 +102,10 @@ export function registerConsoleRoutes(app: FastifyInstance, options: { explorer:
     if (!files.has(file) || file.endsWith('.gz'))
       throw new ApiError('not_found', `no console file ${file.slice(0, 80)}`);
     const gzip = files.has(`${file}.gz`) && /\bgzip\b/.test(request.headers['accept-encoding'] ?? '');
-    const body = await fs.promises.readFile(path.join(DIST, 'assets', gzip ? `${file}.gz` : file));
+    // A rebuild while the service runs replaces the files: a name from before it is gone (404).
+    const body = await fs.promises.readFile(path.join(DIST, 'assets', gzip ? `${file}.gz` : file)).catch(() => {
+      throw new ApiError('not_found', `no console file ${file.slice(0, 80)}; reload the page`);
+    });
     if (gzip) void reply.header('content-encoding', 'gzip');
     return reply
       .header('cache-control', 'public, max-age=31536000, immutable')

@@ -37,7 +37,7 @@ async function newPage(): Promise<Page> {
   return page;
 }
 
-describe.skipIf(!available)('the console in a browser', () => {
+describe.skipIf(!available)('the console in a browser', { timeout: 120_000 }, () => {
   beforeAll(async () => {
     buildConsoleIfStale();
     const port = await freePort();
@@ -187,6 +187,48 @@ describe.skipIf(!available)('the console in a browser', () => {
     await page.click('button[name=view]');
     await page.waitForSelector('table.numbers');
     await page.screenshot({ path: path.join(SHOTS, 'skill-table.png') });
+    await page.close();
+  });
+
+  it('Catalog, an agent, Tools and Workspaces answer from the API, and a workspace exports as JSON', async () => {
+    const page = await newPage();
+    await page.goto(consoleUrl);
+    await page.waitForSelector('table.skills');
+    await page.click('nav >> text=Agents');
+    await page.waitForSelector('ul.cards li');
+    await page.fill('input[name=q]', 'invoice');
+    await page.click('form.controls button[type=submit]');
+    await page.waitForURL(/q=invoice/);
+    await page.waitForSelector('ul.cards li');
+    const shown = await page.$$eval('ul.cards li', (items) => items.map((i) => i.getAttribute('data-agent')));
+    const token = (await page.evaluate(() => sessionStorage.getItem('gateway.token'))) ?? '';
+    const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const search = await fetch(`${origin}/agent/v1/agents/search`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ query: 'invoice', limit: 20 }),
+    });
+    const restIds = ((await search.json()) as { items: { id: string }[] }).items.map((a) => a.id);
+    expect(restIds.length).toBeGreaterThan(0);
+    expect(shown).toEqual(restIds);
+    await page.screenshot({ path: path.join(SHOTS, 'catalog.png') });
+    await page.click('ul.cards li:first-child a');
+    await page.waitForSelector('pre.instructions');
+    await page.screenshot({ path: path.join(SHOTS, 'agent.png'), fullPage: true });
+
+    await page.click('nav >> text=Tools');
+    await page.waitForSelector('table.groups tbody tr');
+    await page.screenshot({ path: path.join(SHOTS, 'tools.png') });
+
+    await page.click('nav >> text=Workspaces');
+    await page.waitForSelector('li[data-workspace="ws-acme"]');
+    const download = page.waitForEvent('download');
+    await page.click('button[data-export="ws-acme-platform"]');
+    const file = await (await download).path();
+    const exported = JSON.parse(fs.readFileSync(file, 'utf8')) as { workspace?: { id: string } };
+    const rest = await fetch(`${origin}/registry/v1/workspaces/ws-acme-platform/export`, { headers: auth });
+    expect(exported).toEqual(await rest.json());
+    await page.screenshot({ path: path.join(SHOTS, 'workspaces.png') });
     await page.close();
   });
 

@@ -3,6 +3,26 @@
 type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
+export type AgentSort = {
+  /** ASC when absent. */
+  direction?: SortDirection | null | undefined;
+  field: AgentSortField;
+};
+
+export type AgentSortField =
+  | 'CREATED_AT'
+  | 'DISPLAY_NAME'
+  | 'NAME'
+  | 'RELEVANCE'
+  | 'UPDATED_AT';
+
+export type ArtifactKind =
+  | 'AGENT'
+  | 'DOCUMENT'
+  | 'PROMPT'
+  | 'SKILL'
+  | 'TOOL';
+
 export type CallerKind =
   | 'SERVICE_ACCOUNT'
   | 'USER';
@@ -23,10 +43,40 @@ export type PanelQueryInput = {
   order?: PanelOrderInput | null | undefined;
 };
 
+export type RelType =
+  | 'DEPENDS_ON'
+  | 'DERIVED_FROM'
+  | 'REFERENCES'
+  | 'USES_SKILL'
+  | 'USES_TOOL';
+
+/** A membership role; it applies to the whole subtree of its workspace. */
+export type Role =
+  | 'ADMIN'
+  | 'EDITOR'
+  | 'VIEWER';
+
+export type SearchStrategy =
+  /** Name or display name equals the query. */
+  | 'EXACT'
+  /** Full text over name, display name and instructions, ranked. */
+  | 'KEYWORD'
+  /** Name or display name starts with the query. */
+  | 'PREFIX';
+
 /** Sort direction. */
 export type SortDirection =
   | 'ASC'
   | 'DESC';
+
+export type ToolGroupField =
+  | 'ARTIFACT_STATUS'
+  | 'IS_SYSTEM'
+  | 'OWNER'
+  | 'PROVIDER_KIND'
+  | 'SERVER_ID'
+  | 'SOURCE_TYPE'
+  | 'WORKSPACE_ID';
 
 export type TraceBucket =
   | 'DAY'
@@ -92,6 +142,41 @@ export type TraceStatsRequestType =
   | 'TABLE'
   | 'TIME_SERIES';
 
+export type WorkspaceKind =
+  | 'ORG'
+  | 'TEAM'
+  | 'USER_DEFAULT';
+
+export type AgentSearchQueryVariables = Exact<{
+  query?: string | null | undefined;
+  strategy?: SearchStrategy | null | undefined;
+  sorts?: Array<AgentSort> | AgentSort | null | undefined;
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+}>;
+
+
+export type AgentSearchQuery = { agentSearch: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { id: string, name: string, displayName: string | null, modelId: string | null, workspace: { displayName: string } | null, profileImage: { contentType: string, base64: string } } }> } };
+
+export type AgentDetailQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type AgentDetailQuery = { agent: { id: string, name: string, displayName: string | null, instructions: string | null, modelId: string | null, versionOrdinal: number, workspace: { id: string, displayName: string } | null, profileImage: { contentType: string, base64: string }, tools: Array<{ kind: string, name: string }> | null, usedTools: Array<{ id: string, name: string }>, relationships: { outgoing: Array<{ relType: RelType, to:
+          | { id: string, name: string, kind: ArtifactKind }
+          | { id: string, name: string, kind: ArtifactKind }
+          | { id: string, name: string, kind: ArtifactKind }
+          | { id: string, name: string, kind: ArtifactKind }
+          | { id: string, name: string, kind: ArtifactKind }
+         }>, incoming: Array<{ relType: RelType, from:
+          | { id: string, name: string, kind: ArtifactKind }
+          | { id: string, name: string, kind: ArtifactKind }
+          | { id: string, name: string, kind: ArtifactKind }
+          | { id: string, name: string, kind: ArtifactKind }
+          | { id: string, name: string, kind: ArtifactKind }
+         }> }, versions: Array<{ versionOrdinal: number, versionLabel: string | null, updatedAt: string }> } | null };
+
 export type SkillHeadQueryVariables = Exact<{
   id: string | number;
 }>;
@@ -115,7 +200,21 @@ export type SkillsOverviewQuery = { viewer: { workspaces: Array<{ id: string, di
             | { id: string, name: string }
            }> } }> } };
 
+export type ToolsOverviewQueryVariables = Exact<{
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+  groupBy?: Array<ToolGroupField> | ToolGroupField | null | undefined;
+}>;
+
+
+export type ToolsOverviewQuery = { tools: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { id: string, name: string, serverId: string | null, providerKind: string | null, workspace: { displayName: string } | null } }> }, toolAggregate: { edges: Array<{ node: { count: number, servers: number, latestUpdatedAt: string | null, key: { serverId: string | null, providerKind: string | null, owner: string | null, workspaceId: string | null, artifactStatus: string | null, isSystem: boolean | null, sourceType: string | null } } }> } };
+
 export type ViewerQueryVariables = Exact<{ [key: string]: never; }>;
 
 
 export type ViewerQuery = { viewer: { kind: CallerKind, orgId: string, user: { id: string, name: string | null } | null, agent: { id: string, name: string } | null, workspaces: Array<{ id: string }> } };
+
+export type WorkspaceTreeQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type WorkspaceTreeQuery = { viewer: { workspaces: Array<{ id: string, displayName: string, kind: WorkspaceKind, parentId: string | null, artifactCount: number, effectiveRole: Role | null }> } };
