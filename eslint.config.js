@@ -10,7 +10,17 @@ const HANDLERS = ['agents', 'tools', 'skills', 'org', 'traces', 'auth'].map((d) 
 const TRANSPORTS = ['./src/rest', './src/graphql', './src/grpc'];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'src/generated/', 'console/src/generated/', 'console/dist/', 'data/', '.stryker-tmp*/', 'reports/'] },
+  {
+    ignores: [
+      'node_modules/',
+      'src/generated/',
+      'console/src/generated/',
+      'console/dist/',
+      'data/',
+      '.stryker-tmp*/',
+      'reports/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {
