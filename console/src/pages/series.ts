@@ -25,7 +25,7 @@ export interface Column {
   unit: string | null;
 }
 
-export function labelOf(s: Series): string {
+function labelOf(s: Series): string {
   const groups = Object.entries(s.groups ?? {}).map(([k, v]) => `${k}=${v === null ? 'none' : String(v)}`);
   return [s.query_name, ...groups].join(' ');
 }
