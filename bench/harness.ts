@@ -27,6 +27,7 @@ export interface BenchApp {
   config: Config;
   registry: RegistryStore;
   traces: TraceStore;
+  authenticator: Authenticator;
   token: string;
   close: () => Promise<void>;
 }
@@ -57,6 +58,7 @@ export async function startDemoApp(
     config,
     registry,
     traces,
+    authenticator,
     token,
     close: async () => {
       await app.close(); // closes the stores and the authenticator too

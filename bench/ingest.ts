@@ -29,6 +29,7 @@ const grpcServer = await startOtlpGrpc(demo.app, {
   host: '127.0.0.1',
   port: 0,
   maxMessageBytes: demo.config.bounds.otlpMaxDecompressedBytes,
+  authenticate: (header) => demo.authenticator.authenticate(header),
 });
 
 function run(url: string, json: boolean, signal: SenderJob['signal'] = 'traces'): Promise<SenderResult> {

@@ -75,6 +75,7 @@ async function main(): Promise<void> {
           host: config.host,
           port: config.otlpGrpcPort,
           maxMessageBytes: config.bounds.otlpMaxDecompressedBytes,
+          authenticate: (header) => authenticator.authenticate(header),
         });
   if (grpc !== null) app.log.info({ port: grpc.port }, 'OTLP over gRPC listening');
 

@@ -127,6 +127,13 @@ document.addEventListener('click', (event) => {
   void render();
 });
 window.addEventListener('popstate', () => void render());
+// A token link opened in a tab already on the console changes only the fragment.
+window.addEventListener('hashchange', () => {
+  if (!location.hash.includes('token=')) return;
+  adoptFragmentToken();
+  viewer = null;
+  void render();
+});
 window.addEventListener('console:navigate', () => void render());
 
 adoptFragmentToken();

@@ -15,9 +15,12 @@ adoptFragmentToken();
 
 const fetcher = createGraphiQLFetcher({
   url: '/graphql',
-  // Headers typed in the editor win over the signed-in token.
-  fetch: (input, init) =>
-    fetch(input, { ...init, headers: { ...authHeaders(), ...(init?.headers as Record<string, string>) } }),
+  // An Authorization header typed in the editor wins over the signed-in token (names in any case).
+  fetch: (input, init) => {
+    const typed = (init?.headers ?? {}) as Record<string, string>;
+    const own = Object.keys(typed).some((k) => k.toLowerCase() === 'authorization');
+    return fetch(input, { ...init, headers: { ...(own ? {} : authHeaders()), ...typed } });
+  },
 });
 
 const root = document.getElementById('explorer');

@@ -6,12 +6,17 @@
  */
 const KEY = 'gateway.token';
 
-/** Moves a `#token=…` fragment into sessionStorage and out of the address bar. */
+/**
+ * Moves a `#token=…` fragment into sessionStorage and out of the address bar. A tab already signed
+ * in with another token asks first: a link must not silently switch the user to someone else.
+ */
 export function adoptFragmentToken(): void {
   const params = new URLSearchParams(location.hash.slice(1));
   const token = params.get('token');
   if (token === null || token === '') return;
-  sessionStorage.setItem(KEY, token);
+  const current = sessionStorage.getItem(KEY);
+  if (current === null || current === token || confirm('This link signs you in with another credential. Switch to it?'))
+    sessionStorage.setItem(KEY, token);
   params.delete('token');
   const rest = params.toString();
   history.replaceState(null, '', `${location.pathname}${location.search}${rest === '' ? '' : `#${rest}`}`);

@@ -6,6 +6,10 @@
  * bytes: the route decodes them on its threads. grpc-js inflates gzip messages itself, refusing
  * any message (compressed or inflated) past OTLP_MAX_DECOMPRESSED_BYTES.
  *
+ * The token is checked by an interceptor when the call's metadata arrives, before its message is
+ * read: a caller without a valid credential never makes the service receive or inflate a message
+ * (the route checks it again, with everything else). Streams per connection are limited.
+ *
  * HTTP answers map to gRPC status codes as the OTLP specification asks: 400 (an OTLP Status)
  * INVALID_ARGUMENT with its message, 401 UNAUTHENTICATED, 403 PERMISSION_DENIED, 429
  * RESOURCE_EXHAUSTED, 503 UNAVAILABLE (both retryable), a deadline DEADLINE_EXCEEDED, anything else
@@ -13,6 +17,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../errors.ts';
 import { otlpMessages } from '../traces/otlp-messages.ts';
 
 const StatusMessage = otlpMessages.lookupType('otlp.Status');
@@ -24,6 +29,8 @@ const SERVICES = {
 } as const;
 
 const bytes = (b: Buffer) => b;
+/** Calls in flight on one connection (HTTP/2 streams); an exporter sends one at a time. */
+const MAX_STREAMS_PER_CONNECTION = 8;
 
 function definition(service: string): grpc.ServiceDefinition {
   return {
@@ -92,6 +99,32 @@ function exportHandler(app: FastifyInstance, signal: keyof typeof SERVICES): grp
   };
 }
 
+/** The service's authenticator, as the interceptor needs it: resolves for a valid credential, throws its ApiError otherwise. */
+export type Authenticate = (authorization: string | undefined) => Promise<unknown>;
+
+function authInterceptor(authenticate: Authenticate): grpc.ServerInterceptor {
+  return (_method, call) =>
+    new grpc.ServerInterceptingCall(call, {
+      start: (next) => {
+        next({
+          onReceiveMetadata: (metadata, proceed) => {
+            const header = metadata.get('authorization')[0];
+            authenticate(typeof header === 'string' ? header : undefined).then(
+              () => {
+                proceed(metadata);
+              },
+              (err: unknown) => {
+                const status = err instanceof ApiError ? err.status : 500;
+                const details = err instanceof ApiError ? `${err.code}: ${err.message}` : 'internal error';
+                call.sendStatus({ code: CODES[status] ?? grpc.status.INTERNAL, details });
+              },
+            );
+          },
+        });
+      },
+    });
+}
+
 export interface OtlpGrpcServer {
   port: number;
   close(): Promise<void>;
@@ -100,11 +133,13 @@ export interface OtlpGrpcServer {
 /** Starts the gRPC services on `host:port` (0 picks a free port) in front of `app`'s routes. */
 export async function startOtlpGrpc(
   app: FastifyInstance,
-  options: { host: string; port: number; maxMessageBytes: number },
+  options: { host: string; port: number; maxMessageBytes: number; authenticate: Authenticate },
 ): Promise<OtlpGrpcServer> {
   const server = new grpc.Server({
     'grpc.max_receive_message_length': options.maxMessageBytes,
     'grpc.max_send_message_length': 1024 * 1024,
+    'grpc.max_concurrent_streams': MAX_STREAMS_PER_CONNECTION,
+    interceptors: [authInterceptor(options.authenticate)],
   });
   for (const [signal, service] of Object.entries(SERVICES) as [keyof typeof SERVICES, string][]) {
     server.addService(definition(service), { Export: exportHandler(app, signal) });

@@ -93,6 +93,8 @@ export function registerConsoleRoutes(app: FastifyInstance, options: { explorer:
   app.get('/console', { schema: { hide: true } }, consolePage);
   app.get('/console/*', { schema: { hide: true } }, consolePage);
   app.get('/', { schema: { hide: true } }, async (request, reply) => {
+    // The answer depends on Accept: caches must keep the two apart.
+    void reply.header('vary', 'accept');
     if (!wantsHtml(request)) throw new ApiError('not_found', 'no resource at /; the console is at /console');
     return reply.redirect('/console');
   });
@@ -119,7 +121,7 @@ export function registerConsoleRoutes(app: FastifyInstance, options: { explorer:
   if (options.explorer) {
     app.addHook('onRequest', async (request, reply) => {
       if (request.method !== 'GET' || request.url.split('?')[0] !== '/graphql' || !wantsHtml(request)) return;
-      return page(reply, 'GraphQL explorer', 'explorer', '<div id="explorer"></div>');
+      return page(reply.header('vary', 'accept'), 'GraphQL explorer', 'explorer', '<div id="explorer"></div>');
     });
   }
 }

@@ -133,7 +133,9 @@ export function registerOtlpReceiver(api: FastifyInstance, bounds: Bounds): void
   const pool = createDecodePool({ maxSpans: bounds.otlpMaxSpans, bounds });
   api.addHook('onClose', async () => pool.close());
   void api.register(async (otlp) => {
-    otlp.removeContentTypeParser('application/json');
+    // Only the two OTLP encodings, as raw bytes: any parser inherited from the app (application/*+json
+    // and the like) would hand the handler an object instead of bytes.
+    otlp.removeAllContentTypeParsers();
     otlp.addContentTypeParser(
       [PROTOBUF, 'application/json'],
       { parseAs: 'buffer', bodyLimit: bounds.otlpMaxDecompressedBytes },
@@ -180,7 +182,7 @@ export function registerOtlpReceiver(api: FastifyInstance, bounds: Bounds): void
         },
         async (request: FastifyRequest, reply: FastifyReply) => {
           const protobuf = isProtobuf(request);
-          const body = (request.body as Buffer | undefined) ?? Buffer.alloc(0);
+          const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
           const { spans, ignored } = await pool.decode(body, { protobuf, signal }, request.ctx.signal);
           request.ctx.checkDeadline();
           const result =

@@ -48,6 +48,9 @@ export function createDecodePool(limits: { maxSpans: number; bounds: SpanBounds 
     maxQueue: threads * QUEUE_PER_THREAD,
     resourceLimits: { maxOldGenerationSizeMb: HEAP_MB, maxYoungGenerationSizeMb: YOUNG_MB },
   });
+  // A thread that fails outside any task (one hit its heap limit after a deadline abort had taken
+  // its task away) is replaced by Piscina; unheard, the 'error' event would end the process.
+  pool.on('error', () => undefined);
   return {
     async decode(body, format, signal) {
       // A large body moves to the thread without a copy when it owns its memory; small ones share

@@ -164,7 +164,9 @@ export function spanOfLogRecord(r: DecodedLogRecord): DecodedSpan | null {
   set(attributes, 'session.id', session);
   set(attributes, 'user.id', userOf(a, which.harness));
   const end = r.timeNs > 0n ? r.timeNs : r.observedNs;
-  const durationNs = BigInt(Math.max(0, Math.round(built.durationMs * 1e6)));
+  // Clamped so that any number converts (1e303 ms would be Infinity ns); span-mapping.ts refuses
+  // durations past SPAN_MAX_DURATION_S anyway.
+  const durationNs = BigInt(Math.round(Math.min(Math.max(0, built.durationMs), 1e12) * 1e6));
   const traceKey = str(a.get('prompt.id')) ?? session;
   return {
     traceId: r.traceId !== '' ? r.traceId : hex(`${which.harness}:${traceKey ?? recordKey(r)}`, 16),

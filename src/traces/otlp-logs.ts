@@ -1,8 +1,10 @@
 /**
  * OTLP log requests (ExportLogsServiceRequest, protobuf or JSON) decoded into plain log records.
- * Protobuf bodies are read with protobufjs (otlp-messages.ts); the bounds are the trace receiver's:
- * the body's size before decoding, and at most `maxRecords` records (OTLP_MAX_SPANS) per request.
+ * Protobuf bodies are read by the hand-written reader (otlp-logs-reader.ts), bounded as it reads;
+ * JSON ones are parsed (depth-checked) and walked here. The bounds are the trace receiver's: the
+ * body's size before decoding, and at most `maxRecords` records (OTLP_MAX_SPANS) per request.
  */
+import { decodeLogsRequestProto } from './otlp-logs-reader.ts';
 import { otlpMessages } from './otlp-messages.ts';
 import { attributes, isObj, jsonHexId, nanos, parseJsonObject, type Obj } from './otlp-decode.ts';
 import { OtlpDecodeError, type AttrValue, type Attributes } from './otlp-types.ts';
@@ -22,8 +24,6 @@ export interface DecodedLogRecord {
 
 const Request = otlpMessages.lookupType('otlp.ExportLogsServiceRequest');
 
-const bytesHex = (v: unknown): string => (v instanceof Uint8Array ? Buffer.from(v).toString('hex') : '');
-
 function stringOrNull(v: unknown): string | null {
   return typeof v === 'string' && v !== '' ? v : null;
 }
@@ -34,7 +34,7 @@ function bodyValue(v: unknown): AttrValue {
 }
 
 /** The records of a decoded ExportLogsServiceRequest object (parsed JSON or a protobufjs message). */
-function collectLogRecords(message: Obj, hexId: (v: unknown) => string, maxRecords: number): DecodedLogRecord[] {
+export function collectLogRecords(message: Obj, hexId: (v: unknown) => string, maxRecords: number): DecodedLogRecord[] {
   const out: DecodedLogRecord[] = [];
   const resourceLogs = message.resourceLogs;
   if (resourceLogs !== undefined && !Array.isArray(resourceLogs))
@@ -67,13 +67,7 @@ function collectLogRecords(message: Obj, hexId: (v: unknown) => string, maxRecor
 }
 
 export function decodeLogsProtobuf(body: Uint8Array, maxRecords: number): DecodedLogRecord[] {
-  let message: Obj;
-  try {
-    message = Request.decode(body);
-  } catch {
-    throw new OtlpDecodeError('the body is not a valid ExportLogsServiceRequest');
-  }
-  return collectLogRecords(message, bytesHex, maxRecords);
+  return decodeLogsRequestProto(body, maxRecords);
 }
 
 export function decodeLogsJson(body: Uint8Array, maxRecords: number): DecodedLogRecord[] {

@@ -1,15 +1,19 @@
 /**
  * OTLP metric requests (ExportMetricsServiceRequest, protobuf or JSON): accepted so that harness
- * and SDK exporters do not fail, and counted. No metric is stored yet (docs/send-telemetry.md);
- * the receiver answers with the number of data points it read, bounded like spans: at most
- * `maxPoints` (OTLP_MAX_SPANS) per request.
+ * and SDK exporters do not fail, and counted. No metric is stored yet (docs/send-telemetry.md).
+ * Protobuf bodies are only counted, on the wire (nothing is built); JSON ones are parsed (depth-
+ * checked) and walked. At most `maxPoints` (OTLP_MAX_SPANS) data points per request.
  */
 import { otlpMessages } from './otlp-messages.ts';
 import { isObj, parseJsonObject, type Obj } from './otlp-decode.ts';
 import { OtlpDecodeError } from './otlp-types.ts';
+import { LEN, readLimit, readTag, skipField, tag, WireReader } from './protobuf-wire.ts';
 
 const Request = otlpMessages.lookupType('otlp.ExportMetricsServiceRequest');
 const KINDS = ['gauge', 'sum', 'histogram', 'exponentialHistogram', 'summary'] as const;
+
+const tooMany = (max: number) =>
+  new OtlpDecodeError(`the request carries more than ${max} data points; send at most ${max} per request`);
 
 const list = (v: unknown, what: string): unknown[] => {
   if (v === undefined || v === null) return [];
@@ -17,7 +21,7 @@ const list = (v: unknown, what: string): unknown[] => {
   return v;
 };
 
-/** The data points of a decoded ExportMetricsServiceRequest object (parsed JSON or a protobufjs message). */
+/** The data points of a parsed OTLP/JSON ExportMetricsServiceRequest. */
 function countDataPoints(message: Obj, maxPoints: number): number {
   let points = 0;
   for (const rm of list(message.resourceMetrics, 'resourceMetrics')) {
@@ -30,26 +34,55 @@ function countDataPoints(message: Obj, maxPoints: number): number {
           const data = m[kind];
           if (isObj(data)) points += list(data.dataPoints, 'dataPoints').length;
         }
-        if (points > maxPoints)
-          throw new OtlpDecodeError(
-            `the request carries more than ${maxPoints} data points; send at most ${maxPoints} per request`,
-          );
+        if (points > maxPoints) throw tooMany(maxPoints);
       }
     }
   }
   return points;
 }
 
-export function countMetricsProtobuf(body: Uint8Array, maxPoints: number): number {
-  let message: Obj;
-  try {
-    message = Request.decode(body);
-  } catch {
-    throw new OtlpDecodeError('the body is not a valid ExportMetricsServiceRequest');
+const RESOURCE_METRICS = tag(1, LEN);
+const SCOPE_METRICS = tag(2, LEN);
+const METRICS = tag(2, LEN);
+/** Metric.gauge, sum, histogram, exponential_histogram, summary: each holds data_points (field 1). */
+const DATA = new Set([5, 7, 9, 10, 11].map((f) => tag(f, LEN)));
+const DATA_POINTS = tag(1, LEN);
+
+/** Calls `each` with the end of every `field` message in [r.pos, end). */
+function eachMessage(r: WireReader, end: number, field: number | Set<number>, each: (end: number) => void): void {
+  while (r.pos < end) {
+    const t = readTag(r, end);
+    if (typeof field === 'number' ? t === field : field.has(t)) {
+      const stop = readLimit(r, end);
+      each(stop);
+      r.pos = stop;
+    } else skipField(r, t, end);
   }
-  return countDataPoints(message, maxPoints);
+}
+
+/** The data points of a protobuf ExportMetricsServiceRequest, counted on the wire. */
+export function countMetricsProtobuf(body: Uint8Array, maxPoints: number): number {
+  const r = new WireReader(body, 'protobuf ExportMetricsServiceRequest');
+  let points = 0;
+  eachMessage(r, body.length, RESOURCE_METRICS, (rmEnd) => {
+    eachMessage(r, rmEnd, SCOPE_METRICS, (smEnd) => {
+      eachMessage(r, smEnd, METRICS, (mEnd) => {
+        eachMessage(r, mEnd, DATA, (dataEnd) => {
+          eachMessage(r, dataEnd, DATA_POINTS, () => {
+            if (++points > maxPoints) throw tooMany(maxPoints);
+          });
+        });
+      });
+    });
+  });
+  return points;
 }
 
 export function countMetricsJson(body: Uint8Array, maxPoints: number): number {
   return countDataPoints(parseJsonObject(body, 'ExportMetricsServiceRequest'), maxPoints);
+}
+
+/** Encodes an ExportMetricsServiceRequest to protobuf: for tests and clients. */
+export function encodeMetricsRequest(message: object): Buffer {
+  return Buffer.from(Request.encode(Request.fromObject(message)).finish());
 }

@@ -84,8 +84,8 @@ interface AttributeMemo {
   value: AttrValue;
 }
 
-/** The protobuf reader with what the OTLP messages keep between reads. */
-class SpanReader extends WireReader {
+/** The protobuf reader with what the OTLP messages keep between reads (also otlp-logs-reader.ts's). */
+export class SpanReader extends WireReader {
   /** The last KeyValue read. */
   key = '';
   value: AttrValue = null;
@@ -93,8 +93,8 @@ class SpanReader extends WireReader {
   readonly attributeMemos: (AttributeMemo | undefined)[] = [];
   readonly maxSpans: number;
 
-  constructor(body: Uint8Array, maxSpans: number) {
-    super(body, 'protobuf ExportTraceServiceRequest');
+  constructor(body: Uint8Array, maxSpans: number, message = 'protobuf ExportTraceServiceRequest') {
+    super(body, message);
     this.maxSpans = maxSpans;
   }
 }
@@ -240,7 +240,7 @@ function sameBytes(view: DataView, aStart: number, aEnd: number, bStart: number,
 }
 
 /** Reads a KeyValue into r.key and r.value. */
-function readKeyValue(r: SpanReader, end: number, depth: number): void {
+export function readKeyValue(r: SpanReader, end: number, depth: number): void {
   checkDepth(r, depth);
   let key = '';
   let value: AttrValue = null;
@@ -261,7 +261,7 @@ function readKeyValue(r: SpanReader, end: number, depth: number): void {
 }
 
 /** An AnyValue merged into `merged`: the last member set wins; none set leaves `merged`. */
-function readAnyValue(r: SpanReader, end: number, merged: AttrValue, depth: number): AttrValue {
+export function readAnyValue(r: SpanReader, end: number, merged: AttrValue, depth: number): AttrValue {
   checkDepth(r, depth);
   let value = merged;
   while (r.pos < end) {

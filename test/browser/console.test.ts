@@ -103,6 +103,23 @@ describe.skipIf(!available)('the console in a browser', { timeout: 120_000 }, ()
     await page.close();
   });
 
+  it('a link with another token does not switch a signed-in tab without asking', async () => {
+    const page = await newPage();
+    await page.goto(consoleUrl);
+    await page.waitForSelector('table.skills');
+    const dialogs: string[] = [];
+    page.on('dialog', (d) => {
+      dialogs.push(d.message());
+      void d.dismiss();
+    });
+    await page.goto(`${origin}/console#token=someone-elses-token`);
+    await page.waitForSelector('table.skills');
+    expect(dialogs).toEqual(['This link signs you in with another credential. Switch to it?']);
+    expect(await page.textContent('header .viewer')).toContain('Alice Acme');
+    expect(page.url()).toBe(`${origin}/console`);
+    await page.close();
+  });
+
   it('without a token the console asks for one, and shows the API’s problem for a bad one', async () => {
     const page = await newPage();
     await page.goto(`${origin}/console`);

@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.ts';
 import { createAuthenticator } from '../../src/auth/authenticator.ts';
+import type { Authenticator } from '../../src/auth/caller.ts';
 import { loadDevIssuer } from '../../src/auth/dev-issuer.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { parseBundle } from '../../src/store/bundle.ts';
@@ -22,6 +23,8 @@ export interface TestApp {
   config: Config;
   registry: RegistryStore;
   traces: TraceStore;
+  /** The app's authenticator (for transports started beside it, like the gRPC port). */
+  authenticator: Authenticator;
   dataDir: string;
   /** A real dev-issuer JWT for this user (org defaults to org-a). */
   token(sub: string, org?: string): Promise<string>;
@@ -62,6 +65,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     config,
     registry,
     traces,
+    authenticator,
     dataDir,
     token,
     auth: async (sub, org) => ({ authorization: `Bearer ${await token(sub, org)}` }),

@@ -41,9 +41,11 @@ describe('console pages', () => {
   it('a browser opening / goes to the console; an API client gets 404', async () => {
     const page = await t.app.inject({ method: 'GET', url: '/', headers: html });
     expect(page.statusCode).toBe(302);
+    expect(page.headers.vary).toBe('accept');
     expect(page.headers.location).toBe('/console');
     const api = await t.app.inject({ method: 'GET', url: '/' });
     expect(api.statusCode).toBe(404);
+    expect(api.headers.vary).toBe('accept');
     expect(api.json().code).toBe('not_found');
   });
 
@@ -51,6 +53,7 @@ describe('console pages', () => {
     const page = await t.app.inject({ method: 'GET', url: '/graphql', headers: html });
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain(`src="${manifest.explorer.js}"`);
+    expect(page.headers.vary).toBe('accept');
     for (const href of manifest.explorer.css) expect(page.body).toContain(`href="${href}"`);
     const api = await t.app.inject({ method: 'GET', url: '/graphql?query=%7B__typename%7D' });
     expect(api.statusCode).toBe(401);

@@ -24,7 +24,12 @@ let server: OtlpGrpcServer;
 let client: grpc.Client;
 beforeAll(async () => {
   t = await startTestApp({ env: { OTLP_MAX_DECOMPRESSED_BYTES: String(MAX_BYTES) } });
-  server = await startOtlpGrpc(t.app, { host: '127.0.0.1', port: 0, maxMessageBytes: MAX_BYTES });
+  server = await startOtlpGrpc(t.app, {
+    host: '127.0.0.1',
+    port: 0,
+    maxMessageBytes: MAX_BYTES,
+    authenticate: (h) => t.authenticator.authenticate(h),
+  });
   client = new grpc.Client(`127.0.0.1:${server.port}`, grpc.credentials.createInsecure());
   process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${server.port}`;
   process.env.OTEL_EXPORTER_OTLP_HEADERS = `authorization=Bearer ${await t.token('u-admin')}`;
