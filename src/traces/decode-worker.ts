@@ -36,8 +36,9 @@ function spansOf(task: DecodeTask): { spans: DecodedSpan[]; ignored: number } {
     ? decodeLogsProtobuf(task.body, task.maxSpans)
     : decodeLogsJson(task.body, task.maxSpans);
   const spans: DecodedSpan[] = [];
+  const traceIds = new Map<string, string>();
   for (const r of records) {
-    const span = spanOfLogRecord(r);
+    const span = spanOfLogRecord(r, traceIds);
     if (span !== null) spans.push(span);
   }
   return { spans, ignored: records.length - spans.length };

@@ -13,7 +13,7 @@
  *   start = end − `duration_ms`.
  * - Values arrive as strings as often as numbers (both harnesses); they are read as numbers here.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { DecodedLogRecord } from './otlp-logs.ts';
 import type { Attributes, AttrValue, DecodedSpan } from './otlp-types.ts';
 
@@ -135,11 +135,7 @@ function eventOf(r: DecodedLogRecord): { harness: 'claude_code' | 'codex'; event
   return null;
 }
 
-const hex = (text: string, bytes: number) =>
-  createHash('sha256')
-    .update(text)
-    .digest('hex')
-    .slice(0, bytes * 2);
+const hex = (text: string, bytes: number) => hash('sha256', text).slice(0, bytes * 2);
 
 function recordKey(r: DecodedLogRecord): string {
   return JSON.stringify([r.eventName, r.body, String(r.timeNs), String(r.observedNs), [...r.attributes]]);
@@ -151,8 +147,8 @@ function userOf(a: Attributes, harness: 'claude_code' | 'codex'): string | null 
     : str(a.get('user.account_id'));
 }
 
-/** The span a harness event stands for, or null for a record that maps to nothing. */
-export function spanOfLogRecord(r: DecodedLogRecord): DecodedSpan | null {
+/** The span a harness event stands for, or null for a record that maps to nothing. `traceIds` memoizes trace ids within a batch. */
+export function spanOfLogRecord(r: DecodedLogRecord, traceIds = new Map<string, string>()): DecodedSpan | null {
   const which = eventOf(r);
   if (which === null) return null;
   const build = (which.harness === 'claude_code' ? CLAUDE : CODEX)[which.event];
@@ -167,9 +163,14 @@ export function spanOfLogRecord(r: DecodedLogRecord): DecodedSpan | null {
   // Clamped so that any number converts (1e303 ms would be Infinity ns); span-mapping.ts refuses
   // durations past SPAN_MAX_DURATION_S anyway.
   const durationNs = BigInt(Math.round(Math.min(Math.max(0, built.durationMs), 1e12) * 1e6));
-  const traceKey = str(a.get('prompt.id')) ?? session;
+  const key = `${which.harness}:${str(a.get('prompt.id')) ?? session ?? recordKey(r)}`;
+  let traceId = r.traceId !== '' ? r.traceId : traceIds.get(key);
+  if (traceId === undefined) {
+    traceId = hex(key, 16);
+    traceIds.set(key, traceId);
+  }
   return {
-    traceId: r.traceId !== '' ? r.traceId : hex(`${which.harness}:${traceKey ?? recordKey(r)}`, 16),
+    traceId,
     spanId: hex(recordKey(r), 8),
     parentSpanId: null,
     name: built.name,
