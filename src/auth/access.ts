@@ -65,6 +65,11 @@ export class Access {
     this.readableWorkspaceIds = [...this.effective.keys()].sort();
   }
 
+  /** Whether the caller holds a membership on this very workspace (not one inherited from an ancestor). */
+  isDirectMember(workspaceId: string): boolean {
+    return this.direct.has(workspaceId);
+  }
+
   /** The workspace and all its descendants (ids of the caller's org only). */
   subtree(workspaceId: string): string[] {
     if (!this.workspaces.has(workspaceId)) return [];

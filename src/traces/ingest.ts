@@ -26,7 +26,10 @@ const MAX_REASONS = 20;
 function defaultWorkspace(ctx: RequestContext, access: Access): string | null {
   if (ctx.caller.kind === 'service_account') return ctx.caller.workspaceId;
   const writable = access.readableWorkspaceIds.filter((id) => access.canCreateContent(id));
-  return writable.find((id) => access.workspace(id)?.kind === 'user_default') ?? writable[0] ?? null;
+  // The caller's own personal workspace: a user_default one they are a member of themselves, not
+  // another user's that an admin of the root can also write to.
+  const own = writable.find((id) => access.workspace(id)?.kind === 'user_default' && access.isDirectMember(id));
+  return own ?? writable[0] ?? null;
 }
 
 /**

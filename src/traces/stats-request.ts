@@ -100,7 +100,9 @@ export function checkRules(req: TraceStatsRequest): void {
         fail(fat, `${f.op} needs a single value`);
       }
       const values = v === undefined ? [] : Array.isArray(v) ? v : [v];
-      if (f.key === 'skill_version' && values.some((x) => !Number.isSafeInteger(Number(x)) || typeof x === 'boolean')) {
+      const integer = (x: unknown) =>
+        (typeof x === 'number' || (typeof x === 'string' && x.trim() !== '')) && Number.isSafeInteger(Number(x));
+      if (f.key === 'skill_version' && !values.every(integer)) {
         fail(fat, 'skill_version values must be integers');
       }
     });

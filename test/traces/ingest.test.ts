@@ -22,7 +22,8 @@ const nextHour = () => BASE + hour++ * HOUR;
  * The small bundle plus: u-home, who reads the whole org (viewer on ws-a), writes ws-a-other
  * (editor) and owns the personal workspace ws-u-home (user_default, outside ws-a, so no one else
  * writes it), which sorts after ws-a-other;
- * u-sub, an editor of ws-a-sub only (it cannot read sk-1 in ws-a-team); ag-4, an agent of
+ * u-sub, an editor of ws-a-sub only (it cannot read sk-1 in ws-a-team) whose personal workspace
+ * ws-a-zz-away sits under the root (u-admin may write it); ag-4, an agent of
  * ws-a-team (whose subtree ws-a-sub sorts first) with an API key; and skills n000…n099 in ws-a-team.
  */
 function bundle() {
@@ -39,7 +40,10 @@ function bundle() {
     display_name: 'Hal (personal)',
     kind: 'user_default',
   } as never);
+  // Another user's personal workspace under the root: u-admin may write it, but it is not theirs.
+  b.workspaces.push({ ...ws, id: 'ws-a-zz-away', parent_id: 'ws-a', name: 'home-away', kind: 'user_default' } as never);
   b.memberships.push(
+    { workspace_id: 'ws-a-zz-away', user_id: 'u-sub', role: 'admin' },
     { workspace_id: 'ws-a', user_id: 'u-home', role: 'viewer' },
     { workspace_id: 'ws-a-other', user_id: 'u-home', role: 'editor' },
     { workspace_id: 'ws-u-home', user_id: 'u-home', role: 'admin' },
@@ -159,6 +163,8 @@ describe('the workspace of a span without workspace.id', () => {
     expect(await sent(body([{}, [otlpSpan({ 'skill.id': 'sk-1' }, at)]]), await admin())).toEqual({});
     expect(await tracesIn('ws-a', at)).toBe(1);
     expect(await tracesIn('ws-a-team', at)).toBe(0);
+    // Not u-sub's personal workspace, which u-admin (admin of the root) can also write.
+    expect(await tracesIn('ws-a-zz-away', at)).toBe(0);
     // u-sub writes ws-a-sub only, and cannot read sk-1 there.
     expect(await sent(body([{}, [otlpSpan({ 'skill.id': 'sk-1' }, at)]]), await t.auth('u-sub'))).toEqual(
       rejection(1, '1 span(s): skill "sk-1" does not exist or the sender cannot read it'),

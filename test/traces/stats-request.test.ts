@@ -227,6 +227,9 @@ describe('checkRules: every broken rule is named, with its pointer and sentence'
               { key: 'skill_version', op: 'eq', value: '7' },
               { key: 'skill_version', op: 'exists' },
               { key: 'model', op: 'eq', value: '1.5' },
+              // Number('') and Number(' ') are 0: empty text is no integer.
+              { key: 'skill_version', op: 'eq', value: '' },
+              { key: 'skill_version', op: 'in', value: [1, ' '] },
             ],
           },
         ],
@@ -235,6 +238,8 @@ describe('checkRules: every broken rule is named, with its pointer and sentence'
         f('/queries/0/filters/0/value', 'skill_version values must be integers'),
         f('/queries/0/filters/1/value', 'skill_version values must be integers'),
         f('/queries/0/filters/2/value', 'skill_version values must be integers'),
+        f('/queries/0/filters/7/value', 'skill_version values must be integers'),
+        f('/queries/0/filters/8/value', 'skill_version values must be integers'),
       ],
     ],
     [
