@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOtlpGrpc, type OtlpGrpcServer } from '../../src/grpc/otlp-grpc.ts';
 import { encodeExportRequest } from '../../src/traces/otlp-decode.ts';
 import { otlpMessages } from '../../src/traces/otlp-messages.ts';
+import { scalarStats } from '../helpers/scalar-stats.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 const MAX_BYTES = 64 * 1024;
@@ -43,27 +44,13 @@ afterAll(async () => {
 
 const resource = resourceFromAttributes({ 'service.name': 'grpc-harness', 'workspace.id': 'ws-a-team' });
 
-async function skillStats(from: number) {
-  const res = await t.app.inject({
-    method: 'POST',
-    url: '/skill/v1/skills/sk-1/traces/stats/query',
-    headers: await t.auth('u-admin'),
-    payload: {
-      start_time_unix_seconds: from,
-      end_time_unix_seconds: from + 3600,
-      request_type: 'scalar',
-      queries: [
-        { name: 'spans', measure: 'spans' },
-        { name: 'tokens', measure: 'tokens' },
-        { name: 'invocations', measure: 'skill_invocations' },
-      ],
-    },
+const skillStats = (from: number) =>
+  scalarStats(t, {
+    skill: 'sk-1',
+    start: from,
+    end: from + 3600,
+    measures: { spans: 'spans', tokens: 'tokens', invocations: 'skill_invocations' },
   });
-  expect(res.statusCode, res.body).toBe(200);
-  return Object.fromEntries(
-    res.json().data.results.map((r: { query_name: string; value: number }) => [r.query_name, r.value]),
-  );
-}
 
 /** One unary Export call with raw bytes: the answer's bytes, or the gRPC error. */
 function exportCall(

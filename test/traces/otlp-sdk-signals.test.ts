@@ -11,6 +11,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { LoggerProvider, SimpleLogRecordProcessor, type LogRecordExporter } from '@opentelemetry/sdk-logs';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { scalarStats } from '../helpers/scalar-stats.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 let t: TestApp;
@@ -30,28 +31,13 @@ afterAll(async () => {
 
 const resource = resourceFromAttributes({ 'service.name': 'claude-code', 'workspace.id': 'ws-a-team' });
 
-async function skillStats(from: number) {
-  const res = await t.app.inject({
-    method: 'POST',
-    url: '/skill/v1/skills/sk-1/traces/stats/query',
-    headers: await t.auth('u-admin'),
-    payload: {
-      start_time_unix_seconds: from,
-      end_time_unix_seconds: from + 3600,
-      request_type: 'scalar',
-      queries: [
-        { name: 'spans', measure: 'spans' },
-        { name: 'tokens', measure: 'tokens' },
-        { name: 'invocations', measure: 'skill_invocations' },
-        { name: 'sessions', measure: 'sessions' },
-      ],
-    },
+const skillStats = (from: number) =>
+  scalarStats(t, {
+    skill: 'sk-1',
+    start: from,
+    end: from + 3600,
+    measures: { spans: 'spans', tokens: 'tokens', invocations: 'skill_invocations', sessions: 'sessions' },
   });
-  expect(res.statusCode, res.body).toBe(200);
-  return Object.fromEntries(
-    res.json().data.results.map((r: { query_name: string; value: number }) => [r.query_name, r.value]),
-  );
-}
 
 async function sendClaudeEvents(exporter: LogRecordExporter, at: number, prompt: string) {
   const provider = new LoggerProvider({ resource, processors: [new SimpleLogRecordProcessor({ exporter })] });
