@@ -8,24 +8,11 @@
 import { describe, expect, it } from 'vitest';
 import { Access, loadAccess } from '../../src/auth/access.ts';
 import type { Caller } from '../../src/auth/caller.ts';
-import type { Membership, Role, Workspace } from '../../src/domain/types.ts';
+import type { Membership, Role } from '../../src/domain/types.ts';
 import { ApiError } from '../../src/errors.ts';
 import type { RegistryStore } from '../../src/store/registry-port.ts';
+import { ws } from '../fixtures/workspace.ts';
 
-const ws = (id: string, parent?: string, kind = 'team'): Workspace => ({
-  id,
-  org_id: 'org-a',
-  name: id,
-  display_name: id,
-  kind,
-  workspace_status: 'active',
-  root_workspace_id: 'ws-a',
-  created_at: '2026-01-01T00:00:00Z',
-  created_by: 'u',
-  updated_at: '2026-01-01T00:00:00Z',
-  updated_by: 'u',
-  ...(parent !== undefined ? { parent_id: parent } : {}),
-});
 const TREE = [
   ws('ws-a', undefined, 'org'),
   ws('ws-team', 'ws-a'),

@@ -5,22 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Access } from '../../src/auth/access.ts';
-import type { Workspace } from '../../src/domain/types.ts';
+import { ws } from '../fixtures/workspace.ts';
 
-const ws = (id: string, parent?: string, kind = 'team'): Workspace => ({
-  id,
-  org_id: 'org-a',
-  name: id,
-  display_name: id,
-  kind,
-  workspace_status: 'active',
-  root_workspace_id: 'ws-a',
-  created_at: '2026-01-01T00:00:00Z',
-  created_by: 'u',
-  updated_at: '2026-01-01T00:00:00Z',
-  updated_by: 'u',
-  ...(parent !== undefined ? { parent_id: parent } : {}),
-});
 const TREE = [ws('ws-a', undefined, 'org'), ws('ws-team', 'ws-a'), ws('ws-sub', 'ws-team'), ws('ws-other', 'ws-a')];
 const user = (roles: [string, 'admin' | 'editor' | 'viewer'][]) =>
   new Access({ kind: 'user', orgId: 'org-a', userId: 'u-1' }, TREE, new Map(roles));

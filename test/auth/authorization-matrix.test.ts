@@ -13,7 +13,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDevIssuer } from '../../src/auth/dev-issuer.ts';
 import { abuseBundle, otlpBody } from '../abuse/fixture.ts';
-import { TEST_API_KEY } from '../fixtures/small-bundle.ts';
+import { TEST_API_KEY, addSuspendedOrg } from '../fixtures/small-bundle.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 const END = Date.UTC(2026, 9, 1) / 1000;
@@ -306,13 +306,7 @@ beforeAll(async () => {
     { workspace_id: 'ws-a-other', user_id: 'u-sib', role: 'viewer' },
     { workspace_id: 'ws-s', user_id: 'u-s', role: 'admin' },
   );
-  bundle.organizations.push({ id: 'org-s', name: 'Suspended Org', status: 'suspended' });
-  bundle.workspaces.push({
-    ...(bundle.workspaces.find((w) => w.id === 'ws-b') as object),
-    id: 'ws-s',
-    org_id: 'org-s',
-    name: 'suspended',
-  } as never);
+  addSuspendedOrg(bundle);
   // ag-1 (ws-a-team) uses tl-4 (ws-a-other): an edge into a workspace most callers cannot read.
   bundle.relationships.push({
     from: { id: 'ag-1', kind: 'agent' },

@@ -10,7 +10,7 @@ import type { SpanRow } from '../../src/store/trace-port.ts';
 import { demoSpans } from '../../src/traces/demo-traces.ts';
 import { encodeExportRequest } from '../../src/traces/otlp-decode.ts';
 import { otlpBody, otlpSpan } from '../abuse/fixture.ts';
-import { TEST_API_KEY, smallBundle } from '../fixtures/small-bundle.ts';
+import { TEST_API_KEY, addSuspendedOrg, smallBundle } from '../fixtures/small-bundle.ts';
 import { expectProblem } from '../helpers/problem.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
@@ -32,14 +32,8 @@ function bundle() {
   // u-viewer reads ws-a-team (viewer) and writes only ws-a-sub (editor).
   b.memberships.push({ workspace_id: 'ws-a-sub', user_id: 'u-viewer', role: 'editor' });
   // A suspended organization with an active admin.
-  b.organizations.push({ id: 'org-s', name: 'Suspended Org', status: 'suspended' });
+  addSuspendedOrg(b);
   b.users.push({ id: 'u-s', org_id: 'org-s', status: 'active', created_at: T0, updated_at: T0 });
-  b.workspaces.push({
-    ...(b.workspaces.find((w) => w.id === 'ws-b') as object),
-    id: 'ws-s',
-    org_id: 'org-s',
-    name: 'suspended',
-  } as never);
   b.memberships.push({ workspace_id: 'ws-s', user_id: 'u-s', role: 'admin' });
   // ag-3 gets a revoked API key.
   const ag3 = b.artifacts.find((a) => a.id === 'ag-3') as Record<string, unknown>;

@@ -17,7 +17,7 @@ import { ApiError } from '../../src/errors.ts';
 import { parseBundle } from '../../src/store/bundle.ts';
 import type { RegistryStore } from '../../src/store/registry-port.ts';
 import { SqliteRegistryStore } from '../../src/store/sqlite/registry-store.ts';
-import { TEST_API_KEY, smallBundle } from '../fixtures/small-bundle.ts';
+import { TEST_API_KEY, addSuspendedOrg, smallBundle } from '../fixtures/small-bundle.ts';
 import {
   AUDIENCE,
   ISSUER,
@@ -78,13 +78,7 @@ function bundle() {
     agent('ag-later', 'ws-a-sub', LATER_KEY, new Date(T0 * 1000 + 1000).toISOString()),
     agent('ag-s', 'ws-s', SUSPENDED_KEY, '2099-01-01T00:00:00Z'),
   );
-  b.organizations.push({ id: 'org-s', name: 'Suspended Org', status: 'suspended' });
-  b.workspaces.push({
-    ...(b.workspaces.find((w) => w.id === 'ws-b') as object),
-    id: 'ws-s',
-    org_id: 'org-s',
-    name: 'suspended',
-  } as never);
+  addSuspendedOrg(b);
   return b;
 }
 

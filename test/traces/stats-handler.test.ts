@@ -16,30 +16,18 @@ import {
   type Measure,
   type SpanRow,
 } from '../../src/store/trace-port.ts';
-import { demoSpans } from '../../src/traces/demo-traces.ts';
 import { measure } from '../contract/trace-reference.ts';
 import { expectProblem } from '../helpers/problem.ts';
-import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { END, startStatsApp } from '../helpers/stats-app.ts';
+import type { TestApp } from '../helpers/test-app.ts';
 
 const DAY = 86_400;
-const END = Date.UTC(2026, 9, 1) / 1000;
 const START = END - 14 * DAY;
 let t: TestApp;
-const spans: SpanRow[] = [];
+let spans: SpanRow[] = [];
 
 beforeAll(async () => {
-  t = await startTestApp();
-  for (const b of demoSpans({
-    orgId: 'org-a',
-    skills: [{ id: 'sk-1', workspaceId: 'ws-a-team' }],
-    users: ['u-admin', 'u-viewer'],
-    spans: 3000,
-    endS: END,
-    days: 28,
-    seed: 11,
-  }))
-    spans.push(...b);
-  await t.traces.insertSpans(spans);
+  ({ t, spans } = await startStatsApp(11));
 });
 afterAll(async () => {
   await t.close();

@@ -5,29 +5,17 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SpanRow } from '../../src/store/trace-port.ts';
-import { demoSpans } from '../../src/traces/demo-traces.ts';
 import { measure } from '../contract/trace-reference.ts';
+import { END, startStatsApp } from '../helpers/stats-app.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { expectProblem } from '../helpers/problem.ts';
 
-const END = Date.UTC(2026, 9, 1) / 1000;
 const START = END - 14 * 86400;
 let t: TestApp;
-const spans: SpanRow[] = [];
+let spans: SpanRow[] = [];
 
 beforeAll(async () => {
-  t = await startTestApp();
-  for (const b of demoSpans({
-    orgId: 'org-a',
-    skills: [{ id: 'sk-1', workspaceId: 'ws-a-team' }],
-    users: ['u-admin', 'u-viewer'],
-    spans: 3000,
-    endS: END,
-    days: 28,
-    seed: 3,
-  }))
-    spans.push(...b);
-  await t.traces.insertSpans(spans);
+  ({ t, spans } = await startStatsApp(3));
 });
 afterAll(async () => {
   await t.close();
