@@ -41,3 +41,9 @@ export function formatValue(value: number | null, unit: string | null): string {
   if (unit === 'ms') return `${Math.round(value).toLocaleString('en-US')} ms`;
   return Number.isInteger(value) ? value.toLocaleString('en-US') : value.toFixed(2);
 }
+
+/** Moves the console to `path` (same page, new URL): the shell renders the page it names. */
+export function navigate(path: string): void {
+  history.pushState(null, '', path);
+  window.dispatchEvent(new Event('console:navigate'));
+}

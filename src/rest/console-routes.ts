@@ -67,7 +67,7 @@ function readManifest(): Manifest | null {
   }
 }
 
-/** Whether a browser navigation asks for a page (HTML preferred over JSON). */
+/** Whether a browser navigation asks for a page (its Accept names text/html). */
 function wantsHtml(request: FastifyRequest): boolean {
   const accept = request.headers.accept ?? '';
   return accept.includes('text/html');
@@ -104,7 +104,8 @@ export function registerConsoleRoutes(app: FastifyInstance, options: { explorer:
     if (!files.has(file) || file.endsWith('.gz'))
       throw new ApiError('not_found', `no console file ${file.slice(0, 80)}`);
     const gzip = files.has(`${file}.gz`) && /\bgzip\b/.test(request.headers['accept-encoding'] ?? '');
-    // A rebuild while the service runs replaces the files: a name from before it is gone (404).
+    // A rebuild while the service runs replaces the files: a name from before it is gone (404);
+    // the pages keep naming the old files until the service restarts.
     const body = await fs.promises.readFile(path.join(DIST, 'assets', gzip ? `${file}.gz` : file)).catch(() => {
       throw new ApiError('not_found', `no console file ${file.slice(0, 80)}; reload the page`);
     });

@@ -163,7 +163,7 @@ export type AgentDetailQueryVariables = Exact<{
 }>;
 
 
-export type AgentDetailQuery = { agent: { id: string, name: string, displayName: string | null, instructions: string | null, modelId: string | null, versionOrdinal: number, workspace: { id: string, displayName: string } | null, profileImage: { contentType: string, base64: string }, tools: Array<{ kind: string, name: string }> | null, usedTools: Array<{ id: string, name: string }>, relationships: { outgoing: Array<{ relType: RelType, to:
+export type AgentDetailQuery = { agent: { id: string, name: string, displayName: string | null, instructions: string | null, modelId: string | null, versionOrdinal: number, workspace: { id: string, displayName: string } | null, profileImage: { contentType: string, base64: string }, tools: Array<{ kind: string, name: string }> | null, relationships: { outgoing: Array<{ relType: RelType, to:
           | { id: string, name: string, kind: ArtifactKind }
           | { id: string, name: string, kind: ArtifactKind }
           | { id: string, name: string, kind: ArtifactKind }
@@ -207,7 +207,7 @@ export type ToolsOverviewQueryVariables = Exact<{
 }>;
 
 
-export type ToolsOverviewQuery = { tools: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { id: string, name: string, serverId: string | null, providerKind: string | null, workspace: { displayName: string } | null } }> }, toolAggregate: { edges: Array<{ node: { count: number, servers: number, latestUpdatedAt: string | null, key: { serverId: string | null, providerKind: string | null, owner: string | null, workspaceId: string | null, artifactStatus: string | null, isSystem: boolean | null, sourceType: string | null } } }> } };
+export type ToolsOverviewQuery = { tools: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { id: string, name: string, serverId: string | null, providerKind: string | null, workspace: { displayName: string } | null } }> }, toolAggregate: { edges: Array<{ node: { count: number, servers: number, latestUpdatedAt: string | null, key: { serverId: string | null, providerKind: string | null, owner: string | null, workspaceId: string | null, artifactStatus: string | null } } }> } };
 
 export type ViewerQueryVariables = Exact<{ [key: string]: never; }>;
 

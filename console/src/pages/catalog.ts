@@ -3,7 +3,7 @@
  * instructions, tools, relationships (linked) and versions. GraphQL queries of queries/.
  */
 import { graphql } from '../api.ts';
-import { el, empty, loading, problemView } from '../dom.ts';
+import { el, empty, loading, navigate, problemView } from '../dom.ts';
 import type { AgentDetailQuery, AgentSearchQuery, AgentSearchQueryVariables } from '../generated/operations.ts';
 import DETAIL from '../queries/agent.graphql';
 import SEARCH from '../queries/agent-search.graphql';
@@ -16,11 +16,6 @@ function avatar(image: { contentType: string; base64: string } | null | undefine
   if (image == null || image.base64 === '')
     return el('span', { className: 'avatar empty' }, name.charAt(0).toUpperCase());
   return el('img', { className: 'avatar', alt: '', src: `data:${image.contentType};base64,${image.base64}` });
-}
-
-function navigate(path: string): void {
-  history.pushState(null, '', path);
-  window.dispatchEvent(new Event('console:navigate'));
 }
 
 export async function catalogPage(main: HTMLElement, query: URLSearchParams): Promise<void> {

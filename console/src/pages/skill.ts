@@ -7,7 +7,7 @@
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { graphql, rest } from '../api.ts';
-import { el, empty, formatValue, loading, problemView } from '../dom.ts';
+import { el, empty, formatValue, loading, navigate, problemView } from '../dom.ts';
 import type { SkillHeadQuery } from '../generated/operations.ts';
 import SKILL from '../queries/skill.graphql';
 import { stampsAndValues, toCsv, type Series, type StatsAnswer } from './series.ts';
@@ -152,14 +152,13 @@ function chart(title: string, series: Series[], previous: Series[], width: numbe
     height: 200,
     series: [
       {},
-      ...columns.map((c, i) => ({
+      ...columns.map((c) => ({
         label: c.label,
         stroke: COLORS[c.colorIndex % COLORS.length] ?? '#333',
         width: 2,
         ...(c.previous ? { dash: [6, 4] } : {}),
         spanGaps: false,
-        value: (_u: uPlot, v: number | null) => formatValue(v, series[0]?.unit ?? null),
-        show: i < 12,
+        value: (_u: uPlot, v: number | null) => formatValue(v, c.unit),
       })),
     ],
     axes: [{}, { size: 70, values: (_u, vals) => vals.map((v) => formatValue(v, series[0]?.unit ?? null)) }],
@@ -191,7 +190,7 @@ export async function skillPage(main: HTMLElement, skillId: string, query: URLSe
   main.replaceChildren(loading());
   const version = view.version !== '' ? `?version_ordinal=${view.version}` : '';
   const [head, stats] = await Promise.all([
-    graphql<SkillHead>(SKILL, { id: skillId }),
+    graphql<SkillHeadQuery>(SKILL, { id: skillId }),
     rest<StatsAnswer>(
       'POST',
       `/skill/v1/skills/${encodeURIComponent(skillId)}/traces/stats/query${version}`,
@@ -209,8 +208,7 @@ export async function skillPage(main: HTMLElement, skillId: string, query: URLSe
       if (v === '') next.delete(k);
       else next.set(k, v);
     }
-    history.pushState(null, '', `${location.pathname}?${next.toString()}`);
-    window.dispatchEvent(new Event('console:navigate'));
+    navigate(`${location.pathname}?${next.toString()}`);
   };
   if (stats.problem !== undefined) {
     main.replaceChildren(title, sub, controls(view, apply), problemView(stats.problem));
@@ -255,5 +253,3 @@ export async function skillPage(main: HTMLElement, skillId: string, query: URLSe
     body,
   );
 }
-
-type SkillHead = SkillHeadQuery;

@@ -3,7 +3,7 @@
  * URL), from one GraphQL query (queries/tools.graphql).
  */
 import { graphql } from '../api.ts';
-import { el, empty, loading, problemView } from '../dom.ts';
+import { el, empty, loading, navigate, problemView } from '../dom.ts';
 import type { ToolGroupField, ToolsOverviewQuery } from '../generated/operations.ts';
 import QUERY from '../queries/tools.graphql';
 
@@ -31,8 +31,7 @@ export async function toolsPage(main: HTMLElement, query: URLSearchParams): Prom
     ...Object.keys(FIELDS).map((k) => el('option', { value: k, selected: k === group }, k)),
   );
   select.addEventListener('change', () => {
-    history.pushState(null, '', `/console/tools?group=${select.value}`);
-    window.dispatchEvent(new Event('console:navigate'));
+    navigate(`/console/tools?group=${select.value}`);
   });
   main.replaceChildren(el('h1', {}, 'Tools'), loading());
   const answer = await graphql<ToolsOverviewQuery>(QUERY, {
