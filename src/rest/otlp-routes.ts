@@ -1,6 +1,7 @@
 /**
- * The OTLP/HTTP receiver, `POST /v1/traces` and `POST /v1/logs` (protobuf or JSON, optionally
- * gzip; logs carry harness events, mapped to spans by traces/harness-events.ts), bounded
+ * The OTLP/HTTP receiver, `POST /v1/traces`, `/v1/logs` and `/v1/metrics` (protobuf or JSON,
+ * optionally gzip; logs carry harness events, mapped to spans by traces/harness-events.ts; metric
+ * data points are counted, not stored), bounded
  * before any work (DESIGN §12): the caller's right to write telemetry is checked before the body
  * is read; gzip is inflated as a stream and cut at OTLP_MAX_DECOMPRESSED_BYTES (also the largest
  * body read from the wire); decoding runs on worker threads (traces/decode-pool.ts) and stops past

@@ -6,7 +6,8 @@
  * map to no span (and the data points of a metrics request, none of which is stored yet). A malformed or over-bound body answers `{ error }`.
  */
 import { OtlpDecodeError, decodeJson, decodeProtobuf } from './otlp-decode.ts';
-import { decodeLogsJson, decodeLogsProtobuf } from './otlp-logs.ts';
+import { decodeLogsJson } from './otlp-logs.ts';
+import { decodeLogsRequestProto } from './otlp-logs-reader.ts';
 import { spanOfLogRecord } from './harness-events.ts';
 import { countMetricsJson, countMetricsProtobuf } from './otlp-metrics.ts';
 import type { DecodedSpan } from './otlp-types.ts';
@@ -33,7 +34,7 @@ function spansOf(task: DecodeTask): { spans: DecodedSpan[]; ignored: number } {
     return { spans: [], ignored: count(task.body, task.maxSpans) };
   }
   const records = task.protobuf
-    ? decodeLogsProtobuf(task.body, task.maxSpans)
+    ? decodeLogsRequestProto(task.body, task.maxSpans)
     : decodeLogsJson(task.body, task.maxSpans);
   const spans: DecodedSpan[] = [];
   const traceIds = new Map<string, string>();

@@ -58,8 +58,9 @@ function toolCall(span: Map<string, AttrValue>, tool: string | null, mcp: string
 
 function prompt(r: DecodedLogRecord, span: Map<string, AttrValue>, command: string | null) {
   set(span, 'command.name', command);
-  if (resourceSkill(r)) span.set('gen_ai.operation.name', 'invoke_skill');
-  return { name: resourceSkill(r) ? 'invoke_skill' : 'user_prompt', durationMs: 0 };
+  const skilled = resourceSkill(r);
+  if (skilled) span.set('gen_ai.operation.name', 'invoke_skill');
+  return { name: skilled ? 'invoke_skill' : 'user_prompt', durationMs: 0 };
 }
 
 const CLAUDE: Record<string, Builder> = {
@@ -148,7 +149,7 @@ function userOf(a: Attributes, harness: 'claude_code' | 'codex'): string | null 
 }
 
 /** The span a harness event stands for, or null for a record that maps to nothing. `traceIds` memoizes trace ids within a batch. */
-export function spanOfLogRecord(r: DecodedLogRecord, traceIds = new Map<string, string>()): DecodedSpan | null {
+export function spanOfLogRecord(r: DecodedLogRecord, traceIds: Map<string, string>): DecodedSpan | null {
   const which = eventOf(r);
   if (which === null) return null;
   const build = (which.harness === 'claude_code' ? CLAUDE : CODEX)[which.event];
@@ -163,7 +164,8 @@ export function spanOfLogRecord(r: DecodedLogRecord, traceIds = new Map<string, 
   // Clamped so that any number converts (1e303 ms would be Infinity ns); span-mapping.ts refuses
   // durations past SPAN_MAX_DURATION_S anyway.
   const durationNs = BigInt(Math.round(Math.min(Math.max(0, built.durationMs), 1e12) * 1e6));
-  const key = `${which.harness}:${str(a.get('prompt.id')) ?? session ?? recordKey(r)}`;
+  const record = recordKey(r);
+  const key = `${which.harness}:${str(a.get('prompt.id')) ?? session ?? record}`;
   let traceId = r.traceId !== '' ? r.traceId : traceIds.get(key);
   if (traceId === undefined) {
     traceId = hex(key, 16);
@@ -171,7 +173,7 @@ export function spanOfLogRecord(r: DecodedLogRecord, traceIds = new Map<string, 
   }
   return {
     traceId,
-    spanId: hex(recordKey(r), 8),
+    spanId: hex(record, 8),
     parentSpanId: null,
     name: built.name,
     startNs: end - durationNs,

@@ -171,11 +171,12 @@ export function decodeJson(body: Uint8Array, maxSpans = Number.POSITIVE_INFINITY
 }
 
 /** The signals the receiver answers, with the partial-success field counting what each rejects. */
+const answer = (type: string, rejected: string) => ({ type: otlpMessages.lookupType(type), rejected });
 const ANSWERS = {
-  traces: { type: 'otlp.ExportTraceServiceResponse', rejected: 'rejectedSpans' },
-  logs: { type: 'otlp.ExportLogsServiceResponse', rejected: 'rejectedLogRecords' },
-  metrics: { type: 'otlp.ExportMetricsServiceResponse', rejected: 'rejectedDataPoints' },
-} as const;
+  traces: answer('otlp.ExportTraceServiceResponse', 'rejectedSpans'),
+  logs: answer('otlp.ExportLogsServiceResponse', 'rejectedLogRecords'),
+  metrics: answer('otlp.ExportMetricsServiceResponse', 'rejectedDataPoints'),
+};
 export type OtlpSignal = keyof typeof ANSWERS;
 
 export function encodeResponse(
@@ -184,10 +185,9 @@ export function encodeResponse(
   protobufOut: boolean,
   signal: OtlpSignal = 'traces',
 ): Buffer | string {
-  const answer = ANSWERS[signal];
-  const body = rejected > 0 ? { partialSuccess: { [answer.rejected]: rejected, errorMessage } } : {};
+  const { type, rejected: field } = ANSWERS[signal];
+  const body = rejected > 0 ? { partialSuccess: { [field]: rejected, errorMessage } } : {};
   if (!protobufOut) return JSON.stringify(body);
-  const type = otlpMessages.lookupType(answer.type);
   return Buffer.from(type.encode(type.fromObject(body)).finish());
 }
 

@@ -4,12 +4,11 @@
  * built. Past `maxRecords` records, or a record or resource with more than MAX_ATTRIBUTES distinct
  * attributes, the body is refused (400) as soon as the reader gets there, so a 16 MiB body of empty
  * records or attributes costs a scan, not millions of objects. Fields the receiver does not use
- * (severity, flags, dropped counts, scope) are skipped; array, kvlist and bytes values read as null.
+ * (severity, flags, dropped counts, span id, scope) are skipped; array, kvlist and bytes values read as null.
  */
 import type { DecodedLogRecord } from './otlp-logs.ts';
 import { readAnyValue, readKeyValue, SpanReader } from './otlp-proto-reader.ts';
-import type { AttrValue, Attributes } from './otlp-types.ts';
-import { OtlpDecodeError } from './otlp-types.ts';
+import { MAX_ATTRIBUTES, OtlpDecodeError, tooManyAttributes, type AttrValue, type Attributes } from './otlp-types.ts';
 import { I64, LEN, readFixed64, readHex, readLimit, readString, readTag, skipField, tag } from './protobuf-wire.ts';
 
 const REQUEST_RESOURCE_LOGS = tag(1, LEN);
@@ -21,31 +20,23 @@ const LOG_TIME = tag(1, I64);
 const LOG_BODY = tag(5, LEN);
 const LOG_ATTRIBUTES = tag(6, LEN);
 const LOG_TRACE_ID = tag(9, LEN);
-const LOG_SPAN_ID = tag(10, LEN);
 const LOG_OBSERVED_TIME = tag(11, I64);
 const LOG_EVENT_NAME = tag(12, LEN);
 
-/** Distinct attributes of one record or resource (the OpenTelemetry SDKs' default limit). */
-const MAX_ATTRIBUTES = 128;
 /** Message depths as protobufjs counts them (the request is 0), as in the trace reader. */
 const RESOURCE_KEY_VALUE_DEPTH = 3;
 const RECORD_KEY_VALUE_DEPTH = 4;
+/** LogRecord.body, an AnyValue in the record: as deep as a record's KeyValue. */
+const BODY_DEPTH = RECORD_KEY_VALUE_DEPTH;
 
-class LogReader extends SpanReader {
-  constructor(body: Uint8Array, maxRecords: number) {
-    super(body, maxRecords, 'protobuf ExportLogsServiceRequest');
-  }
-}
-
-function setAttribute(r: LogReader, attributes: Attributes, what: string): void {
-  if (!attributes.has(r.key) && attributes.size >= MAX_ATTRIBUTES)
-    throw new OtlpDecodeError(`${what} with more than ${MAX_ATTRIBUTES} attributes`);
+function setAttribute(r: SpanReader, attributes: Attributes, what: string): void {
+  if (!attributes.has(r.key) && attributes.size >= MAX_ATTRIBUTES) throw tooManyAttributes(what);
   attributes.set(r.key, r.value);
 }
 
 /** Decodes the log records of a body, in body order; more than `maxRecords` fails. */
 export function decodeLogsRequestProto(body: Uint8Array, maxRecords: number): DecodedLogRecord[] {
-  const r = new LogReader(body, maxRecords);
+  const r = new SpanReader(body, maxRecords, 'protobuf ExportLogsServiceRequest');
   const records: DecodedLogRecord[] = [];
   const end = body.length;
   while (r.pos < end) {
@@ -56,7 +47,7 @@ export function decodeLogsRequestProto(body: Uint8Array, maxRecords: number): De
   return records;
 }
 
-function readResourceLogs(r: LogReader, end: number, records: DecodedLogRecord[]): void {
+function readResourceLogs(r: SpanReader, end: number, records: DecodedLogRecord[]): void {
   const resource: Attributes = new Map();
   while (r.pos < end) {
     const t = readTag(r, end);
@@ -91,13 +82,12 @@ function readResourceLogs(r: LogReader, end: number, records: DecodedLogRecord[]
   }
 }
 
-function readLogRecord(r: LogReader, end: number, resource: Attributes): DecodedLogRecord {
+function readLogRecord(r: SpanReader, end: number, resource: Attributes): DecodedLogRecord {
   const attributes: Attributes = new Map();
   let timeNs = 0n;
   let observedNs = 0n;
   let body: AttrValue = null;
   let traceId = '';
-  let spanId = '';
   let eventName = '';
   while (r.pos < end) {
     const t = readTag(r, end);
@@ -109,7 +99,7 @@ function readLogRecord(r: LogReader, end: number, resource: Attributes): Decoded
         observedNs = readFixed64(r, end);
         break;
       case LOG_BODY:
-        body = readAnyValue(r, readLimit(r, end), body, 4);
+        body = readAnyValue(r, readLimit(r, end), body, BODY_DEPTH);
         break;
       case LOG_ATTRIBUTES:
         readKeyValue(r, readLimit(r, end), RECORD_KEY_VALUE_DEPTH);
@@ -117,9 +107,6 @@ function readLogRecord(r: LogReader, end: number, resource: Attributes): Decoded
         break;
       case LOG_TRACE_ID:
         traceId = readHex(r, end);
-        break;
-      case LOG_SPAN_ID:
-        spanId = readHex(r, end);
         break;
       case LOG_EVENT_NAME:
         eventName = readString(r, end);
@@ -135,7 +122,6 @@ function readLogRecord(r: LogReader, end: number, resource: Attributes): Decoded
     eventName: eventName !== '' ? eventName : typeof named === 'string' && named !== '' ? named : null,
     body,
     traceId,
-    spanId,
     attributes,
     resource,
   };

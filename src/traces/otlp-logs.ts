@@ -4,10 +4,9 @@
  * JSON ones are parsed (depth-checked) and walked here. The bounds are the trace receiver's: the
  * body's size before decoding, and at most `maxRecords` records (OTLP_MAX_SPANS) per request.
  */
-import { decodeLogsRequestProto } from './otlp-logs-reader.ts';
 import { otlpMessages } from './otlp-messages.ts';
 import { attributes, isObj, jsonHexId, nanos, parseJsonObject, type Obj } from './otlp-decode.ts';
-import { OtlpDecodeError, type AttrValue, type Attributes } from './otlp-types.ts';
+import { MAX_ATTRIBUTES, OtlpDecodeError, tooManyAttributes, type AttrValue, type Attributes } from './otlp-types.ts';
 
 /** A log record as received (ids lowercase hex or '', times in nanoseconds, 0n when absent). */
 export interface DecodedLogRecord {
@@ -17,7 +16,6 @@ export interface DecodedLogRecord {
   eventName: string | null;
   body: AttrValue;
   traceId: string;
-  spanId: string;
   attributes: Attributes;
   resource: Attributes;
 }
@@ -42,6 +40,8 @@ export function collectLogRecords(message: Obj, hexId: (v: unknown) => string, m
   for (const rl of (resourceLogs ?? []) as unknown[]) {
     if (!isObj(rl)) throw new OtlpDecodeError('resourceLogs entries must be objects');
     const resource = attributes(isObj(rl.resource) ? rl.resource.attributes : undefined);
+    // The protobuf reader's bound, so that both encodings answer a body alike.
+    if (resource.size > MAX_ATTRIBUTES) throw tooManyAttributes('a resource');
     for (const sl of (Array.isArray(rl.scopeLogs) ? rl.scopeLogs : []) as unknown[]) {
       for (const r of (isObj(sl) && Array.isArray(sl.logRecords) ? sl.logRecords : []) as unknown[]) {
         if (!isObj(r)) throw new OtlpDecodeError('logRecords entries must be objects');
@@ -50,13 +50,13 @@ export function collectLogRecords(message: Obj, hexId: (v: unknown) => string, m
             `the request carries more than ${maxRecords} log records; send at most ${maxRecords} per request`,
           );
         const attrs = attributes(r.attributes);
+        if (attrs.size > MAX_ATTRIBUTES) throw tooManyAttributes('a log record');
         out.push({
           timeNs: nanos(r.timeUnixNano),
           observedNs: nanos(r.observedTimeUnixNano),
           eventName: stringOrNull(r.eventName) ?? stringOrNull(attrs.get('event.name')),
           body: bodyValue(r.body),
           traceId: hexId(r.traceId),
-          spanId: hexId(r.spanId),
           attributes: attrs,
           resource,
         });
@@ -64,10 +64,6 @@ export function collectLogRecords(message: Obj, hexId: (v: unknown) => string, m
     }
   }
   return out;
-}
-
-export function decodeLogsProtobuf(body: Uint8Array, maxRecords: number): DecodedLogRecord[] {
-  return decodeLogsRequestProto(body, maxRecords);
 }
 
 export function decodeLogsJson(body: Uint8Array, maxRecords: number): DecodedLogRecord[] {

@@ -2,9 +2,9 @@
  * The project's own protobufjs definitions of the opentelemetry-proto messages it reads or writes
  * (field numbers from collector/{trace,logs,metrics}/v1, trace/v1, logs/v1, metrics/v1, common/v1,
  * resource/v1). Only the fields the receiver uses are listed: events and links of spans, exemplars,
- * histogram buckets and scopes are skipped as unknown fields. Trace requests are decoded by the
- * hand-written reader (otlp-proto-reader.ts); these decode logs and metrics, encode every answer,
- * and serve the tests' reference decoder.
+ * histogram buckets and scopes are skipped as unknown fields. Requests are read by hand-written
+ * readers (otlp-proto-reader.ts, otlp-logs-reader.ts, otlp-metrics.ts); these encode every answer
+ * and the requests of clients, benchmarks and tests, and serve the tests' reference decoders.
  */
 import protobuf from 'protobufjs';
 

@@ -27,3 +27,11 @@ export class OtlpDecodeError extends Error {}
 export function tooManySpans(maxSpans: number): OtlpDecodeError {
   return new OtlpDecodeError(`the request carries more than ${maxSpans} spans; send at most ${maxSpans} per request`);
 }
+
+/** Distinct attributes of one span, log record or resource (the OpenTelemetry SDKs' default limit). */
+export const MAX_ATTRIBUTES = 128;
+
+/** A log record or resource past MAX_ATTRIBUTES: the logs receivers refuse the body (400). */
+export function tooManyAttributes(what: string): OtlpDecodeError {
+  return new OtlpDecodeError(`${what} with more than ${MAX_ATTRIBUTES} attributes`);
+}

@@ -6,7 +6,7 @@
  * ingest.ts, which knows the caller.
  */
 import type { SpanCategory, SpanRow } from '../store/trace-port.ts';
-import type { Attributes, AttrValue, DecodedSpan } from './otlp-types.ts';
+import { MAX_ATTRIBUTES, type Attributes, type AttrValue, type DecodedSpan } from './otlp-types.ts';
 import { priceOf } from './prices.ts';
 
 const ID = /^[0-9a-f]+$/;
@@ -18,9 +18,6 @@ export interface SpanBounds {
   spanMaxCostUsd: number;
   spanMaxDurationS: number;
 }
-
-/** Attributes of one span (or one resource) beyond which the span is refused (the OpenTelemetry SDKs' default limit). */
-const MAX_ATTRIBUTES = 128;
 
 /** What a span says about its skill before resolution: an id, a name, or nothing. */
 type SkillRef = { id: string } | { name: string };

@@ -149,6 +149,16 @@ describe('protobuf logs and metrics are bounded while they are read', () => {
     expect(res.text).toContain('a log record with more than 128 attributes');
   });
 
+  it('the same record in OTLP/JSON gets the same 400', async () => {
+    const attributes = Array.from({ length: 129 }, (_, i) => ({ key: `k${i}`, value: { stringValue: 'v' } }));
+    const res = await post(
+      'logs',
+      JSON.stringify({ resourceLogs: [{ scopeLogs: [{ logRecords: [{ attributes }] }] }] }),
+    );
+    expect(res.status).toBe(400);
+    expect(res.text).toContain('a log record with more than 128 attributes');
+  });
+
   it('8 million empty metric data points: 400 as soon as the limit is passed', async () => {
     const body = len(1, len(2, len(2, len(7, empties(1, 8_000_000)))));
     const res = await post('metrics', body, { gzip: true, protobuf: true });

@@ -4,7 +4,8 @@
  * parts; and malformed bodies refused as OtlpDecodeError, never another error.
  */
 import { describe, expect, it } from 'vitest';
-import { collectLogRecords, decodeLogsProtobuf, encodeLogsRequest } from '../../src/traces/otlp-logs.ts';
+import { collectLogRecords, encodeLogsRequest } from '../../src/traces/otlp-logs.ts';
+import { decodeLogsRequestProto as decodeLogsProtobuf } from '../../src/traces/otlp-logs-reader.ts';
 import { otlpMessages } from '../../src/traces/otlp-messages.ts';
 import { OtlpDecodeError } from '../../src/traces/otlp-types.ts';
 
