@@ -2,13 +2,15 @@
  * OTLP over gRPC (OTLP_GRPC_PORT, off by default): the trace, logs and metrics services of
  * opentelemetry-proto's collector, each `Export` call answered by the HTTP receiver's route
  * (`POST /v1/traces|logs|metrics`) in process, so that authentication (the `authorization`
- * metadata), rate limits, deadlines, bounds and answers are exactly the HTTP ones. Messages stay
+ * metadata), load shedding, deadlines, bounds and answers are exactly the HTTP ones. Messages stay
  * bytes: the route decodes them on its threads. grpc-js inflates gzip messages itself, refusing
  * any message (compressed or inflated) past OTLP_MAX_DECOMPRESSED_BYTES.
  *
  * The token is checked by an interceptor when the call's metadata arrives, before its message is
  * read: a caller without a valid credential never makes the service receive or inflate a message
- * (the route checks it again, with everything else). Streams per connection are limited.
+ * (the route checks it again, with everything else; the authenticator's token cache makes the
+ * second check a lookup). Streams per connection are limited, connections are not: an
+ * authenticated sender can hold 16 MiB per call in flight, as it can over HTTP.
  *
  * HTTP answers map to gRPC status codes as the OTLP specification asks: 400 (an OTLP Status)
  * INVALID_ARGUMENT with its message, 401 UNAUTHENTICATED, 403 PERMISSION_DENIED, 429
