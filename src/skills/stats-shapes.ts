@@ -5,6 +5,7 @@
  * exactly the ones shown. Work is linear in the rows and the answer (bounded by its points).
  */
 import {
+  HARNESS_MEASURES,
   compareGroups,
   compareValues,
   type AggregateRow,
@@ -30,6 +31,11 @@ const UNIT: Record<Measure, string> = {
   latency_p50: 'ms',
   latency_p90: 'ms',
   latency_p99: 'ms',
+  lines_added: 'lines',
+  lines_removed: 'lines',
+  commits: 'count',
+  pull_requests: 'count',
+  active_time: 's',
 };
 /** Measures that are 0, not null, over no spans. */
 const ADDITIVE = new Set<Measure>([
@@ -41,6 +47,7 @@ const ADDITIVE = new Set<Measure>([
   'active_users',
   'tokens',
   'cost',
+  ...HARNESS_MEASURES,
 ]);
 
 type Value = number | null;

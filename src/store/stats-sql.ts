@@ -12,10 +12,12 @@
  */
 import { keepGroupsSql, onlyGroupsRowsSql, type GroupColumns } from './stats-ranking.ts';
 import {
+  HARNESS_MEASURES,
   MEASURES,
   type AggregateQuery,
   type AggregateRow,
   type Dimension,
+  type HarnessMeasure,
   type Measure,
   type SpanFilter,
 } from './trace-port.ts';
@@ -96,7 +98,19 @@ export interface CompiledAggregate {
 const INVOCATION = 'is_invocation';
 
 type Part =
-  'spans' | 'inv' | 'err' | 'tool' | 'tokens' | 'cost' | 'traces' | 'sessions' | 'users' | 'p50' | 'p90' | 'p99';
+  | 'spans'
+  | 'inv'
+  | 'err'
+  | 'tool'
+  | 'tokens'
+  | 'cost'
+  | 'traces'
+  | 'sessions'
+  | 'users'
+  | 'p50'
+  | 'p90'
+  | 'p99'
+  | HarnessMeasure;
 
 const PARTS: Record<Measure, Part[]> = {
   sessions: ['sessions'],
@@ -113,7 +127,14 @@ const PARTS: Record<Measure, Part[]> = {
   latency_p50: ['p50'],
   latency_p90: ['p90'],
   latency_p99: ['p99'],
+  lines_added: ['lines_added'],
+  lines_removed: ['lines_removed'],
+  commits: ['commits'],
+  pull_requests: ['pull_requests'],
+  active_time: ['active_time'],
 };
+/** Parts summed from the metric points of the groups' sessions (metricBranch), not from span rows. */
+const isMetricPart = (p: Part): p is HarnessMeasure => (HARNESS_MEASURES as readonly Part[]).includes(p);
 const ADDITIVE = new Set<Part>(['spans', 'inv', 'err', 'tool', 'tokens', 'cost']);
 const DISTINCT = new Set<Part>(['traces', 'sessions', 'users']);
 const QUANTILE: Partial<Record<Part, number>> = { p50: 0.5, p90: 0.9, p99: 0.99 };
@@ -148,8 +169,12 @@ function partSql(p: Part, dialect: SqlDialect): string {
         return 'COUNT(DISTINCT session_id)';
       case 'users':
         return 'COUNT(DISTINCT user_id)';
-      default:
+      case 'p50':
+      case 'p90':
+      case 'p99':
         return percentileSql(QUANTILE[p] as number, dialect, true);
+      default:
+        throw new Error(`part ${p} is summed from metric points, not from span rows`);
     }
   })();
   return `(${sql})::${dbl(dialect)}`;
@@ -158,21 +183,23 @@ function partSql(p: Part, dialect: SqlDialect): string {
 /** A measure from its parts (columns p_<part>). */
 function finalSql(m: Measure): string {
   const errorRate = 'p_err / NULLIF(p_inv, 0)';
+  // Counts are 0, not null, in a bucket that has metric points and no spans.
+  const count = (part: Part) => `COALESCE(p_${part}, 0)`;
   switch (m) {
     case 'sessions':
-      return 'p_sessions';
+      return count('sessions');
     case 'traces':
-      return 'p_traces';
+      return count('traces');
     case 'spans':
-      return 'p_spans';
+      return count('spans');
     case 'skill_invocations':
-      return 'p_inv';
+      return count('inv');
     case 'tool_calls':
-      return 'p_tool';
+      return count('tool');
     case 'tokens':
-      return 'p_tokens';
+      return count('tokens');
     case 'active_users':
-      return 'p_users';
+      return count('users');
     case 'error_rate':
       return errorRate;
     case 'success_rate':
@@ -180,7 +207,13 @@ function finalSql(m: Measure): string {
     case 'tokens_per_trace':
       return 'p_tokens / NULLIF(p_traces, 0)';
     case 'cost':
-      return 'p_cost';
+      return count('cost');
+    case 'lines_added':
+    case 'lines_removed':
+    case 'commits':
+    case 'pull_requests':
+    case 'active_time':
+      return count(m);
     case 'latency_p50':
       return 'p_p50';
     case 'latency_p90':
@@ -261,6 +294,36 @@ function groupColumns(q: AggregateQuery, source: RowSource, param: Param, dialec
   };
 }
 
+/**
+ * The harness metric parts per group (and bucket, by each point's own time), as p_<part> columns
+ * under the output key names. A point counts for a group when its session is a session of the
+ * group's selected rows (`base`) anywhere in the range; points of another organization, of a
+ * workspace outside the query's or outside [start, end) never count.
+ */
+function metricSelect(
+  q: AggregateQuery,
+  parts: readonly HarnessMeasure[],
+  dimCols: readonly string[],
+  groups: readonly string[],
+  bucket: string | null,
+  param: Param,
+  dialect: SqlDialect,
+): string {
+  const points = `SELECT session_id AS metric_session, time_s AS start_s, metric, value AS metric_value FROM metric_points
+WHERE org_id = ${param(q.orgId)} AND time_s >= ${param(q.startS)} AND time_s < ${param(q.endS)} AND ${inListSql('workspace_id', q.workspaceIds, param, dialect)}`;
+  const sessions = `SELECT DISTINCT ${[...dimCols, 'session_id'].join(', ')} FROM base WHERE session_id IS NOT NULL`;
+  const keyCols = [...dimCols.map((c) => `gs.${c}`), ...(bucket === null ? [] : [bucket])];
+  const keys = [
+    ...dimCols.map((c, i) => `gs.${c} AS ${groups[i]}`),
+    ...(bucket === null ? [] : [`${bucket} AS bucket`]),
+  ];
+  // Part names come from HARNESS_MEASURES, never from the request.
+  const sums = parts.map(
+    (p) => `(COALESCE(SUM(metric_value) FILTER (WHERE metric = '${p}'), 0))::${dbl(dialect)} AS p_${p}`,
+  );
+  return `SELECT ${[...keys, ...sums].join(', ')} FROM (${sessions}) gs JOIN (${points}) mp ON mp.metric_session = gs.session_id${keyCols.length > 0 ? ` GROUP BY ${keyCols.join(', ')}` : ''}`;
+}
+
 /** One row per key of the parts that the branches set, each branch setting only its own parts. */
 function combineSql(
   keys: string[],
@@ -283,6 +346,8 @@ interface Shape {
   dimCols: string[];
   bucket: string;
   dialect: SqlDialect;
+  /** metricSelect's rows (per group and bucket) when the query asks for harness measures. */
+  metrics: string | null;
 }
 
 /**
@@ -292,7 +357,8 @@ interface Shape {
  *   than one bucket (few: a trace rarely crosses midnight) by subtracting their per-bucket counts
  *   and adding their distinct count, instead of a second exact distinct count over every row;
  * - sessions and users (a user is active on many days): a distinct count per group;
- * - percentiles: the group rows of `pct`.
+ * - percentiles: the group rows of `pct`;
+ * - harness measures: the sums of their bucket rows (`mb`: a point is in one bucket).
  */
 function totalsSql(s: Shape): string {
   const only = (part: Part, sql: string) => (p: Part) => (p === part ? sql : null);
@@ -333,6 +399,16 @@ function totalsSql(s: Shape): string {
             },
           ]
         : []),
+      ...(s.metrics !== null
+        ? [
+            {
+              from: 'mb',
+              keys: s.groups,
+              groupBy: groupsBy,
+              set: (p: Part) => (isMetricPart(p) ? `SUM(p_${p})` : null),
+            },
+          ]
+        : []),
       ...(s.parts.some((p) => QUANTILE[p] !== undefined)
         ? [
             {
@@ -355,7 +431,7 @@ function totalsSql(s: Shape): string {
  */
 function groupedSeriesSql(s: Shape, base: string, reuse: string, crossing: string): string {
   const quantiles = s.parts.filter((p) => QUANTILE[p] !== undefined);
-  const others = s.parts.filter((p) => QUANTILE[p] === undefined);
+  const others = s.parts.filter((p) => QUANTILE[p] === undefined && !isMetricPart(p));
   const keys = [...s.dimCols.map((c, i) => `${c} AS ${s.groups[i]}`), `${s.bucket} AS bucket`];
   const gb = `SELECT ${[...keys, ...others.map((p) => `${partSql(p, s.dialect)} AS p_${p}`)].join(', ')} FROM base GROUP BY ${[...s.dimCols, s.bucket].join(', ')}`;
   const pct = `SELECT ${[...keys, ...quantiles.map((p) => `(${percentileSql(QUANTILE[p] as number, s.dialect, false)})::${dbl(s.dialect)} AS p_${p}`)].join(', ')}
@@ -376,11 +452,14 @@ FROM base WHERE ${INVOCATION} GROUP BY GROUPING SETS ((${[...s.dimCols, s.bucket
             },
           ]
         : []),
+      ...(s.metrics !== null
+        ? [{ from: 'mb', keys: bucketKeys, groupBy: '', set: (p: Part) => (isMetricPart(p) ? `p_${p}` : null) }]
+        : []),
     ],
     s.dialect,
   );
   return `WITH base AS ${reuse} (${base}),
-gb AS MATERIALIZED (${gb})${quantiles.length > 0 ? `,\npct AS MATERIALIZED (${pct})` : ''}${s.parts.includes('traces') ? `,\ncrossing AS MATERIALIZED (${crossing})` : ''}
+gb AS MATERIALIZED (${gb})${quantiles.length > 0 ? `,\npct AS MATERIALIZED (${pct})` : ''}${s.metrics !== null ? `,\nmb AS MATERIALIZED (${s.metrics})` : ''}${s.parts.includes('traces') ? `,\ncrossing AS MATERIALIZED (${crossing})` : ''}
 SELECT ${[...bucketKeys, ...s.parts.map((p) => `p_${p}`)].join(', ')} FROM (${bucketRows}) bucket_rows
 UNION ALL SELECT ${[...s.groups, 'NULL AS bucket', ...s.parts.map((p) => `p_${p}`)].join(', ')} FROM (${totalsSql(s)}) totals`;
 }
@@ -418,26 +497,43 @@ export function compileAggregate(
   const outKeys = [...groups, ...(q.bucket !== undefined ? ['bucket'] : [])];
   const columns = [...outKeys, ...measures.map((m) => `"m_${m}"`)];
   const finals = measures.map((m) => `${finalSql(m)} AS "m_${m}"`);
+  const metricParts = parts.filter(isMetricPart);
+  const bucket = q.bucket === undefined ? null : bucketSql(q.bucket, dialect);
+  const metrics =
+    metricParts.length === 0 ? null : metricSelect(q, metricParts, dimCols, groups, bucket, param, dialect);
+  // A query with harness measures reads the rows twice (their sessions too).
+  const reuse = source.rescan ? 'NOT MATERIALIZED' : 'MATERIALIZED';
   let sql: string;
-  if (q.bucket !== undefined && grouped) {
-    const bucket = bucketSql(q.bucket, dialect);
+  if (bucket !== null && grouped) {
     // Only `traces` needs the crossing traces; placeholders are made only for SQL that is written.
     const crossing = !parts.includes('traces')
       ? ''
       : (source.crossingTraces?.(q, param) ??
         `SELECT trace_key FROM base GROUP BY trace_key HAVING MIN(${bucket}) <> MAX(${bucket})`);
-    const reuse = source.rescan ? 'NOT MATERIALIZED' : 'MATERIALIZED';
-    const series = groupedSeriesSql({ parts, groups, dimCols, bucket, dialect }, base, reuse, crossing);
+    const series = groupedSeriesSql({ parts, groups, dimCols, bucket, dialect, metrics }, base, reuse, crossing);
     sql = `SELECT ${[...outKeys, ...finals].join(', ')} FROM (${series}) series`;
   } else {
     // No bucket totals: one GROUP BY (its group rows are what a table ranks), or none, for one row even over no rows.
-    const keyCols = [...dimCols, ...(q.bucket !== undefined ? [bucketSql(q.bucket, dialect)] : [])];
+    const keyCols = [...dimCols, ...(bucket === null ? [] : [bucket])];
     const keys = [
       ...dimCols.map((c, i) => `${c} AS ${groups[i]}`),
-      ...(q.bucket !== undefined ? [`${bucketSql(q.bucket, dialect)} AS bucket`] : []),
+      ...(bucket === null ? [] : [`${bucket} AS bucket`]),
     ];
-    const gb = `SELECT ${[...keys, ...parts.map((p) => `${partSql(p, dialect)} AS p_${p}`)].join(', ')} FROM base${keyCols.length > 0 ? ` GROUP BY ${keyCols.join(', ')}` : ''}`;
-    sql = `WITH base AS NOT MATERIALIZED (${base})\nSELECT ${[...outKeys, ...finals].join(', ')} FROM (${gb}) gb`;
+    const groupBy = keyCols.length > 0 ? `GROUP BY ${keyCols.join(', ')}` : '';
+    const gb =
+      metrics === null
+        ? `SELECT ${[...keys, ...parts.map((p) => `${partSql(p, dialect)} AS p_${p}`)].join(', ')} FROM base ${groupBy}`
+        : // The span rows make the groups (also those whose spans have no session); the points add to them.
+          combineSql(
+            outKeys,
+            parts,
+            [
+              { from: 'base', keys, groupBy, set: (p) => (isMetricPart(p) ? null : partSql(p, dialect)) },
+              { from: `(${metrics}) mb`, keys: outKeys, groupBy: '', set: (p) => (isMetricPart(p) ? `p_${p}` : null) },
+            ],
+            dialect,
+          );
+    sql = `WITH base AS ${metrics === null ? 'NOT MATERIALIZED' : reuse} (${base})\nSELECT ${[...outKeys, ...finals].join(', ')} FROM (${gb}) gb`;
   }
   // onlyGroups is checked on the result unless the rows were narrowed to exactly its groups (one dimension, no top).
   const exactOnly = only !== undefined && (top !== undefined || q.groupBy.length > 1) ? only : undefined;

@@ -9,6 +9,14 @@ export type SpanCategory = 'skill_invocation' | 'tool_call' | 'model_call' | 'ot
 export const DIMENSIONS = ['harness', 'skill', 'skill_version', 'command', 'mcp', 'tool', 'model', 'user'] as const;
 export type Dimension = (typeof DIMENSIONS)[number];
 
+/**
+ * Measures summed from harness metric points (Claude Code's counters, docs/send-telemetry.md): a
+ * point counts for a group when its session is a session of the group's selected spans over the
+ * whole range, and for the bucket its own time falls in.
+ */
+export const HARNESS_MEASURES = ['lines_added', 'lines_removed', 'commits', 'pull_requests', 'active_time'] as const;
+export type HarnessMeasure = (typeof HARNESS_MEASURES)[number];
+
 export const MEASURES = [
   'sessions',
   'traces',
@@ -24,6 +32,7 @@ export const MEASURES = [
   'latency_p50',
   'latency_p90',
   'latency_p99',
+  ...HARNESS_MEASURES,
 ] as const;
 export type Measure = (typeof MEASURES)[number];
 
@@ -77,6 +86,17 @@ export const SPAN_FIELDS = [
   'cost',
   'is_error',
 ] as const satisfies readonly (keyof SpanRow)[];
+
+/** One stored harness metric point: a delta of one counter of one session at `time_s`. */
+export interface MetricPointRow {
+  org_id: string;
+  workspace_id: string;
+  session: string;
+  metric: HarnessMeasure;
+  /** Unix seconds (the end of the point's interval). */
+  time_s: number;
+  value: number;
+}
 
 /**
  * Spans as columns: field f of span i is `columns[f][i]`. The form spans cross threads in, since
@@ -229,6 +249,8 @@ export interface TraceStore {
   /** insertSpans for spans already in columns (what ingestion hands over: cheap to pass to a thread). */
   insertColumns(spans: SpanColumns): Promise<void>;
   countSpans(): Promise<number>;
+  /** Resolves only once the points are durably stored. */
+  insertMetricPoints(rows: readonly MetricPointRow[]): Promise<void>;
   /** Rejects with an AbortError-like error when `signal` aborts (the query is cancelled). */
   aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]>;
   /** One row per group with at least one call; groups without calls are absent. */

@@ -6,8 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   DIMENSIONS,
   MEASURES,
+  HARNESS_MEASURES,
   bucketStart,
   type AggregateQuery,
+  type MetricPointRow,
   type SpanRow,
   type ToolUsageQuery,
   type TraceStore,
@@ -124,6 +126,37 @@ function toolCalls(): SpanRow[] {
   ];
 }
 
+/**
+ * Harness metric points for the sessions of `spans`: each session's first span gives the time and
+ * workspace; some points fall a day or a week later (other buckets), some in a workspace no query
+ * reads, some before any range. Decoys: the same sessions in another organization, and sessions
+ * no span has.
+ */
+function metricPoints(spans: readonly SpanRow[]): MetricPointRow[] {
+  const first = new Map<string, SpanRow>();
+  for (const s of spans)
+    if (s.session !== null && !first.has(`${s.org_id}|${s.session}`)) first.set(`${s.org_id}|${s.session}`, s);
+  const points: MetricPointRow[] = [];
+  [...first.values()].forEach((s, i) => {
+    const at = (n: number, extra: Partial<MetricPointRow> = {}): MetricPointRow => ({
+      org_id: s.org_id,
+      workspace_id: s.workspace_id,
+      session: s.session as string,
+      metric: HARNESS_MEASURES[(i + n) % HARNESS_MEASURES.length] as MetricPointRow['metric'],
+      time_s: s.start_s + 60 * n,
+      value: ((i * 7 + n * 3) % 40) + 1,
+      ...extra,
+    });
+    points.push(at(0), at(1), at(2, { value: 0.5 }));
+    if (i % 4 === 0) points.push(at(3, { time_s: s.start_s + 86400 }));
+    if (i % 6 === 0) points.push(at(4, { time_s: s.start_s + 7 * 86400 }));
+    if (i % 5 === 0) points.push(at(5, { workspace_id: 'ws-elsewhere' }));
+    if (i % 7 === 0) points.push(at(6, { time_s: s.start_s - 400 * 86400 }));
+    if (i % 3 === 0) points.push(at(7, { org_id: 'org-decoy' }), at(8, { session: `${s.session}-none` }));
+  });
+  return points;
+}
+
 export interface ContractOptions {
   /** Runs after each stored chunk of 1,000 spans (an engine's maintenance, e.g. DuckDB sealing). */
   afterChunk?: (store: TraceStore, chunk: number) => Promise<void>;
@@ -133,12 +166,15 @@ export function traceContract(engine: string, open: () => Promise<TraceStore>, o
   describe(`trace store contract: ${engine}`, () => {
     let store: TraceStore;
     const spans = [...generated(), ...edges(), ...rankedSpans(), ...toolCalls()];
+    const points = metricPoints(spans);
     beforeAll(async () => {
       store = await open();
       for (let i = 0; i < spans.length; i += 1000) {
         await store.insertSpans(spans.slice(i, i + 1000));
+        await store.insertMetricPoints(points.slice((i / 1000) * 500, (i / 1000 + 1) * 500));
         await options.afterChunk?.(store, i / 1000);
       }
+      await store.insertMetricPoints(points.slice(Math.ceil(spans.length / 1000) * 500));
     });
     afterAll(async () => {
       await store.close();
@@ -154,7 +190,7 @@ export function traceContract(engine: string, open: () => Promise<TraceStore>, o
       groupBy: [],
       measures: [...MEASURES],
     };
-    const same = async (q: AggregateQuery) => expectSameRows(await store.aggregate(q), reference(spans, q));
+    const same = async (q: AggregateQuery) => expectSameRows(await store.aggregate(q), reference(spans, q, points));
 
     it('stores every span durably and counts them', async () => {
       expect(await store.countSpans()).toBe(spans.length);
@@ -165,7 +201,24 @@ export function traceContract(engine: string, open: () => Promise<TraceStore>, o
       const rows = await store.aggregate(base);
       expect(rows).toHaveLength(1);
       expect(rows[0]?.values.traces).toBeGreaterThan(50);
+      for (const m of HARNESS_MEASURES) expect(rows[0]?.values[m], m).toBeGreaterThan(0);
       await same(base);
+    });
+
+    it('sums harness metric points by the sessions of each group, in the bucket of their own time', async () => {
+      await same({ ...base, groupBy: ['user'], measures: [...HARNESS_MEASURES] });
+      await same({ ...base, bucket: 'day', measures: ['lines_added', 'commits'] });
+      await same({ ...base, bucket: 'week', groupBy: ['tool'], measures: ['active_time', 'traces'] });
+      await same({
+        ...base,
+        groupBy: ['model'],
+        measures: ['pull_requests'],
+        top: [{ by: 'lines_removed', direction: 'desc', limit: 3 }],
+      });
+      await same({ ...base, filters: [{ key: 'model', op: 'eq', values: ['gpt-4o'] }], measures: ['lines_added'] });
+      // Sessions of other organizations and points outside the query's workspaces never count.
+      await same({ ...base, orgId: 'org-2', workspaceIds: ['ws-9'], measures: [...HARNESS_MEASURES] });
+      await same({ ...base, workspaceIds: ['ws-2'], groupBy: ['harness'], measures: ['lines_added'] });
     });
 
     it.each(DIMENSIONS.map((d) => [d]))('computes every measure grouped by %s', async (d) => {

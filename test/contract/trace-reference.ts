@@ -1,7 +1,8 @@
 /**
  * The trace statistics computed in plain TypeScript over span rows: the independent reference
  * the engines are compared with. Percentiles are nearest-rank: the value at index
- * ceil(q * n) - 1 of the sorted durations.
+ * ceil(q * n) - 1 of the sorted durations. Harness measures sum the metric points whose session is a
+ * session of the group's selected spans anywhere in the range, each in the bucket of its own time.
  */
 import { expect } from 'vitest';
 import {
@@ -13,6 +14,7 @@ import {
   type AggregateRow,
   type Dimension,
   type Measure,
+  type MetricPointRow,
   type SpanRow,
   type ToolUsageQuery,
   type ToolUsageRow,
@@ -38,7 +40,14 @@ function nearestRank(values: number[], q: number): number | null {
   return sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)] as number;
 }
 
-export function measure(spans: SpanRow[], m: Measure): number | null {
+/** A group's (or bucket's) spans and the metric points attributed to it. */
+interface Cell {
+  spans: SpanRow[];
+  points: MetricPointRow[];
+}
+
+/** `m` over `spans`; the harness measures sum the metric points attributed to them. */
+export function measure(spans: SpanRow[], m: Measure, points: readonly MetricPointRow[] = []): number | null {
   const distinct = (f: (s: SpanRow) => string | null) => new Set(spans.map(f).filter((v) => v !== null)).size;
   const invocations = spans.filter((s) => s.category === 'skill_invocation');
   const errorRate = invocations.length === 0 ? null : invocations.filter((s) => s.is_error).length / invocations.length;
@@ -82,11 +91,17 @@ export function measure(spans: SpanRow[], m: Measure): number | null {
         invocations.map((s) => s.duration_ms),
         0.99,
       );
+    case 'lines_added':
+    case 'lines_removed':
+    case 'commits':
+    case 'pull_requests':
+    case 'active_time':
+      return points.filter((p) => p.metric === m).reduce((a, p) => a + p.value, 0);
   }
 }
 
-/** The rows an engine must return for `q` over `all` spans, in a canonical order. */
-export function reference(all: SpanRow[], q: AggregateQuery): AggregateRow[] {
+/** The rows an engine must return for `q` over `all` spans and metric `points`, in a canonical order. */
+export function reference(all: SpanRow[], q: AggregateQuery, points: readonly MetricPointRow[] = []): AggregateRow[] {
   const skillTraces = new Set(
     all
       .filter(
@@ -107,23 +122,39 @@ export function reference(all: SpanRow[], q: AggregateQuery): AggregateRow[] {
       q.workspaceIds.includes(s.workspace_id) &&
       matches(s, q),
   );
-  const groups = new Map<string, SpanRow[]>();
-  const add = (key: string, s: SpanRow) => groups.set(key, [...(groups.get(key) ?? []), s]);
+  const cells = new Map<string, Cell>();
+  const cell = (key: string) => {
+    let c = cells.get(key);
+    if (c === undefined) cells.set(key, (c = { spans: [], points: [] }));
+    return c;
+  };
+  const keysOf = (g: unknown[], time: number) => [
+    ...(q.bucket === undefined || q.groupBy.length > 0 ? [JSON.stringify([g, null])] : []),
+    ...(q.bucket !== undefined ? [JSON.stringify([g, bucketStart(time, q.bucket)])] : []),
+  ];
+  const sessions = new Map<string, { g: unknown[]; ids: Set<string> }>();
   for (const s of selected) {
     const g = q.groupBy.map((d) => dimValue(s, d));
-    if (q.bucket === undefined || q.groupBy.length > 0) add(JSON.stringify([g, null]), s);
-    if (q.bucket !== undefined) add(JSON.stringify([g, bucketStart(s.start_s, q.bucket)]), s);
+    for (const key of keysOf(g, s.start_s)) cell(key).spans.push(s);
+    const gk = JSON.stringify(g);
+    if (!sessions.has(gk)) sessions.set(gk, { g, ids: new Set() });
+    if (s.session !== null) sessions.get(gk)?.ids.add(s.session);
   }
-  if (q.groupBy.length === 0 && q.bucket === undefined && groups.size === 0) groups.set(JSON.stringify([[], null]), []);
-  const kept = q.groupBy.length > 0 ? keptGroups(groups, q) : null;
-  return [...groups]
+  const inRange = points.filter(
+    (p) => p.org_id === q.orgId && p.time_s >= q.startS && p.time_s < q.endS && q.workspaceIds.includes(p.workspace_id),
+  );
+  for (const { g, ids } of sessions.values())
+    for (const p of inRange) if (ids.has(p.session)) for (const key of keysOf(g, p.time_s)) cell(key).points.push(p);
+  if (q.groupBy.length === 0 && q.bucket === undefined && cells.size === 0) cell(JSON.stringify([[], null]));
+  const kept = q.groupBy.length > 0 ? keptGroups(cells, q) : null;
+  return [...cells]
     .filter(([key]) => kept === null || kept.has(JSON.stringify((JSON.parse(key) as [unknown, unknown])[0])))
-    .map(([key, spans]) => {
+    .map(([key, c]) => {
       const [g, bucket] = JSON.parse(key) as [(string | number | null)[], number | null];
       return {
         groups: Object.fromEntries(q.groupBy.map((d, i) => [d, g[i] ?? null])),
         bucket,
-        values: Object.fromEntries(q.measures.map((m) => [m, measure(spans, m)])),
+        values: Object.fromEntries(q.measures.map((m) => [m, measure(c.spans, m, c.points)])),
       };
     });
 }
@@ -136,15 +167,15 @@ type GroupKey = (string | number | null)[];
  * bucket-null spans) or by a group value, in its direction with nulls last, then by compareGroups,
  * and keeps the first `limit`; a group is kept when some ranking keeps it and onlyGroups lists it.
  */
-function keptGroups(groups: Map<string, SpanRow[]>, q: AggregateQuery): Set<string> | null {
+function keptGroups(groups: Map<string, Cell>, q: AggregateQuery): Set<string> | null {
   if (q.top === undefined && q.onlyGroups === undefined) return null;
   const whole = [...groups]
-    .map(([key, spans]) => [JSON.parse(key) as [GroupKey, number | null], spans] as const)
+    .map(([key, c]) => [JSON.parse(key) as [GroupKey, number | null], c] as const)
     .filter(([[, bucket]]) => bucket === null)
-    .map(([[g], spans]) => ({
+    .map(([[g], c]) => ({
       key: JSON.stringify(g),
       values: Object.fromEntries(q.groupBy.map((d, i) => [d, g[i] ?? null])),
-      spans,
+      cell: c,
     }));
   let kept = new Set(whole.map((w) => w.key));
   if (q.top !== undefined) {
@@ -153,7 +184,7 @@ function keptGroups(groups: Map<string, SpanRow[]>, q: AggregateQuery): Set<stri
       const sign = r.direction === 'desc' ? -1 : 1;
       const value = (w: (typeof whole)[number]) =>
         (MEASURES as readonly string[]).includes(r.by)
-          ? measure(w.spans, r.by as Measure)
+          ? measure(w.cell.spans, r.by as Measure, w.cell.points)
           : (w.values[r.by as Dimension] ?? null);
       const order = [...whole].sort((a, b) => {
         const va = value(a);

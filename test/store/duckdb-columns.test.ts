@@ -6,7 +6,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SKILL_SPANS_COLUMNS, SPANS_COLUMNS, TRACE_SKILLS_COLUMNS } from '../../src/store/duckdb/columns.ts';
+import {
+  METRIC_POINTS_COLUMNS,
+  SKILL_SPANS_COLUMNS,
+  SPANS_COLUMNS,
+  TRACE_SKILLS_COLUMNS,
+} from '../../src/store/duckdb/columns.ts';
 import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
 
 let dir: string;
@@ -37,6 +42,7 @@ describe('DuckDB column order, declared once', () => {
     ['spans', SPANS_COLUMNS],
     ['skill_spans', SKILL_SPANS_COLUMNS],
     ['trace_skills', TRACE_SKILLS_COLUMNS],
+    ['metric_points', METRIC_POINTS_COLUMNS],
   ] as const)('%s has the declared columns in the declared order', async (table, declared) => {
     expect(await describeTable(table)).toEqual([...declared]);
   });

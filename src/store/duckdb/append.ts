@@ -16,9 +16,9 @@ import {
   type DuckDBType,
   type DuckDBValue,
 } from '@duckdb/node-api';
-import type { SpanRow } from '../trace-port.ts';
+import type { MetricPointRow, SpanRow } from '../trace-port.ts';
 import { ENCODED, type Dictionary, type DictionaryBatch, type EncodedDimension } from './dictionary.ts';
-import { SPANS_COLUMNS, type SpansColumn } from './columns.ts';
+import { METRIC_POINTS_COLUMNS, SPANS_COLUMNS, type SpansColumn } from './columns.ts';
 
 const CHUNK_ROWS = 2048;
 const TRACE_ID = /^[0-9a-f]{32}$/;
@@ -85,6 +85,15 @@ const MAPPING_LAYOUT: Layout<Stored> = [
   [INTEGER, (s) => s.row.skill_version],
   [BIGINT, (s) => BigInt(s.row.start_s)],
 ];
+const POINT_VALUES: Record<(typeof METRIC_POINTS_COLUMNS)[number], [DuckDBType, (p: MetricPointRow) => DuckDBValue]> = {
+  org_id: [VARCHAR, (p) => p.org_id],
+  workspace_id: [VARCHAR, (p) => p.workspace_id],
+  session_id: [VARCHAR, (p) => p.session],
+  metric: [VARCHAR, (p) => p.metric],
+  time_s: [BIGINT, (p) => BigInt(p.time_s)],
+  value: [DOUBLE, (p) => p.value],
+};
+const POINT_LAYOUT: Layout<MetricPointRow> = METRIC_POINTS_COLUMNS.map((c) => POINT_VALUES[c]);
 const DICTIONARY_LAYOUT: Layout<[number, string]> = [
   [INTEGER, ([id]) => id],
   [VARCHAR, ([, value]) => value],
@@ -93,8 +102,15 @@ const DICTIONARY_LAYOUT: Layout<[number, string]> = [
 /** The 32 hex digits of a trace id (checked by insertSpans) as a 128-bit integer. */
 const traceKey = (traceId: string): bigint => BigInt(`0x${traceId}`);
 
+/** Why a metric point cannot be stored, or null (ingestion maps values into range). */
+export function unstorablePoint(p: MetricPointRow): string | null {
+  if (!Number.isSafeInteger(p.time_s)) return 'time_s out of range';
+  if (!Number.isFinite(p.value)) return 'value is not a finite number';
+  return null;
+}
+
 /**
- * Appends `rows` numbered from `firstSeq` and commits. Dimension values the dictionary's cache
+ * Appends `rows` numbered from `firstSeq`, and harness metric `points`, and commits. Dimension values the dictionary's cache
  * misses are looked up in dim_values inside the transaction, new ones get codes stored with the
  * spans; the codes assigned are taken back unless the transaction commits (a later batch then
  * assigns and stores them again), and enter the cache only once committed.
@@ -104,6 +120,7 @@ export async function appendSpans(
   dictionary: Dictionary,
   rows: readonly SpanRow[],
   firstSeq: number,
+  points: readonly MetricPointRow[] = [],
 ): Promise<void> {
   const values = new Set<string>();
   for (const row of rows) {
@@ -134,6 +151,7 @@ export async function appendSpans(
     await appendChunks(w, 'spans', SPAN_LAYOUT, stored);
     await appendChunks(w, 'trace_skills', MAPPING_LAYOUT, [...mappings.values()]);
     await appendChunks(w, 'dim_values', DICTIONARY_LAYOUT, batch.added);
+    await appendChunks(w, 'metric_points', POINT_LAYOUT, [...points]);
     await w.run('COMMIT');
   } catch (err) {
     await w.run('ROLLBACK').catch(() => undefined);
@@ -144,7 +162,12 @@ export async function appendSpans(
 }
 
 /** Column-wise appends: one DataChunk per 2,048 rows instead of one native call per value. */
-async function appendChunks<T>(w: DuckDBConnection, table: string, layout: Layout<T>, rows: T[]): Promise<void> {
+async function appendChunks<T>(
+  w: DuckDBConnection,
+  table: string,
+  layout: Layout<T>,
+  rows: readonly T[],
+): Promise<void> {
   if (rows.length === 0) return;
   const appender = await w.createAppender(table);
   const types = layout.map(([type]) => type);

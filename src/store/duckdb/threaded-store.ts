@@ -13,6 +13,7 @@ import {
   toSpanColumns,
   type AggregateQuery,
   type AggregateRow,
+  type MetricPointRow,
   type SpanColumns,
   type SpanRow,
   type ToolUsageQuery,
@@ -121,6 +122,10 @@ export class ThreadedTraceStore implements TraceStore {
   /** Columns cross to the engine's thread for a fraction of the event loop's time that rows take. */
   insertColumns(spans: SpanColumns): Promise<void> {
     return this.call({ op: 'insert', spans });
+  }
+
+  insertMetricPoints(points: readonly MetricPointRow[]): Promise<void> {
+    return this.call({ op: 'insertPoints', points: [...points] });
   }
 
   countSpans(): Promise<number> {

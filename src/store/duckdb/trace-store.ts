@@ -20,13 +20,14 @@ import {
   type AggregateQuery,
   type AggregateRow,
   type Dimension,
+  type MetricPointRow,
   type SpanColumns,
   type SpanRow,
   type ToolUsageQuery,
   type ToolUsageRow,
   type TraceStore,
 } from '../trace-port.ts';
-import { appendSpans, unstorable } from './append.ts';
+import { appendSpans, unstorable, unstorablePoint } from './append.ts';
 import { Dictionary, NO_CODE, isEncoded } from './dictionary.ts';
 import { migrate } from './schema.ts';
 import { seal } from './sealing.ts';
@@ -60,6 +61,7 @@ const SEAL_FAILURE_REPEAT_MS = 60_000;
 
 interface PendingAppend {
   rows: readonly SpanRow[];
+  points: readonly MetricPointRow[];
   resolve: () => void;
   reject: (err: unknown) => void;
 }
@@ -193,8 +195,23 @@ export class DuckDbTraceStore implements TraceStore {
       const why = unstorable(r);
       if (why !== null) return Promise.reject(new Error(why));
     }
+    return this.enqueue(rows, []);
+  }
+
+  /** Stored with the next group of appends (one transaction). */
+  insertMetricPoints(points: readonly MetricPointRow[]): Promise<void> {
+    this.live();
+    for (const p of points) {
+      const why = unstorablePoint(p);
+      if (why !== null) return Promise.reject(new Error(why));
+    }
+    return this.enqueue([], points);
+  }
+
+  private enqueue(rows: readonly SpanRow[], points: readonly MetricPointRow[]): Promise<void> {
+    if (rows.length === 0 && points.length === 0) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      this.appends.push({ rows, resolve, reject });
+      this.appends.push({ rows, points, resolve, reject });
       this.writing ??= this.drain();
     });
   }
@@ -246,7 +263,10 @@ export class DuckDbTraceStore implements TraceStore {
         await this.sealStep();
       } else if (this.appends.length > 0) {
         const group = this.appends.splice(0);
-        await this.append(group.flatMap((g) => g.rows)).then(
+        await this.append(
+          group.flatMap((g) => g.rows),
+          group.flatMap((g) => g.points),
+        ).then(
           () => group.forEach((g) => g.resolve()),
           (err: unknown) => group.forEach((g) => g.reject(err)),
         );
@@ -298,9 +318,9 @@ export class DuckDbTraceStore implements TraceStore {
     }
   }
 
-  private async append(rows: readonly SpanRow[]): Promise<void> {
+  private async append(rows: readonly SpanRow[], points: readonly MetricPointRow[]): Promise<void> {
+    await appendSpans(this.writer, this.dictionary, rows, this.committedSeq + 1, points);
     if (rows.length === 0) return;
-    await appendSpans(this.writer, this.dictionary, rows, this.committedSeq + 1);
     this.committedSeq += rows.length;
     this.commits.push({ seq: this.committedSeq, at: Date.now() });
   }

@@ -5,12 +5,13 @@
  * messages and are answered with the same id; errors travel as their name and message.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { AggregateQuery, SpanColumns, ToolUsageQuery } from '../trace-port.ts';
+import type { AggregateQuery, MetricPointRow, SpanColumns, ToolUsageQuery } from '../trace-port.ts';
 import type { CompiledAggregate } from '../stats-sql.ts';
 import { DuckDbTraceStore, type DuckDbTraceOptions } from './trace-store.ts';
 
 export type WorkerRequest =
   | { id: number; op: 'insert'; spans: SpanColumns }
+  | { id: number; op: 'insertPoints'; points: MetricPointRow[] }
   | { id: number; op: 'aggregate'; query: AggregateQuery }
   | { id: number; op: 'toolUsage'; query: ToolUsageQuery }
   | { id: number; op: 'cancel'; target: number }
@@ -91,6 +92,10 @@ function handle(m: WorkerRequest): void {
   switch (m.op) {
     case 'insert': {
       reply(m.id, () => store.insertColumns(m.spans));
+      return;
+    }
+    case 'insertPoints': {
+      reply(m.id, () => store.insertMetricPoints(m.points));
       return;
     }
     case 'aggregate': {

@@ -11,6 +11,7 @@ import {
   toSpanRows,
   type AggregateQuery,
   type AggregateRow,
+  type MetricPointRow,
   type SpanColumns,
   type SpanRow,
   type ToolUsageQuery,
@@ -130,29 +131,13 @@ export class PostgresTraceStore implements TraceStore {
     return sqlNumber(res.rows[0]?.n);
   }
 
-  async insertSpans(rows: readonly SpanRow[]): Promise<void> {
-    if (rows.length === 0) return;
+  /** Runs `work` in one transaction on one connection; a failure rolls it back. */
+  private async inTransaction(work: (client: pg.PoolClient) => Promise<void>): Promise<void> {
     const client = await this.pool.connect().catch((err: unknown) => this.unavailable(err));
     try {
       await client.query('BEGIN');
-      for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
-        const slice = rows.slice(i, i + ROWS_PER_INSERT);
-        await client.query(insertSql('spans', SPAN_COLUMNS, slice.length), slice.flatMap(spanValues));
-      }
-      const skills = new Map<string, SpanRow>();
-      for (const r of rows)
-        if (r.category === 'skill_invocation' && r.skill !== null)
-          skills.set(`${r.trace_id}\u0000${r.skill}\u0000${r.skill_version}`, r);
-      const mapped = [...skills.values()];
-      for (let i = 0; i < mapped.length; i += ROWS_PER_INSERT) {
-        const slice = mapped.slice(i, i + ROWS_PER_INSERT);
-        await client.query(
-          insertSql('trace_skills', ['org_id', 'skill', 'skill_version', 'trace_id', 'start_s'], slice.length),
-          slice.flatMap((r) => [r.org_id, r.skill, r.skill_version, r.trace_id, r.start_s]),
-        );
-      }
+      await work(client);
       await client.query('COMMIT');
-      this.analyzeAfterGrowth(rows.length);
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
       this.unavailable(err);
@@ -161,8 +146,54 @@ export class PostgresTraceStore implements TraceStore {
     }
   }
 
+  /** Inserts `rows` into `table`, ROWS_PER_INSERT per statement. */
+  private static async insertRows<T>(
+    client: pg.PoolClient,
+    table: string,
+    columns: string[],
+    rows: readonly T[],
+    values: (row: T) => unknown[],
+  ): Promise<void> {
+    for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+      const slice = rows.slice(i, i + ROWS_PER_INSERT);
+      await client.query(insertSql(table, columns, slice.length), slice.flatMap(values));
+    }
+  }
+
+  async insertSpans(rows: readonly SpanRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.inTransaction(async (client) => {
+      await PostgresTraceStore.insertRows(client, 'spans', SPAN_COLUMNS, rows, spanValues);
+      const skills = new Map<string, SpanRow>();
+      for (const r of rows)
+        if (r.category === 'skill_invocation' && r.skill !== null)
+          skills.set(`${r.trace_id}\u0000${r.skill}\u0000${r.skill_version}`, r);
+      await PostgresTraceStore.insertRows(
+        client,
+        'trace_skills',
+        ['org_id', 'skill', 'skill_version', 'trace_id', 'start_s'],
+        [...skills.values()],
+        (r) => [r.org_id, r.skill, r.skill_version, r.trace_id, r.start_s],
+      );
+    });
+    this.analyzeAfterGrowth(rows.length);
+  }
+
   insertColumns(spans: SpanColumns): Promise<void> {
     return this.insertSpans(toSpanRows(spans));
+  }
+
+  async insertMetricPoints(points: readonly MetricPointRow[]): Promise<void> {
+    if (points.length === 0) return;
+    await this.inTransaction((client) =>
+      PostgresTraceStore.insertRows(
+        client,
+        'metric_points',
+        ['org_id', 'workspace_id', 'session_id', 'metric', 'time_s', 'value'],
+        points,
+        (p) => [p.org_id, p.workspace_id, p.session, p.metric, p.time_s, p.value],
+      ),
+    );
   }
 
   async aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]> {
