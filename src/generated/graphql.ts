@@ -970,12 +970,19 @@ export type TraceFilterOp =
   | 'not_exists';
 
 export type TraceMeasure =
+  /** Active time in seconds. */
+  | 'active_time'
   | 'active_users'
+  | 'commits'
   | 'cost'
   | 'error_rate'
   | 'latency_p50'
   | 'latency_p90'
   | 'latency_p99'
+  /** Harness measures (Claude Code's counters on /v1/metrics): points of the sessions of the selected spans. */
+  | 'lines_added'
+  | 'lines_removed'
+  | 'pull_requests'
   | 'sessions'
   | 'skill_invocations'
   | 'spans'
@@ -1982,7 +1989,7 @@ export type TraceDimensionResolvers = { COMMAND: 'command', HARNESS: 'harness', 
 
 export type TraceFilterOpResolvers = { EQ: 'eq', EXISTS: 'exists', IN: 'in', NEQ: 'neq', NOT_EXISTS: 'not_exists' };
 
-export type TraceMeasureResolvers = { ACTIVE_USERS: 'active_users', COST: 'cost', ERROR_RATE: 'error_rate', LATENCY_P50: 'latency_p50', LATENCY_P90: 'latency_p90', LATENCY_P99: 'latency_p99', SESSIONS: 'sessions', SKILL_INVOCATIONS: 'skill_invocations', SPANS: 'spans', SUCCESS_RATE: 'success_rate', TOKENS: 'tokens', TOKENS_PER_TRACE: 'tokens_per_trace', TOOL_CALLS: 'tool_calls', TRACES: 'traces' };
+export type TraceMeasureResolvers = { ACTIVE_TIME: 'active_time', ACTIVE_USERS: 'active_users', COMMITS: 'commits', COST: 'cost', ERROR_RATE: 'error_rate', LATENCY_P50: 'latency_p50', LATENCY_P90: 'latency_p90', LATENCY_P99: 'latency_p99', LINES_ADDED: 'lines_added', LINES_REMOVED: 'lines_removed', PULL_REQUESTS: 'pull_requests', SESSIONS: 'sessions', SKILL_INVOCATIONS: 'skill_invocations', SPANS: 'spans', SUCCESS_RATE: 'success_rate', TOKENS: 'tokens', TOKENS_PER_TRACE: 'tokens_per_trace', TOOL_CALLS: 'tool_calls', TRACES: 'traces' };
 
 export type TraceStatsComparisonResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['TraceStatsComparison'] = ResolversParentTypes['TraceStatsComparison']> = {
   data?: Resolver<ResolversTypes['TraceStatsData'], ParentType, ContextType>;

@@ -13,7 +13,7 @@ import zlib from 'node:zlib';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Bounds } from '../config.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import { assertCanIngest, ingestSpans } from '../traces/ingest.ts';
+import { assertCanIngest, ingestMetricPoints, ingestSpans } from '../traces/ingest.ts';
 import { createDecodePool } from '../traces/decode-pool.ts';
 import { OtlpDecodeError, encodeResponse, encodeStatus } from '../traces/otlp-decode.ts';
 import { problemResponses } from './schemas/common.ts';
@@ -124,8 +124,8 @@ const SIGNALS = {
   metrics: {
     request: 'ExportMetricsServiceRequest',
     response: 'ExportMetricsServiceResponse',
-    summary: 'OTLP/HTTP metrics receiver: data points are accepted and counted, not stored',
-    note: ' Data points are counted on /metrics (gateway_otlp_records_total) and not stored.',
+    summary: 'OTLP/HTTP metrics receiver: Claude Code counters stored as harness measures, the rest counted',
+    note: ' Delta sums of the harness metrics of docs/send-telemetry.md are stored (lines of code, commits, pull requests, active time); other data points are counted on /metrics (gateway_otlp_records_total) and not stored.',
   },
 } as const;
 
@@ -184,10 +184,14 @@ export function registerOtlpReceiver(api: FastifyInstance, bounds: Bounds): void
         async (request: FastifyRequest, reply: FastifyReply) => {
           const protobuf = isProtobuf(request);
           const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-          const { spans, ignored } = await pool.decode(body, { protobuf, signal }, request.ctx.signal);
+          const { spans, points, ignored } = await pool.decode(body, { protobuf, signal }, request.ctx.signal);
           request.ctx.checkDeadline();
           const result =
-            spans.length === 0 ? { accepted: 0, rejected: 0, errorMessage: '' } : await ingestSpans(request.ctx, spans);
+            points.length > 0
+              ? await ingestMetricPoints(request.ctx, points)
+              : spans.length === 0
+                ? { accepted: 0, rejected: 0, errorMessage: '' }
+                : await ingestSpans(request.ctx, spans);
           countIngested(request.ctx.services.metrics, signal, result, ignored);
           return reply
             .code(200)

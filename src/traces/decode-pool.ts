@@ -7,9 +7,8 @@
 import os from 'node:os';
 import { Piscina } from 'piscina';
 import { ApiError } from '../errors.ts';
-import type { DecodeResult, DecodeTask } from './decode-worker.ts';
+import type { Decoded, DecodeResult, DecodeTask } from './decode-worker.ts';
 import { OtlpDecodeError } from './otlp-types.ts';
-import type { SpanBatch } from './span-batch.ts';
 import type { SpanBounds } from './span-mapping.ts';
 
 /** Heap of one decoding thread: several times what the largest allowed body needs. */
@@ -28,13 +27,14 @@ const QUEUE_PER_THREAD = 16;
 export interface DecodePool {
   /**
    * The body's mapped spans (of a trace request, or of a logs request's harness events, with the
-   * number of records that map to none); throws OtlpDecodeError for a malformed or over-bound body.
+   * number of records that map to none) or harness metric points (of a metrics request, with the
+   * number of other data points); throws OtlpDecodeError for a malformed or over-bound body.
    */
   decode(
     body: Buffer,
     format: { protobuf: boolean; signal: DecodeTask['signal'] },
     abort: AbortSignal,
-  ): Promise<{ spans: SpanBatch; ignored: number }>;
+  ): Promise<Decoded>;
   close(): Promise<void>;
 }
 

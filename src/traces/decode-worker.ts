@@ -3,13 +3,16 @@
  * JSON into spans (a trace request's spans, or the spans harness events on the logs signal stand
  * for: harness-events.ts), each mapped and checked (span-mapping.ts). Only the mapped spans travel
  * back, as columns (span-batch.ts), never the attribute maps; `ignored` counts log records that
- * map to no span (and the data points of a metrics request, none of which is stored yet). A malformed or over-bound body answers `{ error }`.
+ * map to no span and data points of metrics that are not stored. The points of the harness metrics
+ * that are (harness-metrics.ts) come back mapped and checked. A malformed or over-bound body
+ * answers `{ error }`.
  */
 import { OtlpDecodeError, decodeJson, decodeProtobuf } from './otlp-decode.ts';
 import { decodeLogsJson } from './otlp-logs.ts';
 import { decodeLogsRequestProto } from './otlp-logs-reader.ts';
 import { spanOfLogRecord } from './harness-events.ts';
-import { countMetricsJson, countMetricsProtobuf } from './otlp-metrics.ts';
+import { decodeMetrics } from './otlp-metrics.ts';
+import { HARNESS_METRIC_NAMES, mapMetricPoint, type MappedPoint } from './harness-metrics.ts';
 import type { DecodedSpan } from './otlp-types.ts';
 import { toBatch, type SpanBatch } from './span-batch.ts';
 import { mapSpan, type SpanBounds } from './span-mapping.ts';
@@ -22,16 +25,19 @@ export interface DecodeTask {
   bounds: SpanBounds;
 }
 
-export type DecodeResult = { spans: SpanBatch; ignored: number } | { error: string };
+export interface Decoded {
+  spans: SpanBatch;
+  /** Mapped harness metric points (metrics requests only). */
+  points: MappedPoint[];
+  ignored: number;
+}
+
+export type DecodeResult = Decoded | { error: string };
 
 function spansOf(task: DecodeTask): { spans: DecodedSpan[]; ignored: number } {
   if (task.signal === 'traces') {
     const spans = task.protobuf ? decodeProtobuf(task.body, task.maxSpans) : decodeJson(task.body, task.maxSpans);
     return { spans, ignored: 0 };
-  }
-  if (task.signal === 'metrics') {
-    const count = task.protobuf ? countMetricsProtobuf : countMetricsJson;
-    return { spans: [], ignored: count(task.body, task.maxSpans) };
   }
   const records = task.protobuf
     ? decodeLogsRequestProto(task.body, task.maxSpans)
@@ -47,8 +53,12 @@ function spansOf(task: DecodeTask): { spans: DecodedSpan[]; ignored: number } {
 
 export default function decode(task: DecodeTask): DecodeResult {
   try {
+    if (task.signal === 'metrics') {
+      const { points, others } = decodeMetrics(task.body, task.protobuf, task.maxSpans, HARNESS_METRIC_NAMES);
+      return { spans: toBatch([]), points: points.map((p) => mapMetricPoint(p, task.bounds)), ignored: others };
+    }
     const { spans, ignored } = spansOf(task);
-    return { spans: toBatch(spans.map((s) => mapSpan(s, task.bounds))), ignored };
+    return { spans: toBatch(spans.map((s) => mapSpan(s, task.bounds))), points: [], ignored };
   } catch (err) {
     if (err instanceof OtlpDecodeError) return { error: err.message };
     throw err;

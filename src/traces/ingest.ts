@@ -9,6 +9,8 @@
 import type { Access } from '../auth/access.ts';
 import type { RequestContext } from '../context.ts';
 import type { ArtifactVersion } from '../domain/types.ts';
+import type { MetricPointRow } from '../store/trace-port.ts';
+import type { MappedPoint } from './harness-metrics.ts';
 import { ApiError } from '../errors.ts';
 import { keptColumns, type SpanBatch } from './span-batch.ts';
 
@@ -75,10 +77,15 @@ async function resolveSkills(
   return out;
 }
 
-/** Counts of rejected spans by reason, with at most MAX_REASONS reasons spelled out. */
+/** Counts of rejected spans (or data points) by reason, with at most MAX_REASONS reasons spelled out. */
 class Rejections {
   private readonly reasons = new Map<string, number>();
+  private readonly noun: string;
   count = 0;
+
+  constructor(noun = 'span(s)') {
+    this.noun = noun;
+  }
 
   add(why: string): void {
     this.count++;
@@ -87,9 +94,9 @@ class Rejections {
   }
 
   message(): string {
-    const listed = [...this.reasons].map(([why, n]) => `${n} span(s): ${why}`);
+    const listed = [...this.reasons].map(([why, n]) => `${n} ${this.noun}: ${why}`);
     const others = this.count - [...this.reasons.values()].reduce((a, b) => a + b, 0);
-    return [...listed, ...(others > 0 ? [`${others} span(s): other reasons`] : [])].join('; ');
+    return [...listed, ...(others > 0 ? [`${others} ${this.noun}: other reasons`] : [])].join('; ');
   }
 }
 
@@ -132,4 +139,31 @@ export async function ingestSpans(ctx: RequestContext, spans: SpanBatch): Promis
   await yieldToEventLoop();
   await ctx.traces.insertColumns(keptColumns(spans, kept, { orgId: ctx.caller.orgId, workspaceIds, skills: skillIds }));
   return { accepted: kept.length, rejected: rejected.count, errorMessage: rejected.message() };
+}
+
+/**
+ * Stores harness metric points (harness-metrics.ts) under the same rule as spans: resource
+ * `workspace.id`, else the caller's default workspace, where the sender needs can_create_content.
+ */
+export async function ingestMetricPoints(ctx: RequestContext, points: readonly MappedPoint[]): Promise<IngestResult> {
+  const access = await ctx.access();
+  const fallback = defaultWorkspace(ctx, access);
+  if (fallback === null) throw new ApiError('access_denied', 'the caller may not create content in any workspace');
+  const rows: MetricPointRow[] = [];
+  const rejected = new Rejections('data point(s)');
+  for (const p of points) {
+    if (p.invalid !== null) {
+      rejected.add(p.invalid);
+      continue;
+    }
+    const workspaceId = p.workspace ?? fallback;
+    if (!access.canCreateContent(workspaceId)) {
+      rejected.add(`no permission to write to workspace ${short(workspaceId)}`);
+      continue;
+    }
+    const { metric, session, time_s, value } = p;
+    rows.push({ org_id: ctx.caller.orgId, workspace_id: workspaceId, session, metric, time_s, value });
+  }
+  await ctx.traces.insertMetricPoints(rows);
+  return { accepted: rows.length, rejected: rejected.count, errorMessage: rejected.message() };
 }

@@ -42,6 +42,17 @@ const QUERIES: Record<string, AggregateQuery> = {
     measures: ['tool_calls', 'latency_p50'],
     top: [{ by: 'tool', direction: 'asc', limit: 10 }],
   },
+  'harness measures: lines added and sessions by user': {
+    ...base,
+    groupBy: ['user'],
+    measures: ['lines_added', 'sessions'],
+  },
+  'harness measures: daily commits by model': {
+    ...base,
+    groupBy: ['model'],
+    measures: ['commits', 'spans'],
+    bucket: 'day',
+  },
 };
 
 let dir: string;

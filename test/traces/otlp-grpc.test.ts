@@ -129,8 +129,10 @@ describe('OpenTelemetry SDK gRPC exporters configured by OTEL_EXPORTER_OTLP_* on
     expect(await skillStats(at - 60)).toEqual({ spans: 2, tokens: 11, invocations: 1 });
   });
 
-  it('metrics: the export succeeds and its points are counted', async () => {
+  it('metrics: the export succeeds and its delta point is stored', async () => {
+    process.env.OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE = 'delta';
     const exporter = new OTLPMetricExporter();
+    delete process.env.OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE;
     const codes: number[] = [];
     const send = exporter.export.bind(exporter);
     exporter.export = (metrics, done) => {
@@ -140,13 +142,16 @@ describe('OpenTelemetry SDK gRPC exporters configured by OTEL_EXPORTER_OTLP_* on
       });
     };
     const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
-    new MeterProvider({ resource, readers: [reader] }).getMeter('m').createCounter('claude_code.commit.count').add(1);
+    const meter = new MeterProvider({ resource, readers: [reader] }).getMeter('m');
+    meter.createCounter('claude_code.commit.count').add(1, { 'session.id': 's-grpc' });
     await reader.forceFlush();
     await reader.shutdown();
     expect(codes.length).toBeGreaterThan(0);
     expect(codes.every((c) => c === 0)).toBe(true);
     const metrics = await t.app.inject({ method: 'GET', url: '/metrics' });
-    expect(metrics.body).toContain(`gateway_otlp_records_total{signal="metrics",outcome="ignored"} ${codes.length}`);
+    // Delta: the second export (at shutdown) has nothing new to send.
+    expect(metrics.body).toContain('gateway_otlp_records_total{signal="metrics",outcome="stored"} 1\n');
+    expect(metrics.body).not.toContain('gateway_otlp_records_total{signal="metrics",outcome="rejected"}');
   });
 });
 

@@ -1,8 +1,8 @@
 /**
  * The OpenTelemetry JS SDK's logs and metrics exporters against a listening gateway, configured
  * only through the standard OTEL_EXPORTER_OTLP_* environment variables, as a harness would be:
- * log records shaped like Claude Code's events reach the skill's statistics; metric data points
- * are accepted (the exporter reports success) and counted.
+ * log records shaped like Claude Code's events reach the skill's statistics, and so do its
+ * counters sent as delta sums (cumulative ones are refused in the partial success).
  */
 import { OTLPLogExporter as LogsProtoExporter } from '@opentelemetry/exporter-logs-otlp-proto';
 import { OTLPLogExporter as LogsJsonExporter } from '@opentelemetry/exporter-logs-otlp-http';
@@ -75,7 +75,8 @@ describe('OpenTelemetry SDK exporters configured by OTEL_EXPORTER_OTLP_* only', 
     expect(await skillStats(at - 60)).toEqual({ spans: 2, tokens: 42, invocations: 1, sessions: 1 });
   });
 
-  it('metrics over HTTP protobuf: the export succeeds and its data points are counted', async () => {
+  /** Claude Code's counters through the SDK's metrics exporter; the codes of its exports. */
+  async function sendClaudeMetrics(session: string): Promise<number[]> {
     const exporter = new MetricsProtoExporter();
     const results: number[] = [];
     const export_ = exporter.export.bind(exporter);
@@ -88,17 +89,51 @@ describe('OpenTelemetry SDK exporters configured by OTEL_EXPORTER_OTLP_* only', 
     const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
     const meter = new MeterProvider({ resource, readers: [reader] }).getMeter('com.anthropic.claude_code');
     const lines = meter.createCounter('claude_code.lines_of_code.count');
-    lines.add(10, { type: 'added', 'session.id': 's-1' });
-    lines.add(3, { type: 'removed', 'session.id': 's-1' });
-    meter.createCounter('claude_code.commit.count').add(1, { 'session.id': 's-1' });
+    lines.add(10, { type: 'added', 'session.id': session });
+    lines.add(3, { type: 'removed', 'session.id': session });
+    meter.createCounter('claude_code.commit.count').add(1, { 'session.id': session });
+    meter.createCounter('claude_code.session.count').add(1, { 'session.id': session });
     await reader.forceFlush();
     await reader.shutdown();
-    // Flush and shutdown each export the three cumulative points, every time with success (code 0).
-    expect(results.length).toBeGreaterThan(0);
-    expect(results.every((code) => code === 0)).toBe(true);
+    return results;
+  }
+
+  const counted = async (outcome: string) => {
     const metrics = await t.app.inject({ method: 'GET', url: '/metrics' });
-    expect(metrics.body).toContain(
-      `gateway_otlp_records_total{signal="metrics",outcome="ignored"} ${3 * results.length}`,
+    const m = new RegExp(`gateway_otlp_records_total\\{signal="metrics",outcome="${outcome}"\\} (\\d+)`).exec(
+      metrics.body,
     );
+    return Number(m?.[1] ?? 0);
+  };
+
+  it("metrics over HTTP protobuf, delta (Claude Code's default): the counters answer the skill statistics", async () => {
+    process.env.OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE = 'delta';
+    try {
+      const now = Math.floor(Date.now() / 1000);
+      await sendClaudeEvents(new LogsProtoExporter(), now - 30, 'prompt-metrics');
+      const results = await sendClaudeMetrics('s-prompt-metrics');
+      expect(results.length).toBeGreaterThan(0);
+      expect(results.every((code) => code === 0)).toBe(true);
+      const stats = await scalarStats(t, {
+        skill: 'sk-1',
+        start: now - 600,
+        end: now + 600,
+        measures: { added: 'lines_added', removed: 'lines_removed', commits: 'commits', sessions: 'sessions' },
+      });
+      expect(stats).toEqual({ added: 10, removed: 3, commits: 1, sessions: 1 });
+      // The session counter is not stored (the events' sessions answer it): one point ignored.
+      expect(await counted('stored')).toBe(3);
+      expect(await counted('ignored')).toBe(1);
+    } finally {
+      delete process.env.OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE;
+    }
+  });
+
+  it('metrics over HTTP protobuf, cumulative (the SDK default): accepted, the points refused with the reason', async () => {
+    const rejected = await counted('rejected');
+    const results = await sendClaudeMetrics('s-cumulative');
+    // The exporter reports success: a partial success is not an error to it.
+    expect(results.every((code) => code === 0)).toBe(true);
+    expect(await counted('rejected')).toBe(rejected + 3 * results.length);
   });
 });

@@ -111,12 +111,19 @@ export type TraceFilterOp =
   | 'NOT_EXISTS';
 
 export type TraceMeasure =
+  /** Active time in seconds. */
+  | 'ACTIVE_TIME'
   | 'ACTIVE_USERS'
+  | 'COMMITS'
   | 'COST'
   | 'ERROR_RATE'
   | 'LATENCY_P50'
   | 'LATENCY_P90'
   | 'LATENCY_P99'
+  /** Harness measures (Claude Code's counters on /v1/metrics): points of the sessions of the selected spans. */
+  | 'LINES_ADDED'
+  | 'LINES_REMOVED'
+  | 'PULL_REQUESTS'
   | 'SESSIONS'
   | 'SKILL_INVOCATIONS'
   | 'SPANS'
