@@ -112,16 +112,16 @@ export async function loadArtifactExtras(
 
 /** One artifact as the API shows it to this caller. */
 export function presentArtifact(row: ArtifactVersion, access: Access, extras: ArtifactExtras): ApiArtifact {
-  // The document passed the bundle schema when it was imported; the store keeps it as JSON.
-  const { identity: _stored, ...doc } = row.doc as ArtifactDocument & { identity?: unknown };
+  // The document passed the bundle schema when it was imported; the store keeps it as JSON. One
+  // copy of it per row: the stored identity (never shown) is dropped from the copy.
+  const out = Object.assign({}, row.doc) as ApiArtifact & { identity?: unknown };
   const identity = extras.identities.get(row.id);
+  if (identity !== undefined) out.identity = maskIdentity(identity);
+  else if ('identity' in out) delete out.identity;
+  out.permissions = access.artifactPermissions(row);
   const rel = extras.relationships.get(row.id);
-  return {
-    ...doc,
-    ...(identity !== undefined ? { identity: maskIdentity(identity) } : {}),
-    permissions: access.artifactPermissions(row),
-    ...(rel !== undefined ? { relationships: rel } : {}),
-  };
+  if (rel !== undefined) out.relationships = rel;
+  return out;
 }
 
 export async function presentArtifacts(

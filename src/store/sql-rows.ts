@@ -89,25 +89,39 @@ export function toRepo(r: Row): Repo {
   });
 }
 
+/**
+ * An artifact version row. Its document is parsed on first read of `doc` (an own, enumerable
+ * getter, so copies and comparisons still see it): a GraphQL list asking for names and edges, or
+ * a relationship end, never pays for parsing a kilobyte of JSON it does not show.
+ */
 export function toArtifact(r: Row): ArtifactVersion {
-  return compact({
+  const text = r.doc as string;
+  let doc: Record<string, unknown> | undefined;
+  const a: ArtifactVersion = {
     id: r.id as string,
     version_ordinal: Number(r.version_ordinal),
-    is_latest: Number(r.is_latest) === 1,
+    is_latest: r.is_latest === true || Number(r.is_latest) === 1,
     kind: r.kind as ArtifactKind,
     name: r.name as string,
-    display_name: opt(r.display_name),
     workspace_id: r.workspace_id as string,
-    project_id: opt(r.project_id),
-    repo_id: opt(r.repo_id),
     artifact_status: r.artifact_status as string,
     created_at: r.created_at as string,
     created_by: r.created_by as string,
     updated_at: r.updated_at as string,
     updated_by: r.updated_by as string,
-    server_id: opt(r.server_id),
-    doc: JSON.parse(r.doc as string) as Record<string, unknown>,
-  });
+    get doc() {
+      return (doc ??= JSON.parse(text) as Record<string, unknown>);
+    },
+  };
+  const displayName = opt(r.display_name);
+  if (displayName !== undefined) a.display_name = displayName;
+  const projectId = opt(r.project_id);
+  if (projectId !== undefined) a.project_id = projectId;
+  const repoId = opt(r.repo_id);
+  if (repoId !== undefined) a.repo_id = repoId;
+  const serverId = opt(r.server_id);
+  if (serverId !== undefined) a.server_id = serverId;
+  return a;
 }
 
 export function toRelationship(r: Row): Relationship {

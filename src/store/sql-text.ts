@@ -5,9 +5,10 @@ import type { ToolGroupField } from './registry-port.ts';
 export interface CompiledQuery<P = unknown> {
   count: string;
   /**
-   * Takes `params`, then LIMIT and OFFSET. For artifacts it selects only `seq` in page order (a
-   * covering-index sort); the store then reads the page's rows by `seq`, so the sort never moves
-   * whole documents.
+   * Takes `params`, then LIMIT and OFFSET. For artifacts the sort never moves whole documents: on
+   * SQLite it selects only `seq` in page order (a covering-index sort) and the store reads the
+   * page's rows by `seq`; on PostgreSQL one statement sorts `seq`s with the match count as a
+   * window (`total_count`) and joins the page's rows, one round trip per page.
    */
   page: string;
   params: P[];

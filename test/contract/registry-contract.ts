@@ -316,6 +316,14 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
       });
       expect(page.items.map((t) => t.name)).toEqual(['list_pulls', 'create_issue']);
       expect(page.total).toBe(4);
+      // The total is the whole match count also where the page holds nothing: no rows asked, or past the end.
+      const tool = (limit: number, offset: number) =>
+        store.findArtifacts({ kind: 'tool', workspaceIds: ORG_A_WS, sorts: byName, limit, offset });
+      expect(await tool(0, 0)).toEqual({ items: [], total: 4 });
+      expect(await tool(10, 4)).toEqual({ items: [], total: 4 });
+      expect(await tool(10, 9)).toEqual({ items: [], total: 4 });
+      expect((await tool(1, 3)).items.map((t) => t.name)).toEqual(['search_tickets']);
+      expect((await tool(1, 3)).total).toBe(4);
       expect(
         await store.findArtifacts({ kind: 'tool', workspaceIds: [], sorts: byName, limit: 50, offset: 0 }),
       ).toEqual({ items: [], total: 0 });

@@ -38,7 +38,7 @@ export function artifactSearchSql(q: ArtifactQuery): CompiledQuery | null {
   };
   const where = ['a.is_latest', 'a.workspace_id = ANY($1::text[])'];
   if (q.kind !== undefined) where.push(`a.kind = ${p(q.kind)}`);
-  let select = 'a.*';
+  let rankOf = '';
   let ranked = false;
   if (q.text !== undefined) {
     const text = q.text.query.trim().toLowerCase();
@@ -47,7 +47,7 @@ export function artifactSearchSql(q: ArtifactQuery): CompiledQuery | null {
       if (query === null) return null;
       const ref = p(query);
       where.push(`a.search @@ to_tsquery('simple', ${ref})`);
-      select = `a.*, ts_rank(a.search, to_tsquery('simple', ${ref})) AS rank`;
+      rankOf = `ts_rank(a.search, to_tsquery('simple', ${ref})) AS rank`;
       ranked = true;
     } else if (q.text.strategy === 'prefix') {
       const ref = p(`${likeEscape(text)}%`);
@@ -59,9 +59,15 @@ export function artifactSearchSql(q: ArtifactQuery): CompiledQuery | null {
   }
   const body = `FROM artifacts a WHERE ${where.join(' AND ')}`;
   const n = params.length;
+  const order = orderBy(q.sorts, ranked);
+  // One round trip per page: the sort runs over (seq, sort keys, rank) with the match count as a
+  // window, then only the page's rows are read whole and put back in the same (total) order.
+  const keys = ranked ? `a.seq, COUNT(*) OVER () AS total_count, ${rankOf}` : 'a.seq, COUNT(*) OVER () AS total_count';
   return {
     count: `SELECT COUNT(*)::int AS n ${body}`,
-    page: `SELECT ${select} ${body} ORDER BY ${orderBy(q.sorts, ranked)} LIMIT $${n + 1} OFFSET $${n + 2}`,
+    page:
+      `WITH page AS (SELECT ${keys} ${body} ORDER BY ${order} LIMIT $${n + 1} OFFSET $${n + 2}) ` +
+      `SELECT a.*, page.total_count::int AS total_count FROM page JOIN artifacts a ON a.seq = page.seq ORDER BY ${order}`,
     params,
   };
 }

@@ -163,10 +163,13 @@ export class PostgresRegistryStore implements RegistryStore {
     if (query.workspaceIds.length === 0) return { items: [], total: 0 };
     const sql = artifactSearchSql(query);
     if (sql === null) return { items: [], total: 0 };
-    const [count] = await this.all(sql.count, sql.params);
-    const total = Number(count?.n ?? 0);
-    if (query.limit === 0 || total <= query.offset) return { items: [], total };
-    return { items: (await this.all(sql.page, [...sql.params, query.limit, query.offset])).map(toArtifact), total };
+    const count = async () => Number((await this.all(sql.count, sql.params))[0]?.n ?? 0);
+    if (query.limit === 0) return { items: [], total: await count() };
+    const rows = await this.all(sql.page, [...sql.params, query.limit, query.offset]);
+    // The page carries the match count; an empty page past the end asks for it alone.
+    const first = rows[0];
+    if (first === undefined) return { items: [], total: query.offset === 0 ? 0 : await count() };
+    return { items: rows.map(toArtifact), total: Number(first.total_count) };
   }
 
   async listArtifacts(workspaceIds: readonly string[], kind?: ArtifactKind) {

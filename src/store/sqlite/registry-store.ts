@@ -37,6 +37,11 @@ import {
 import { artifactSearchSql, toolAggregateSql } from './registry-sql.ts';
 
 const IN = 'IN (SELECT value FROM json_each(?))';
+/**
+ * Latest versions by id. Without statistics the planner scans the (is_latest, kind, …) index with
+ * a Bloom filter over every latest row; the partial id index looks up exactly the ids asked for.
+ */
+const LATEST_BY_ID = 'artifacts INDEXED BY artifacts_latest_id WHERE is_latest = 1 AND id';
 
 /** The RegistryStore port over one SQLite file (or `:memory:`); see the port for the invariants. */
 export class SqliteRegistryStore implements RegistryStore {
@@ -195,9 +200,7 @@ export class SqliteRegistryStore implements RegistryStore {
   }
 
   async getArtifacts(ids: readonly string[]) {
-    return this.all(`SELECT * FROM artifacts WHERE is_latest = 1 AND id ${IN} ORDER BY id`, JSON.stringify(ids)).map(
-      toArtifact,
-    );
+    return this.all(`SELECT * FROM ${LATEST_BY_ID} ${IN} ORDER BY id`, JSON.stringify(ids)).map(toArtifact);
   }
 
   async getArtifactVersions(ids: readonly string[]) {
@@ -255,10 +258,7 @@ export class SqliteRegistryStore implements RegistryStore {
   }
 
   async getArtifactWorkspaceIds(ids: readonly string[]) {
-    const rows = this.all(
-      `SELECT id, workspace_id FROM artifacts WHERE is_latest = 1 AND id ${IN}`,
-      JSON.stringify(ids),
-    );
+    const rows = this.all(`SELECT id, workspace_id FROM ${LATEST_BY_ID} ${IN}`, JSON.stringify(ids));
     return new Map(rows.map((r) => [r.id as string, r.workspace_id as string]));
   }
 
