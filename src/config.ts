@@ -22,6 +22,8 @@ export interface Config {
   seedDemo: boolean;
   /** Number of demo spans generated on first start. */
   demoTraceSpans: number;
+  /** Spans and metric points older than this many days are deleted (hourly); undefined keeps them all. */
+  traceRetentionDays: number | undefined;
   requestTimeoutMs: number;
   /** Event-loop delay (ms) above which new requests are shed with 503; 0 turns shedding off. */
   maxEventLoopDelayMs: number;
@@ -183,6 +185,8 @@ export function loadConfig(env: Env = process.env): Config {
     // Never by default in production: the demo data set carries credentials anyone can read.
     seedDemo: bool(env, 'SEED_DEMO', !production),
     demoTraceSpans: int(env, 'DEMO_TRACE_SPANS', 20000, 0),
+    traceRetentionDays:
+      optional(env, 'TRACE_RETENTION_DAYS') === undefined ? undefined : int(env, 'TRACE_RETENTION_DAYS', 0, 1, 36_500),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 10000, 1),
     maxEventLoopDelayMs: int(env, 'MAX_EVENT_LOOP_DELAY_MS', 1000, 0),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1048576, 1024),

@@ -15,6 +15,7 @@ import { RedisKeyValueCache } from './store/redis/kv-cache.ts';
 import { InProcessRateLimiter } from './store/memory/rate-limiter.ts';
 import type { RateLimiter } from './store/rate-limit-port.ts';
 import { demoApiKeys, seedDemoIfEmpty, seedDemoTracesIfEmpty } from './seed/seed.ts';
+import { startRetention } from './traces/retention.ts';
 
 async function printDevHint(config: Config, origin: string): Promise<void> {
   if (!config.auth.devIssuer || !config.seedDemo) return;
@@ -67,6 +68,8 @@ async function main(): Promise<void> {
     ...(apqCache !== undefined ? { apqCache } : {}),
   });
 
+  const retention =
+    config.traceRetentionDays === undefined ? null : startRetention(traces, config.traceRetentionDays, app.log);
   const origin = await app.listen({ host: config.host, port: config.port });
   const grpc =
     config.otlpGrpcPort === undefined
@@ -87,6 +90,7 @@ async function main(): Promise<void> {
     const force = setTimeout(() => process.exit(1), 10_000);
     force.unref();
     try {
+      retention?.stop();
       await grpc?.close();
       await app.close(); // closes the stores, authenticator, limiter and cache too (see AppOptions)
     } finally {

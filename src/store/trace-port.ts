@@ -251,6 +251,13 @@ export interface TraceStore {
   countSpans(): Promise<number>;
   /** Resolves only once the points are durably stored. */
   insertMetricPoints(rows: readonly MetricPointRow[]): Promise<void>;
+  /**
+   * Retention (TRACE_RETENTION_DAYS): deletes the spans and metric points that start before
+   * `cutoffS` and answers how many spans went. A trace's mapping to its skills stays while any of
+   * its spans does, so the spans kept count for the skill as before: every answer over a range
+   * from `cutoffS` on is unchanged.
+   */
+  pruneBefore(cutoffS: number): Promise<number>;
   /** Rejects with an AbortError-like error when `signal` aborts (the query is cancelled). */
   aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]>;
   /** One row per group with at least one call; groups without calls are absent. */

@@ -18,14 +18,14 @@ import { demoSpans } from '../../src/traces/demo-traces.ts';
 import { demoRankingCases, rankedSpans, rankingContract } from './trace-ranking-contract.ts';
 import { expectSameRows, reference, toolUsageReference } from './trace-reference.ts';
 
-const END = Date.UTC(2026, 10, 1) / 1000;
+export const END = Date.UTC(2026, 10, 1) / 1000;
 const SKILLS = [
   { id: 'sk-a', workspaceId: 'ws-1' },
   { id: 'sk-b', workspaceId: 'ws-2' },
   { id: 'sk-c', workspaceId: 'ws-1' },
 ];
 
-function generated(): SpanRow[] {
+export function generated(): SpanRow[] {
   const rows: SpanRow[] = [];
   for (const b of demoSpans({
     orgId: 'org-1',
@@ -132,7 +132,7 @@ function toolCalls(): SpanRow[] {
  * reads, some before any range. Decoys: the same sessions in another organization, and sessions
  * no span has.
  */
-function metricPoints(spans: readonly SpanRow[]): MetricPointRow[] {
+export function metricPoints(spans: readonly SpanRow[]): MetricPointRow[] {
   const first = new Map<string, SpanRow>();
   for (const s of spans)
     if (s.session !== null && !first.has(`${s.org_id}|${s.session}`)) first.set(`${s.org_id}|${s.session}`, s);

@@ -8,6 +8,7 @@ import { ThreadedTraceStore } from '../../src/store/duckdb/threaded-store.ts';
 import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
 import type { TraceStore } from '../../src/store/trace-port.ts';
 import { traceContract } from './trace-contract.ts';
+import { retentionContract } from './trace-retention-contract.ts';
 
 const open = () => DuckDbTraceStore.open(':memory:', { sealEveryMs: 0 });
 const seal = (store: TraceStore) => (store as DuckDbTraceStore).seal();
@@ -29,3 +30,7 @@ traceContract(
     },
   },
 );
+
+retentionContract('duckdb, sealed before pruning', open, { beforePrune: seal });
+retentionContract('duckdb, pruned unsealed', open);
+retentionContract('duckdb, pruned unsealed, then sealed', open, { afterPrune: seal });

@@ -128,6 +128,10 @@ export class ThreadedTraceStore implements TraceStore {
     return this.call({ op: 'insertPoints', points: [...points] });
   }
 
+  pruneBefore(cutoffS: number): Promise<number> {
+    return this.call({ op: 'prune', cutoffS });
+  }
+
   countSpans(): Promise<number> {
     return this.call({ op: 'count' });
   }

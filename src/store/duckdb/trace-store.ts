@@ -31,6 +31,7 @@ import { appendSpans, unstorable, unstorablePoint } from './append.ts';
 import { Dictionary, NO_CODE, isEncoded } from './dictionary.ts';
 import { migrate } from './schema.ts';
 import { seal } from './sealing.ts';
+import { pruneBefore } from './pruning.ts';
 import { skillRows } from './skill-rows.ts';
 import { sqlText } from '../sql-values.ts';
 import { DUCKDB } from '../sql-dialect.ts';
@@ -65,6 +66,11 @@ interface PendingAppend {
   resolve: () => void;
   reject: (err: unknown) => void;
 }
+interface PendingPrune {
+  cutoffS: number;
+  resolve: (spans: number) => void;
+  reject: (err: unknown) => void;
+}
 interface PendingSeal {
   upTo: number;
   resolve: () => void;
@@ -82,6 +88,7 @@ export class DuckDbTraceStore implements TraceStore {
   private readonly timer: NodeJS.Timeout | null;
   private appends: PendingAppend[] = [];
   private seals: PendingSeal[] = [];
+  private prunes: PendingPrune[] = [];
   private writing: Promise<void> | null = null;
   /** Highest committed sequence number, and the highest one sealed. */
   private committedSeq: number;
@@ -216,6 +223,16 @@ export class DuckDbTraceStore implements TraceStore {
     });
   }
 
+  /** Retention: on the writer, between appends and seal steps (pruning.ts). */
+  pruneBefore(cutoffS: number): Promise<number> {
+    this.live();
+    if (!Number.isSafeInteger(cutoffS)) return Promise.reject(new Error(`cutoffS must be an integer, got ${cutoffS}`));
+    return new Promise((resolve, reject) => {
+      this.prunes.push({ cutoffS, resolve, reject });
+      this.writing ??= this.drain();
+    });
+  }
+
   /** Seals every span committed so far (tools and tests; the timer seals aged spans by itself). */
   seal(): Promise<void> {
     this.live();
@@ -259,7 +276,10 @@ export class DuckDbTraceStore implements TraceStore {
     for (;;) {
       const sealTurn =
         this.seals.length > 0 && (this.appends.length === 0 || Date.now() - this.sealWaitingSince >= SEAL_TURN_MS);
-      if (sealTurn) {
+      if (this.prunes.length > 0) {
+        const p = this.prunes.shift() as PendingPrune;
+        await pruneBefore(this.writer, p.cutoffS).then(p.resolve, p.reject);
+      } else if (sealTurn) {
         await this.sealStep();
       } else if (this.appends.length > 0) {
         const group = this.appends.splice(0);

@@ -12,6 +12,7 @@ import { DuckDbTraceStore, type DuckDbTraceOptions } from './trace-store.ts';
 export type WorkerRequest =
   | { id: number; op: 'insert'; spans: SpanColumns }
   | { id: number; op: 'insertPoints'; points: MetricPointRow[] }
+  | { id: number; op: 'prune'; cutoffS: number }
   | { id: number; op: 'aggregate'; query: AggregateQuery }
   | { id: number; op: 'toolUsage'; query: ToolUsageQuery }
   | { id: number; op: 'cancel'; target: number }
@@ -96,6 +97,10 @@ function handle(m: WorkerRequest): void {
     }
     case 'insertPoints': {
       reply(m.id, () => store.insertMetricPoints(m.points));
+      return;
+    }
+    case 'prune': {
+      reply(m.id, () => store.pruneBefore(m.cutoffS));
       return;
     }
     case 'aggregate': {

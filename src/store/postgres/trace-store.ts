@@ -196,6 +196,30 @@ export class PostgresTraceStore implements TraceStore {
     );
   }
 
+  /**
+   * Retention, by one replica at a time (a transaction-scoped advisory lock; another replica that
+   * finds it taken answers 0 and leaves the work to the holder), without the request statement
+   * timeout. A trace's mappings stay while any of its spans does.
+   */
+  async pruneBefore(cutoffS: number): Promise<number> {
+    let deleted = 0;
+    await this.inTransaction(async (client) => {
+      await client.query('SET LOCAL statement_timeout = 0');
+      const lock = await client.query<{ ok: boolean }>(
+        "SELECT pg_try_advisory_xact_lock(hashtext('gateway.trace_retention')) AS ok",
+      );
+      if (lock.rows[0]?.ok !== true) return;
+      deleted = (await client.query('DELETE FROM spans WHERE start_s < $1', [cutoffS])).rowCount ?? 0;
+      await client.query(
+        `DELETE FROM trace_skills t WHERE t.start_s < $1
+        AND NOT EXISTS (SELECT 1 FROM spans s WHERE s.trace_id = t.trace_id AND s.org_id = t.org_id)`,
+        [cutoffS],
+      );
+      await client.query('DELETE FROM metric_points WHERE time_s < $1', [cutoffS]);
+    });
+    return deleted;
+  }
+
   async aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]> {
     const { sql, params } = compileAggregate(query, skillRows, POSTGRES);
     return toAggregateRows(await this.run(sql, params, signal), query);
