@@ -9,13 +9,19 @@
  * within 20 % of HTTP protobuf (ratio >= 0.8). Sustained throughput is what the
  * server carries when it is the bottleneck: 8 connections keep it busy (~170% CPU of 2 cores);
  * with 4 each request waits on the last one's commit and the figure measures latency instead.
- * Usage: npm run bench:ingest [-- --seconds 10 --connections 8]
+ * Usage: npm run bench:ingest [-- --seconds 10 --connections 8 --engine duckdb|postgres]
+ * (`postgres`: two replicas into one PostgreSQL, bench/ingest-postgres.ts).
  */
 import Fastify from 'fastify';
 import { startOtlpGrpc } from '../src/grpc/otlp-grpc.ts';
 import { argNumber, inWorker, startDemoApp } from './harness.ts';
 import type { SenderJob, SenderResult } from './ingest-sender.ts';
 
+const engineArg = process.argv.indexOf('--engine');
+if (engineArg >= 0 && process.argv[engineArg + 1] === 'postgres') {
+  await import('./ingest-postgres.ts');
+  process.exit(0);
+}
 const seconds = argNumber('seconds', 10);
 const connections = argNumber('connections', 8);
 const BATCH = 512;

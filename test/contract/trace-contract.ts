@@ -123,6 +123,8 @@ function toolCalls(): SpanRow[] {
     ...Array.from({ length: 10 }, (_, n) => call(200 + n, 'search', 'srv-b')),
     call(300, 'search', 'srv-a', { category: 'model_call' }), // not a tool call
     call(301, "x' OR '1'='1", 'srv-a'),
+    // Text as sent, whatever the engine's bulk format: tab, newline, carriage return, backslash, \N.
+    call(302, 'tab\tnew\nline\rback\\slash \\N', 'srv-\t'),
   ];
 }
 
@@ -416,6 +418,7 @@ export function traceContract(engine: string, open: () => Promise<TraceStore>, o
               { group: 3, tool: 'search', server: 'srv-b' },
               { group: 4, tool: 'search', server: null },
               { group: 5, tool: "x' OR '1'='1", server: 'srv-a' },
+              { group: 6, tool: 'tab\tnew\nline\rback\\slash \\N', server: 'srv-\t' },
             ],
           },
         ],

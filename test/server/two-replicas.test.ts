@@ -236,6 +236,67 @@ describe.skipIf(!up)('two replicas on one PostgreSQL and Redis', () => {
     ]);
   }, 30_000);
 
+  it('counts every span of one trace ingested through both replicas at once exactly once', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const traceId = 'e'.repeat(32);
+    const requests = 12;
+    const perRequest = 50;
+    const body = (i: number) =>
+      JSON.stringify({
+        resourceSpans: [
+          {
+            resource: { attributes: [{ key: 'workspace.id', value: { stringValue: 'ws-acme-platform' } }] },
+            scopeSpans: [
+              {
+                spans: Array.from({ length: perRequest }, (_, j) => ({
+                  traceId,
+                  spanId: (i * 1000 + j + 1).toString(16).padStart(16, '0'),
+                  name: 'step',
+                  startTimeUnixNano: `${now}000000000`,
+                  endTimeUnixNano: `${now}100000000`,
+                  // The skill invocation rides in the last request: the other spans arrive before it, through either replica.
+                  attributes:
+                    i === requests - 1 && j === 0
+                      ? [
+                          { key: 'gen_ai.operation.name', value: { stringValue: 'invoke_skill' } },
+                          { key: 'skill.id', value: { stringValue: 'skill-0002' } },
+                        ]
+                      : [{ key: 'gen_ai.operation.name', value: { stringValue: 'chat' } }],
+                })),
+              },
+            ],
+          },
+        ],
+      });
+    const answers = await Promise.all(
+      Array.from({ length: requests }, (_, i) =>
+        fetch(`${urls[i % 2]}/v1/traces`, { method: 'POST', headers, body: body(i) }),
+      ),
+    );
+    for (const res of answers) {
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({});
+    }
+    for (const url of urls) {
+      const stats = await fetch(`${url}/skill/v1/skills/skill-0002/traces/stats/query`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          start_time_unix_seconds: now - 60,
+          end_time_unix_seconds: now + 60,
+          request_type: 'scalar',
+          queries: [
+            { name: 'spans', measure: 'spans' },
+            { name: 'traces', measure: 'traces' },
+            { name: 'invocations', measure: 'skill_invocations' },
+          ],
+        }),
+      });
+      const results = ((await stats.json()) as { data: { results: { value: number }[] } }).data.results;
+      expect(results.map((r) => r.value)).toEqual([requests * perRequest, 1, 1]);
+    }
+  });
+
   it('allows N requests a minute in total across both replicas', async () => {
     // Stay inside one minute window.
     const second = new Date().getUTCSeconds();
