@@ -1,10 +1,16 @@
 /**
  * The trace statistics aggregation on PostgreSQL against DuckDB, on the same generated spans, in
  * one run: the per-skill 30-day time_series (traces, tokens, error_rate, latency_p99 by model).
- * Prints both medians and the PostgreSQL/DuckDB ratio, then both again with the group rankings the
- * endpoint asks for (top 100 groups by each measure).
+ * Prints both medians and the PostgreSQL/DuckDB ratio, both again with the group rankings the
+ * endpoint asks for (top 100 groups by each measure), the same query over 1, 7, 30 and 90 days, and
+ * the bytes per span each engine keeps on disk (DuckDB: its file after a checkpoint, as the service
+ * keeps it, sealed; PostgreSQL: tables and indexes of the trace schema). These are the figures of
+ * the capacity model in docs/deployment.md.
  * Usage: npm run bench:stats:pg [-- --spans 500000 --runs 10] (DATABASE_URL_TEST or the local server)
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import { DuckDbTraceStore } from '../src/store/duckdb/trace-store.ts';
 import { openPostgresTraces } from '../src/store/postgres/open.ts';
@@ -18,62 +24,93 @@ const URL = process.env.DATABASE_URL_TEST ?? 'postgres://postgres@127.0.0.1:5432
 const END = Date.UTC(2026, 10, 1) / 1000;
 const schema = `bench_${process.pid}`;
 const skills = Array.from({ length: 13 }, (_, i) => ({ id: `skill-${i}`, workspaceId: `ws-${i % 4}` }));
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-bench-stats-pg-'));
+const duckFile = path.join(dir, 'traces.duckdb');
 
-const duck = await DuckDbTraceStore.open(':memory:');
-const post = await openPostgresTraces({ databaseUrl: URL, requestTimeoutMs: 120_000 }, schema);
-let done = 0;
-for (const batch of demoSpans(
-  { orgId: 'org', skills, users: ['u1', 'u2', 'u3'], spans: N, endS: END, days: 90 },
-  20_000,
-)) {
-  await Promise.all([duck.insertSpans(batch), post.insertSpans(batch)]);
-  done += batch.length;
-  process.stderr.write(`\rloading ${done.toLocaleString()} / ${N.toLocaleString()} spans into both engines   `);
-}
-process.stderr.write('\n');
-// As the service would have them seconds after ingestion: DuckDB sealed, PostgreSQL analyzed.
-await duck.seal();
+const duck = await DuckDbTraceStore.open(duckFile, { sealEveryMs: 0 });
+const post = await openPostgresTraces({ databaseUrl: URL, requestTimeoutMs: 600_000 }, schema);
 const admin = new pg.Client({ connectionString: URL });
 await admin.connect();
-await admin.query(`ANALYZE ${schema}.spans; ANALYZE ${schema}.trace_skills`);
-
-const query: AggregateQuery = {
-  orgId: 'org',
-  skill: 'skill-0',
-  startS: END - 30 * 86400,
-  endS: END,
-  workspaceIds: ['ws-0', 'ws-1', 'ws-2', 'ws-3'],
-  filters: [],
-  groupBy: ['model'],
-  measures: ['traces', 'tokens', 'error_rate', 'latency_p99'],
-  bucket: 'day',
-};
-const ranked: AggregateQuery = {
-  ...query,
-  top: query.measures.map((by) => ({ by, direction: 'desc' as const, limit: 100 })),
-};
-async function median(store: TraceStore, q = query): Promise<number> {
-  await store.aggregate(q);
-  const times: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const t0 = performance.now();
-    await store.aggregate(q);
-    times.push(performance.now() - t0);
+try {
+  let done = 0;
+  const t0 = performance.now();
+  for (const batch of demoSpans(
+    { orgId: 'org', skills, users: ['u1', 'u2', 'u3'], spans: N, endS: END, days: 90 },
+    20_000,
+  )) {
+    await Promise.all([duck.insertSpans(batch), post.insertSpans(batch)]);
+    done += batch.length;
+    const rate = Math.round(done / ((performance.now() - t0) / 1000));
+    process.stderr.write(
+      `\rloading ${done.toLocaleString()} / ${N.toLocaleString()} spans into both engines (${rate.toLocaleString()}/s)   `,
+    );
   }
-  return times.sort((a, b) => a - b)[Math.floor(times.length / 2)] as number;
+  process.stderr.write('\n');
+  // As the service would have them seconds after ingestion: DuckDB sealed, PostgreSQL analyzed.
+  await duck.seal();
+  const checkpoint = await duck.connect();
+  await checkpoint.run('CHECKPOINT');
+  checkpoint.closeSync();
+  await admin.query(`ANALYZE ${schema}.spans; ANALYZE ${schema}.trace_skills`);
+
+  const query: AggregateQuery = {
+    orgId: 'org',
+    skill: 'skill-0',
+    startS: END - 30 * 86400,
+    endS: END,
+    workspaceIds: ['ws-0', 'ws-1', 'ws-2', 'ws-3'],
+    filters: [],
+    groupBy: ['model'],
+    measures: ['traces', 'tokens', 'error_rate', 'latency_p99'],
+    bucket: 'day',
+  };
+  const ranked: AggregateQuery = {
+    ...query,
+    top: query.measures.map((by) => ({ by, direction: 'desc' as const, limit: 100 })),
+  };
+  async function median(store: TraceStore, q = query): Promise<number> {
+    await store.aggregate(q);
+    const times: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const t = performance.now();
+      await store.aggregate(q);
+      times.push(performance.now() - t);
+    }
+    return times.sort((a, b) => a - b)[Math.floor(times.length / 2)] as number;
+  }
+  const d = await median(duck);
+  const p = await median(post);
+  console.log(`stats aggregation, ${N.toLocaleString()} spans, 30-day time_series x 4 measures by model, ${RUNS} runs`);
+  console.log(`  DuckDB      median ${d.toFixed(1)} ms`);
+  console.log(`  PostgreSQL  median ${p.toFixed(1)} ms`);
+  console.log(`  ratio PostgreSQL/DuckDB ${(p / d).toFixed(1)}`);
+  const dt = await median(duck, ranked);
+  const pt = await median(post, ranked);
+  console.log(
+    `  with top (4 rankings, top 100 each): DuckDB median ${dt.toFixed(1)} ms, PostgreSQL median ${pt.toFixed(1)} ms`,
+  );
+  console.log('  by range (same query, bucket day):');
+  for (const days of [1, 7, 30, 90]) {
+    const q = { ...query, startS: END - days * 86400 };
+    const dr = await median(duck, q);
+    const pr = await median(post, q);
+    console.log(
+      `    ${String(days).padStart(2)} days: DuckDB ${dr.toFixed(1)} ms, PostgreSQL ${pr.toFixed(1)} ms, ratio ${(pr / dr).toFixed(1)}`,
+    );
+  }
+  const pgBytes = await admin.query<{ b: string }>(
+    `SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::bigint AS b FROM pg_class c
+     JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'`,
+    [schema],
+  );
+  await duck.close();
+  const duckBytes = fs.readdirSync(dir).reduce((sum, f) => sum + fs.statSync(path.join(dir, f)).size, 0);
+  const perSpan = (b: number) => `${(b / N).toFixed(0)} bytes/span (${(b / 2 ** 20).toFixed(0)} MiB)`;
+  console.log(`  on disk: DuckDB ${perSpan(duckBytes)}, PostgreSQL ${perSpan(Number(pgBytes.rows[0]?.b ?? 0))}`);
+} finally {
+  await duck.close();
+  await post.close();
+  await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+  await admin.end();
+  fs.rmSync(dir, { recursive: true, force: true });
 }
-const d = await median(duck);
-const p = await median(post);
-console.log(`stats aggregation, ${N.toLocaleString()} spans, 30-day time_series x 4 measures by model, ${RUNS} runs`);
-console.log(`  DuckDB      median ${d.toFixed(1)} ms`);
-console.log(`  PostgreSQL  median ${p.toFixed(1)} ms`);
-console.log(`  ratio PostgreSQL/DuckDB ${(p / d).toFixed(1)}`);
-const dt = await median(duck, ranked);
-const pt = await median(post, ranked);
-console.log(
-  `  with top (4 rankings, top 100 each): DuckDB median ${dt.toFixed(1)} ms, PostgreSQL median ${pt.toFixed(1)} ms`,
-);
-await duck.close();
-await post.close();
-await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-await admin.end();

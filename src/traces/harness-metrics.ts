@@ -63,6 +63,8 @@ export function mapMetricPoint(p: DecodedMetricPoint, bounds: SpanBounds): Mappe
   if (session === null)
     return { invalid: 'no session.id attribute (Claude Code sends it unless OTEL_METRICS_INCLUDE_SESSION_ID=false)' };
   const workspace = text(p.resource.get('workspace.id'));
+  if (session.includes('\u0000') || workspace?.includes('\u0000') === true)
+    return { invalid: 'a text value contains U+0000 (NUL)' };
   if (bytes(session) > bounds.maxValueBytes || bytes(workspace) > bounds.maxValueBytes)
     return { invalid: `an attribute value longer than ${bounds.maxValueBytes} bytes` };
   return { invalid: null, metric, session, workspace, time_s: Number(p.timeNs / 1_000_000_000n), value: p.value };

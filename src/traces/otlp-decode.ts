@@ -66,6 +66,12 @@ export function jsonHexId(v: unknown): string {
   return typeof v === 'string' ? v.toLowerCase() : '';
 }
 
+const MAX_FIXED64 = 2n ** 64n - 1n;
+
+/**
+ * A fixed64 time in nanoseconds: a decimal string or an integer number (OTLP/JSON), or protobufjs's
+ * {low, high}. Anything else, or a value beyond 2^64 - 1, is -1 (an invalid time).
+ */
 export function nanos(v: unknown): bigint {
   if (v === undefined || v === null) return 0n;
   // Long-like {low, high} values (protobufjs's fixed64) are joined from their halves.
@@ -73,12 +79,13 @@ export function nanos(v: unknown): bigint {
     const { low, high } = v as { low: number; high: number };
     return (BigInt(high >>> 0) << 32n) | BigInt(low >>> 0);
   }
-  try {
-    return BigInt(typeof v === 'object' ? text(v) : (v as string | number));
-  } catch {
-    return -1n;
-  }
+  const raw = typeof v === 'object' ? text(v) : v;
+  if (typeof raw === 'number') return Number.isInteger(raw) && raw >= 0 && raw <= 2 ** 64 ? cap(BigInt(raw)) : -1n;
+  // At most 20 digits: BigInt of a long digit string costs time, and no fixed64 needs more.
+  return typeof raw === 'string' && /^\d{1,20}$/.test(raw) ? cap(BigInt(raw)) : -1n;
 }
+
+const cap = (n: bigint) => (n > MAX_FIXED64 ? -1n : n);
 
 /**
  * The spans of a decoded ExportTraceServiceRequest object: parsed OTLP/JSON, or a protobufjs

@@ -86,6 +86,8 @@ function outOfBounds(
   b: SpanBounds,
 ): string | null {
   const values = [f.harness, f.command, f.mcp, f.tool, f.model, f.user, f.session, ...claims];
+  // PostgreSQL text cannot hold U+0000: refused on every engine, so both store the same spans.
+  if ([...values, f.name].some((v) => v?.includes('\u0000') === true)) return 'a text value contains U+0000 (NUL)';
   if (values.some((v) => bytes(v) > b.maxValueBytes) || bytes(f.name) > 4 * b.maxValueBytes) {
     return `an attribute value longer than ${b.maxValueBytes} bytes (span name: ${4 * b.maxValueBytes})`;
   }

@@ -131,8 +131,9 @@ function toolCalls(): SpanRow[] {
 /**
  * Harness metric points for the sessions of `spans`: each session's first span gives the time and
  * workspace; some points fall a day or a week later (other buckets), some in a workspace no query
- * reads, some before any range. Decoys: the same sessions in another organization, and sessions
- * no span has.
+ * reads, some before any range. Decoys: the same sessions in another organization and in another
+ * readable workspace (a caller who may write there must not add to a session of this one), and
+ * sessions no span has.
  */
 export function metricPoints(spans: readonly SpanRow[]): MetricPointRow[] {
   const first = new Map<string, SpanRow>();
@@ -155,6 +156,7 @@ export function metricPoints(spans: readonly SpanRow[]): MetricPointRow[] {
     if (i % 5 === 0) points.push(at(5, { workspace_id: 'ws-elsewhere' }));
     if (i % 7 === 0) points.push(at(6, { time_s: s.start_s - 400 * 86400 }));
     if (i % 3 === 0) points.push(at(7, { org_id: 'org-decoy' }), at(8, { session: `${s.session}-none` }));
+    if (i % 2 === 0) points.push(at(9, { workspace_id: s.workspace_id === 'ws-1' ? 'ws-2' : 'ws-1', value: 1000 }));
   });
   return points;
 }

@@ -1,8 +1,8 @@
 /**
  * The trace statistics computed in plain TypeScript over span rows: the independent reference
  * the engines are compared with. Percentiles are nearest-rank: the value at index
- * ceil(q * n) - 1 of the sorted durations. Harness measures sum the metric points whose session is a
- * session of the group's selected spans anywhere in the range, each in the bucket of its own time.
+ * ceil(q * n) - 1 of the sorted durations. Harness measures sum the metric points whose (workspace,
+ * session) is one of the group's selected spans anywhere in the range, each in the bucket of its own time.
  */
 import { expect } from 'vitest';
 import {
@@ -138,13 +138,14 @@ export function reference(all: SpanRow[], q: AggregateQuery, points: readonly Me
     for (const key of keysOf(g, s.start_s)) cell(key).spans.push(s);
     const gk = JSON.stringify(g);
     if (!sessions.has(gk)) sessions.set(gk, { g, ids: new Set() });
-    if (s.session !== null) sessions.get(gk)?.ids.add(s.session);
+    if (s.session !== null) sessions.get(gk)?.ids.add(`${s.workspace_id}|${s.session}`);
   }
   const inRange = points.filter(
     (p) => p.org_id === q.orgId && p.time_s >= q.startS && p.time_s < q.endS && q.workspaceIds.includes(p.workspace_id),
   );
   for (const { g, ids } of sessions.values())
-    for (const p of inRange) if (ids.has(p.session)) for (const key of keysOf(g, p.time_s)) cell(key).points.push(p);
+    for (const p of inRange)
+      if (ids.has(`${p.workspace_id}|${p.session}`)) for (const key of keysOf(g, p.time_s)) cell(key).points.push(p);
   if (q.groupBy.length === 0 && q.bucket === undefined && cells.size === 0) cell(JSON.stringify([[], null]));
   const kept = q.groupBy.length > 0 ? keptGroups(cells, q) : null;
   return [...cells]

@@ -185,6 +185,16 @@ describe('harness metric points, mapped', () => {
     expect(map({ value: MAX_POINT_VALUE }).invalid).toBeNull();
     expect(map({ value: null }).invalid).toContain('value out of range');
     expect(map({ timeNs: 0n }).invalid).toBe('invalid time');
+    expect(map({ timeNs: -1n }).invalid).toBe('invalid time');
+    expect(
+      map({
+        attributes: new Map([
+          ['session.id', 's\u00001'],
+          ['type', 'added'],
+        ]),
+      }).invalid,
+    ).toBe('a text value contains U+0000 (NUL)');
+    expect(map({ resource: new Map([['workspace.id', '\u0000']]) }).invalid).toBe('a text value contains U+0000 (NUL)');
     expect(map({ resource: new Map([['workspace.id', 'w'.repeat(257)]]) }).invalid).toContain('longer than 256 bytes');
   });
 });

@@ -149,6 +149,37 @@ describe('POST /v1/traces', () => {
     expect(await t.traces.countSpans()).toBe(before + 2);
   });
 
+  it('refuses a NUL in any text and times beyond fixed64 as invalid spans, keeping the rest', async () => {
+    const before = await t.traces.countSpans();
+    const attr = (key: string, v: string) => ({ attributes: [{ key, value: { stringValue: v } }] });
+    const res = await fetch(`${url}/v1/traces`, {
+      method: 'POST',
+      body: JSON.stringify(
+        body([
+          span('a1'),
+          span('a2', attr('gen_ai.tool.name', 'a\u0000b')),
+          span('a3', attr('session.id', '\u0000')),
+          span('a4', { name: 'x\u0000' }),
+          span('a5', {
+            startTimeUnixNano: '99999999999999999999999999999',
+            endTimeUnixNano: '99999999999999999999999999999',
+          }),
+          span('a6', { startTimeUnixNano: 1e300, endTimeUnixNano: 1e300 }),
+          span('a7', { endTimeUnixNano: '0x7fffffffffffffff' }),
+          span('a8', { endTimeUnixNano: '18446744073709551616' }),
+          span('a9', { startTimeUnixNano: 1790000000000000000, endTimeUnixNano: '1790000000500000000' }),
+        ]),
+      ),
+      headers: { ...(await t.auth('u-admin')), 'content-type': 'application/json' },
+    });
+    expect(res.status).toBe(200);
+    const answer = (await res.json()) as { partialSuccess: { rejectedSpans: number; errorMessage: string } };
+    expect(answer.partialSuccess.rejectedSpans).toBe(7);
+    expect(answer.partialSuccess.errorMessage).toContain('3 span(s): a text value contains U+0000 (NUL)');
+    expect(answer.partialSuccess.errorMessage).toContain('4 span(s): invalid start or end time');
+    expect(await t.traces.countSpans()).toBe(before + 2);
+  });
+
   it('answers 400 with an OTLP Status body for malformed payloads, storing nothing', async () => {
     const before = await t.traces.countSpans();
     const post = async (payload: Buffer | string, type: string, extra: Record<string, string> = {}) =>
