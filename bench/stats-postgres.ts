@@ -28,7 +28,7 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-bench-stats-pg-'));
 const duckFile = path.join(dir, 'traces.duckdb');
 
 const duck = await DuckDbTraceStore.open(duckFile, { sealEveryMs: 0 });
-const post = await openPostgresTraces({ databaseUrl: URL, requestTimeoutMs: 600_000 }, schema);
+const post = await openPostgresTraces({ databaseUrl: URL, requestTimeoutMs: 600_000 }, schema, { sealEveryMs: 0 });
 const admin = new pg.Client({ connectionString: URL });
 await admin.connect();
 try {
@@ -46,12 +46,21 @@ try {
     );
   }
   process.stderr.write('\n');
-  // As the service would have them seconds after ingestion: DuckDB sealed, PostgreSQL analyzed.
+  // As the service would have them seconds after ingestion: both sealed, PostgreSQL analyzed.
+  // (The service seals every few seconds, so a step holds seconds of spans, not all of them.)
+  const sealT0 = performance.now();
   await duck.seal();
+  const duckSealMs = performance.now() - sealT0;
+  const pgSealT0 = performance.now();
+  await post.seal();
+  const pgSealMs = performance.now() - pgSealT0;
+  process.stderr.write(
+    `sealed all at once: DuckDB ${(duckSealMs / 1000).toFixed(1)} s, PostgreSQL ${(pgSealMs / 1000).toFixed(1)} s\n`,
+  );
   const checkpoint = await duck.connect();
   await checkpoint.run('CHECKPOINT');
   checkpoint.closeSync();
-  await admin.query(`ANALYZE ${schema}.spans; ANALYZE ${schema}.trace_skills`);
+  await admin.query(`ANALYZE ${schema}.spans; ANALYZE ${schema}.trace_skills; ANALYZE ${schema}.skill_spans`);
 
   const query: AggregateQuery = {
     orgId: 'org',

@@ -1,5 +1,13 @@
+/**
+ * The trace contract on PostgreSQL, once per way its statistics query finds rows, as on DuckDB:
+ * nothing sealed (every row from the unsealed tails), everything sealed (every row from
+ * skill_spans), and sealed part of the way through loading (both at once); retention before and
+ * after sealing.
+ */
 import { afterAll, describe } from 'vitest';
 import { openPostgresTraces } from '../../src/store/postgres/open.ts';
+import type { PostgresTraceStore } from '../../src/store/postgres/trace-store.ts';
+import type { TraceStore } from '../../src/store/trace-port.ts';
 import { PG_URL, dropSchema, freshSchemaName, postgresReachable } from './pg-schema.ts';
 import { traceContract } from './trace-contract.ts';
 import { retentionContract } from './trace-retention-contract.ts';
@@ -9,10 +17,21 @@ if (await postgresReachable()) {
   const open = async () => {
     const schema = freshSchemaName('t_traces');
     schemas.push(schema);
-    return openPostgresTraces({ databaseUrl: PG_URL, requestTimeoutMs: 10_000 }, schema);
+    return openPostgresTraces({ databaseUrl: PG_URL, requestTimeoutMs: 10_000 }, schema, { sealEveryMs: 0 });
   };
-  traceContract('postgres', open);
-  retentionContract('postgres', open);
+  const seal = async (store: TraceStore) => {
+    if (!(await (store as PostgresTraceStore).seal())) throw new Error('the sealing lock was taken');
+  };
+  traceContract('postgres, unsealed', open);
+  traceContract('postgres, sealed', open, { afterChunk: seal });
+  traceContract('postgres, sealed part of the way', open, {
+    afterChunk: async (store, chunk) => {
+      if (chunk === 1) await seal(store);
+    },
+  });
+  retentionContract('postgres, sealed before pruning', open, { beforePrune: seal });
+  retentionContract('postgres, pruned unsealed', open);
+  retentionContract('postgres, pruned unsealed, then sealed', open, { afterPrune: seal });
   afterAll(async () => {
     for (const s of schemas) await dropSchema(s);
   });

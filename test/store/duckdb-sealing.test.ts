@@ -13,96 +13,14 @@ import { describe, expect, it } from 'vitest';
 import { ThreadedTraceStore } from '../../src/store/duckdb/threaded-store.ts';
 import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
 import {
-  MEASURES,
   QueryCancelledError,
   TraceStoreUnavailableError,
   type AggregateQuery,
   type SpanRow,
 } from '../../src/store/trace-port.ts';
 import { prng } from '../../src/shared/prng.ts';
-import { demoSpans } from '../../src/traces/demo-traces.ts';
 import { expectSameRows, reference } from '../contract/trace-reference.ts';
-
-const END = Date.UTC(2026, 10, 1) / 1000;
-const ORG = 'org-1';
-const WORKSPACES = ['ws-1', 'ws-2'];
-
-/** Demo traces of two skills, plus traces that invoke both, or one skill in two versions. */
-function spans(seed: number): SpanRow[] {
-  const rows: SpanRow[] = [];
-  for (const b of demoSpans({
-    orgId: ORG,
-    skills: [
-      { id: 'sk-a', workspaceId: 'ws-1' },
-      { id: 'sk-b', workspaceId: 'ws-2' },
-    ],
-    users: ['u1', 'u2', 'u3'],
-    spans: 1500,
-    endS: END,
-    days: 10,
-    seed,
-  }))
-    rows.push(...b);
-  const extra: SpanRow[] = [];
-  const invocations = rows.filter((r) => r.category === 'skill_invocation');
-  invocations.forEach((inv, i) => {
-    if (i % 9 === 0)
-      extra.push({
-        ...inv,
-        span_id: `${inv.span_id.slice(0, 12)}b000`,
-        skill: inv.skill === 'sk-a' ? 'sk-b' : 'sk-a',
-        duration_ms: inv.duration_ms + 7,
-      });
-    if (i % 11 === 0)
-      extra.push({
-        ...inv,
-        span_id: `${inv.span_id.slice(0, 12)}c000`,
-        skill_version: (inv.skill_version ?? 1) + 1,
-        is_error: !inv.is_error,
-      });
-  });
-  // Every fourth trace has children on the next day: traces that day buckets split.
-  const traces = [...new Set(rows.map((r) => r.trace_id))];
-  const later = new Set(traces.filter((_, i) => i % 4 === 0));
-  const shifted = rows.map((r) =>
-    r.category !== 'skill_invocation' && later.has(r.trace_id) && r.start_s < END - 2 * 86400
-      ? { ...r, start_s: r.start_s + 86400 }
-      : r,
-  );
-  return [...shifted, ...extra];
-}
-
-function shuffle<T>(xs: T[], rnd: () => number): T[] {
-  const out = [...xs];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(rnd() * (i + 1));
-    [out[i], out[j]] = [out[j] as T, out[i] as T];
-  }
-  return out;
-}
-
-const base: AggregateQuery = {
-  orgId: ORG,
-  skill: 'sk-a',
-  startS: END - 10 * 86400,
-  endS: END,
-  workspaceIds: WORKSPACES,
-  filters: [],
-  groupBy: [],
-  measures: [...MEASURES],
-};
-const QUERIES: AggregateQuery[] = [
-  base,
-  { ...base, skill: 'sk-b', groupBy: ['model'] },
-  { ...base, skillVersion: 2, groupBy: ['harness'] },
-  { ...base, skill: 'sk-b', skillVersion: 1, groupBy: ['skill', 'skill_version'] },
-  {
-    ...base,
-    bucket: 'day',
-    groupBy: ['tool'],
-    measures: ['traces', 'tokens', 'error_rate', 'latency_p99', 'sessions'],
-  },
-];
+import { QUERIES, base, shuffle, spans } from './sealing-fixture.ts';
 
 async function expectExact(store: DuckDbTraceStore, stored: SpanRow[]): Promise<void> {
   for (const q of QUERIES) expectSameRows(await store.aggregate(q), reference(stored, q));

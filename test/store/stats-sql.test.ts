@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
-import { skillRows } from '../../src/store/postgres/trace-store.ts';
+import { skillRows } from '../../src/store/postgres/skill-rows.ts';
 import { POSTGRES } from '../../src/store/sql-dialect.ts';
 import { compileAggregate } from '../../src/store/stats-sql.ts';
 import type { AggregateQuery } from '../../src/store/trace-port.ts';
@@ -84,7 +84,8 @@ describe('compiled statistics SQL', () => {
       expect(await duck.compile(query)).toMatchSnapshot();
     });
     it(`postgres: ${name}`, () => {
-      expect(compileAggregate(query, skillRows, POSTGRES)).toMatchSnapshot();
+      const rows = skillRows({ watermark: '1000', unsealedSpans: true, unsealedMappings: true });
+      expect(compileAggregate(query, rows, POSTGRES)).toMatchSnapshot();
     });
   }
 });

@@ -4,8 +4,7 @@ import type { RegistryStore } from '../registry-port.ts';
 import { migrate } from './migrate.ts';
 import { createPool } from './pool.ts';
 import { PostgresRegistryStore } from './registry-store.ts';
-import { PostgresTraceStore } from './trace-store.ts';
-import type { TraceStore } from '../trace-port.ts';
+import { PostgresTraceStore, type PostgresTraceOptions } from './trace-store.ts';
 import { sqlNumber } from '../sql-values.ts';
 
 export async function openPostgresRegistry(
@@ -26,7 +25,8 @@ export async function openPostgresRegistry(
 export async function openPostgresTraces(
   config: Pick<Config, 'databaseUrl' | 'requestTimeoutMs'>,
   schema = 'public',
-): Promise<TraceStore> {
+  options: PostgresTraceOptions = {},
+): Promise<PostgresTraceStore> {
   if (config.databaseUrl === undefined) throw new Error('DATABASE_URL is not set');
   const pool = createPool({ url: config.databaseUrl, schema, statementTimeoutMs: config.requestTimeoutMs });
   let rows: number;
@@ -41,5 +41,5 @@ export async function openPostgresTraces(
     await pool.end();
     throw err;
   }
-  return new PostgresTraceStore(pool, rows);
+  return new PostgresTraceStore(pool, rows, options);
 }

@@ -1,13 +1,15 @@
 /**
  * The server-mode trace engine: spans in PostgreSQL, the same statistics SQL as DuckDB in the
- * PostgreSQL dialect (store/stats-sql.ts), the same contract. A query whose signal aborts is
- * cancelled on the server (pg_cancel_backend of its connection).
+ * PostgreSQL dialect (store/stats-sql.ts), the same contract. Statistics read each skill's sealed
+ * rows (sealing.ts, run in the background by whichever replica gets there first) and the unsealed
+ * tails (skill-rows.ts). A query whose signal aborts is cancelled on the server (pg_cancel_backend
+ * of its connection).
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { compileAggregate, spanSourceColumns, toAggregateRows, type RowSource } from '../stats-sql.ts';
+import { compileAggregate, toAggregateRows } from '../stats-sql.ts';
 import {
   QueryCancelledError,
   TraceStoreUnavailableError,
@@ -25,6 +27,8 @@ import { isConnectionFailure } from './pool.ts';
 import { sqlNumber } from '../sql-values.ts';
 import { POSTGRES } from '../sql-dialect.ts';
 import { compileToolUsage, toToolUsageRows } from '../tool-usage-sql.ts';
+import { SEALING_LOCK, sealStep } from './sealing.ts';
+import { skillRows } from './skill-rows.ts';
 
 const ROWS_PER_CHUNK = 1000;
 /** Each column of `spans` with the SpanRow value it stores, declared together so they cannot drift apart. */
@@ -66,18 +70,20 @@ function copyValue(v: string | number | boolean | null): string {
   return v.replace(/[\\\t\n\r]/g, (c) => ESCAPES[c] as string);
 }
 
-/** The spans of the skill's traces: a semi-join with the trace -> skill mapping, probed by trace. */
-export const skillRows: RowSource = {
-  rescan: false,
-  sql(q, where, param) {
-    const org = param(q.orgId);
-    const columns = spanSourceColumns('trace_id');
-    const version = q.skillVersion === undefined ? '' : ` AND m.skill_version = ${param(q.skillVersion)}`;
-    return `SELECT ${columns} FROM spans
-WHERE org_id = ${org} AND ${where}
-AND EXISTS (SELECT 1 FROM trace_skills m WHERE m.org_id = ${org} AND m.trace_id = spans.trace_id AND m.skill = ${param(q.skill)}${version})`;
-  },
-};
+export interface PostgresTraceOptions {
+  /** How often this replica tries a sealing step (ms; 0: only when `seal()` is called). Default 5,000. */
+  sealEveryMs?: number;
+  /** Where a failed background step is reported (default: stderr, at most once a minute). */
+  onNotice?: (message: string) => void;
+}
+
+const SEAL_FAILURE_REPEAT_MS = 60_000;
+/**
+ * Memory per sort or hash of a statistics statement (PostgreSQL's default 4 MB spills the
+ * per-bucket sort of a 30-day range to disk). A statement has a handful of such nodes and the pool
+ * bounds how many run at once.
+ */
+const STATS_WORK_MEM = '32MB';
 
 export class PostgresTraceStore implements TraceStore {
   readonly engine = 'postgres' as const;
@@ -86,11 +92,55 @@ export class PostgresTraceStore implements TraceStore {
   private unanalyzed = 0;
   private analyzedRows = 0;
   private analyzing: Promise<void> | null = null;
+  private readonly timer: NodeJS.Timeout | null;
+  private sealing: Promise<boolean> | null = null;
+  private lastSealFailure = 0;
+  private readonly notice: (message: string) => void;
 
   /** `rows`: the size of `spans` as the planner last estimated it. */
-  constructor(pool: pg.Pool, rows = 0) {
+  constructor(pool: pg.Pool, rows = 0, options: PostgresTraceOptions = {}) {
     this.pool = pool;
     this.analyzedRows = rows;
+    this.notice = options.onNotice ?? ((message) => process.stderr.write(`trace store: ${message}\n`));
+    const every = options.sealEveryMs ?? 5_000;
+    this.timer =
+      every > 0
+        ? setInterval(() => {
+            void this.seal().catch((err: unknown) => this.sealFailed(err));
+          }, every)
+        : null;
+    this.timer?.unref();
+  }
+
+  /**
+   * One sealing step now, after the one in progress (if any). False when another replica holds
+   * the sealing lock; statistics are exact either way, only slower while rows wait to be sealed.
+   */
+  async seal(): Promise<boolean> {
+    while (this.sealing !== null) await this.sealing.catch(() => undefined);
+    if (this.pool.ended) return false;
+    const step = (async () => {
+      const client = await this.pool.connect().catch((err: unknown) => this.unavailable(err));
+      try {
+        return await sealStep(client);
+      } finally {
+        client.release();
+      }
+    })();
+    this.sealing = step;
+    try {
+      return await step;
+    } finally {
+      this.sealing = null;
+    }
+  }
+
+  private sealFailed(err: unknown): void {
+    if (this.pool.ended || Date.now() - this.lastSealFailure < SEAL_FAILURE_REPEAT_MS) return;
+    this.lastSealFailure = Date.now();
+    this.notice(
+      `sealing failed (statistics stay exact but slower until it succeeds): ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
 
   /**
@@ -104,7 +154,7 @@ export class PostgresTraceStore implements TraceStore {
     const rows = this.analyzedRows + this.unanalyzed;
     this.unanalyzed = 0;
     this.analyzing = this.pool
-      .query('ANALYZE spans, trace_skills')
+      .query('ANALYZE spans, trace_skills, skill_spans')
       .then(
         () => {
           this.analyzedRows = rows;
@@ -127,6 +177,8 @@ export class PostgresTraceStore implements TraceStore {
 
   /** Idempotent, as the registry store's. */
   async close(): Promise<void> {
+    if (this.timer !== null) clearInterval(this.timer);
+    await this.sealing?.catch(() => undefined);
     await this.analyzing;
     if (!this.pool.ended) await this.pool.end();
   }
@@ -214,17 +266,20 @@ export class PostgresTraceStore implements TraceStore {
   /**
    * Retention, by one replica at a time (a transaction-scoped advisory lock; another replica that
    * finds it taken answers 0 and leaves the work to the holder), without the request statement
-   * timeout. A trace's mappings stay while any of its spans does.
+   * timeout, never during a sealing step (it waits for the sealing lock). A trace's mappings stay
+   * while any of its spans does; sealed rows go with their spans.
    */
   async pruneBefore(cutoffS: number): Promise<number> {
     let deleted = 0;
     await this.inTransaction(async (client) => {
       await client.query('SET LOCAL statement_timeout = 0');
       const lock = await client.query<{ ok: boolean }>(
-        "SELECT pg_try_advisory_xact_lock(hashtext('gateway.trace_retention')) AS ok",
+        "SELECT pg_try_advisory_xact_lock(hashtext('gateway.trace_retention:' || current_schema())) AS ok",
       );
       if (lock.rows[0]?.ok !== true) return;
+      await client.query(`SELECT pg_advisory_xact_lock(${SEALING_LOCK})`);
       deleted = (await client.query('DELETE FROM spans WHERE start_s < $1', [cutoffS])).rowCount ?? 0;
+      await client.query('DELETE FROM skill_spans WHERE start_s < $1', [cutoffS]);
       await client.query(
         `DELETE FROM trace_skills t WHERE t.start_s < $1
         AND NOT EXISTS (SELECT 1 FROM spans s WHERE s.trace_id = t.trace_id AND s.org_id = t.org_id)`,
@@ -235,19 +290,57 @@ export class PostgresTraceStore implements TraceStore {
     return deleted;
   }
 
+  /**
+   * One statement in a read-only REPEATABLE READ transaction that first reads the sealed watermark
+   * and whether anything lies above it: the watermark goes into the statement as a value (so the
+   * planner sees how few rows the tails hold), the tails only when they can hold rows, and both
+   * reads share one snapshot. JIT is off (its compilation costs more than these statements run)
+   * and sorts get STATS_WORK_MEM.
+   */
   async aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]> {
-    const { sql, params } = compileAggregate(query, skillRows, POSTGRES);
-    return toAggregateRows(await this.run(sql, params, signal), query);
+    const rows = await this.withClient(signal, async (client) => {
+      await client.query(
+        `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL jit = off; SET LOCAL work_mem = '${STATS_WORK_MEM}'`,
+      );
+      try {
+        const marks = await client.query<{ w: string; spans: boolean; mappings: boolean }>(
+          // max() reads one end of each xid index (an EXISTS correlated with w would scan).
+          `SELECT w::text AS w, COALESCE((SELECT max(xid) FROM spans) >= w, false) AS spans,
+          COALESCE((SELECT max(xid) FROM trace_skills) >= w, false) AS mappings FROM sealed`,
+        );
+        const { w, spans, mappings } = marks.rows[0] as { w: string; spans: boolean; mappings: boolean };
+        const { sql, params } = compileAggregate(
+          query,
+          skillRows({ watermark: w, unsealedSpans: spans, unsealedMappings: mappings }),
+          POSTGRES,
+        );
+        const result = (await client.query(sql, params)).rows as Record<string, unknown>[];
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    });
+    return toAggregateRows(rows, query);
   }
 
   async toolUsage(query: ToolUsageQuery, signal?: AbortSignal): Promise<ToolUsageRow[]> {
     const compiled = compileToolUsage(query, query.tools, POSTGRES, 'TEXT');
     if (compiled === null) return [];
-    return toToolUsageRows(await this.run(compiled.sql, compiled.params, signal));
+    return toToolUsageRows(
+      await this.withClient(
+        signal,
+        async (client) => (await client.query(compiled.sql, compiled.params)).rows as Record<string, unknown>[],
+      ),
+    );
   }
 
-  /** Runs one statement, cancelled on the server (pg_cancel_backend) when `signal` aborts. */
-  private async run(sql: string, params: unknown[], signal?: AbortSignal): Promise<Record<string, unknown>[]> {
+  /** Runs `work` on one connection, cancelled on the server (pg_cancel_backend) when `signal` aborts. */
+  private async withClient<T>(
+    signal: AbortSignal | undefined,
+    work: (client: pg.PoolClient) => Promise<T>,
+  ): Promise<T> {
     if (signal?.aborted) throw new QueryCancelledError();
     const client = await this.pool.connect().catch((err: unknown) => this.unavailable(err));
     const pid = (client as unknown as { processID?: number }).processID;
@@ -256,7 +349,7 @@ export class PostgresTraceStore implements TraceStore {
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      return (await client.query(sql, params)).rows as Record<string, unknown>[];
+      return await work(client);
     } catch (err) {
       if (signal?.aborted) throw new QueryCancelledError();
       return this.unavailable(err);

@@ -1,0 +1,53 @@
+/**
+ * The rows a PostgreSQL statistics query reads for skill S (and version v): the sealed ones from
+ * `skill_spans`, plus, while sealing lags behind ingestion, two tails read from `spans`:
+ *
+ *   unsealed spans (xid >= W) of traces with a mapping to S;
+ *   sealed spans (xid < W) of traces whose mappings to S are all unsealed.
+ *
+ * With sealing.ts's invariant the three sets are disjoint and together hold every span of S's
+ * traces (the same reading as duckdb/skill-rows.ts). W is read in the statement's own snapshot
+ * (the store runs both in one REPEATABLE READ transaction) and bound as a value, so the planner
+ * knows how few rows lie above it.
+ */
+import { SOURCE_COLUMNS, spanSourceColumns, type RowSource } from '../stats-sql.ts';
+
+const SEALED_COLUMNS = SOURCE_COLUMNS.join(', ');
+const SPAN_COLUMNS = spanSourceColumns('trace_id::uuid');
+
+export interface SealedMarks {
+  /** sealed.w, as text. */
+  watermark: string;
+  /** Whether any span, or any mapping, has xid >= W (else its tail is left out: it is empty). */
+  unsealedSpans: boolean;
+  unsealedMappings: boolean;
+}
+
+export function skillRows(marks: SealedMarks): RowSource {
+  return {
+    // A bitmap scan of the skill's rows and possibly two joins: kept once rather than read again.
+    rescan: false,
+    sql(q, where, param) {
+      const org = param(q.orgId);
+      const skill = param(q.skill);
+      const version = q.skillVersion === undefined ? null : param(q.skillVersion);
+      const sealed = `SELECT ${SEALED_COLUMNS} FROM skill_spans
+WHERE org_id = ${org} AND of_skill = ${skill}${version === null ? '' : ` AND ${version} = ANY(of_versions)`} AND ${where}`;
+      if (!marks.unsealedSpans && !marks.unsealedMappings) return sealed;
+      const w = `${param(marks.watermark)}::xid8`;
+      const maps = (alias: string) =>
+        `${alias}.org_id = ${org} AND ${alias}.skill = ${skill}${version === null ? '' : ` AND ${alias}.skill_version = ${version}`}`;
+      const branches = [sealed];
+      if (marks.unsealedSpans)
+        branches.push(`SELECT ${SPAN_COLUMNS} FROM spans
+WHERE org_id = ${org} AND xid >= ${w} AND ${where}
+AND EXISTS (SELECT 1 FROM trace_skills m WHERE ${maps('m')} AND m.trace_id = spans.trace_id)`);
+      if (marks.unsealedMappings)
+        branches.push(`SELECT ${SPAN_COLUMNS} FROM spans
+WHERE org_id = ${org} AND xid < ${w} AND ${where}
+AND trace_id IN (SELECT m.trace_id FROM trace_skills m WHERE m.xid >= ${w} AND ${maps('m')}
+  AND NOT EXISTS (SELECT 1 FROM trace_skills o WHERE ${maps('o')} AND o.trace_id = m.trace_id AND o.xid < ${w}))`);
+      return branches.join('\nUNION ALL ');
+    },
+  };
+}

@@ -1,0 +1,220 @@
+/**
+ * PostgreSQL sealing keeps statistics exact whatever order spans arrive in and whoever seals:
+ * children before their skill invocation, a second skill or version named after a trace's spans
+ * were sealed, seals at any point; a transaction still writing when a step starts (its rows are
+ * below no watermark until it ends); two replicas writing and sealing at once; and a schema from
+ * before the sealed layout, migrated. Every answer is compared with the TypeScript reference.
+ */
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openPostgresTraces } from '../../src/store/postgres/open.ts';
+import type { PostgresTraceStore } from '../../src/store/postgres/trace-store.ts';
+import type { AggregateQuery, SpanRow } from '../../src/store/trace-port.ts';
+import { prng } from '../../src/shared/prng.ts';
+import { expectSameRows, reference } from '../contract/trace-reference.ts';
+import { PG_URL, dropSchema, freshSchemaName, postgresReachable } from '../contract/pg-schema.ts';
+import { ORG, QUERIES, base, shuffle, spans } from './sealing-fixture.ts';
+
+const schemas: string[] = [];
+async function open(schema = freshSchemaName('t_seal')): Promise<PostgresTraceStore> {
+  if (!schemas.includes(schema)) schemas.push(schema);
+  return openPostgresTraces({ databaseUrl: PG_URL, requestTimeoutMs: 20_000 }, schema, { sealEveryMs: 0 });
+}
+
+async function expectExact(store: PostgresTraceStore, stored: SpanRow[]): Promise<void> {
+  for (const q of QUERIES) expectSameRows(await store.aggregate(q), reference(stored, q));
+}
+
+/** A client on `schema` for what the store does not offer (a transaction held open, the sealed mark). */
+async function sql(schema: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  await client.query(`SET search_path = ${schema}`);
+  return client;
+}
+
+const INSERT_SPAN = `INSERT INTO spans (org_id, workspace_id, trace_id, span_id, parent_span_id, name, start_s, duration_ms,
+  category, harness, skill, skill_version, command, mcp, tool, model, user_id, session_id, tokens, cost, is_error)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`;
+const spanParams = (r: SpanRow) => [
+  r.org_id,
+  r.workspace_id,
+  r.trace_id,
+  r.span_id,
+  r.parent_span_id,
+  r.name,
+  r.start_s,
+  r.duration_ms,
+  r.category,
+  r.harness,
+  r.skill,
+  r.skill_version,
+  r.command,
+  r.mcp,
+  r.tool,
+  r.model,
+  r.user,
+  r.session,
+  r.tokens,
+  r.cost,
+  r.is_error,
+];
+
+const reachable = await postgresReachable();
+describe.runIf(reachable)('PostgreSQL sealing', () => {
+  afterAll(async () => {
+    for (const s of schemas) await dropSchema(s);
+  });
+
+  it.each([1, 2])('answers exactly for spans in any order with seals anywhere (seed %i)', async (seed) => {
+    const rnd = prng(seed);
+    const all = shuffle(spans(seed), rnd);
+    const store = await open();
+    try {
+      const stored: SpanRow[] = [];
+      let checks = 0;
+      for (let i = 0; i < all.length;) {
+        const batch = all.slice(i, i + 1 + Math.floor(rnd() * 400));
+        i += batch.length;
+        await store.insertSpans(batch);
+        stored.push(...batch);
+        if (rnd() < 0.4) expect(await store.seal()).toBe(true);
+        if (rnd() < 0.3) {
+          await expectExact(store, stored);
+          checks++;
+        }
+      }
+      await expectExact(store, stored);
+      await store.seal();
+      await expectExact(store, stored);
+      expect(checks).toBeGreaterThan(0);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('counts a trace for a skill named after its spans were sealed, exactly once', async () => {
+    const store = await open();
+    try {
+      const invocation = spans(7).find((r) => r.category === 'skill_invocation' && r.skill === 'sk-a') as SpanRow;
+      const children = spans(7).filter((r) => r.trace_id === invocation.trace_id && r.category !== 'skill_invocation');
+      await store.insertSpans(children);
+      await store.seal();
+      const q: AggregateQuery = {
+        ...base,
+        startS: invocation.start_s - 86400,
+        endS: invocation.start_s + 3 * 86400,
+        measures: ['traces', 'spans'],
+      };
+      expect((await store.aggregate(q))[0]?.values).toEqual({ traces: 0, spans: 0 });
+      await store.insertSpans([invocation]);
+      const stored = [...children, invocation];
+      expect((await store.aggregate(q))[0]?.values).toEqual({ traces: 1, spans: stored.length });
+      await store.seal();
+      expect((await store.aggregate(q))[0]?.values).toEqual({ traces: 1, spans: stored.length });
+      // A second version of the same skill in the same trace: still one trace, each span once.
+      const v9 = { ...invocation, span_id: 'f'.repeat(16), skill_version: 9 };
+      await store.insertSpans([v9]);
+      stored.push(v9);
+      for (const sealNow of [false, true]) {
+        if (sealNow) await store.seal();
+        expectSameRows(await store.aggregate(q), reference(stored, q));
+        expectSameRows(await store.aggregate({ ...q, skillVersion: 9 }), reference(stored, { ...q, skillVersion: 9 }));
+        expect((await store.aggregate(q))[0]?.values).toEqual({ traces: 1, spans: stored.length });
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('never seals past a transaction still writing: its spans count once it commits, sealed or not', async () => {
+    const schema = freshSchemaName('t_seal');
+    const store = await open(schema);
+    const held = await sql(schema);
+    try {
+      const all = spans(3);
+      const trace = all.find((r) => r.category === 'skill_invocation' && r.skill === 'sk-a')?.trace_id;
+      const late = all.filter((r) => r.trace_id === trace && r.category !== 'skill_invocation');
+      const rest = all.filter((r) => !late.includes(r));
+      // A writer's transaction starts first (its id is the lower) and commits after the others.
+      await held.query('BEGIN');
+      for (const r of late) await held.query(INSERT_SPAN, spanParams(r));
+      await store.insertSpans(rest);
+      await store.seal();
+      await expectExact(store, rest);
+      await held.query('COMMIT');
+      await expectExact(store, all);
+      await store.seal();
+      await expectExact(store, all);
+      const marks = await held.query<{ unsealed: string }>(
+        'SELECT count(*) AS unsealed FROM spans WHERE xid >= (SELECT w FROM sealed)',
+      );
+      expect(Number(marks.rows[0]?.unsealed)).toBe(0);
+    } finally {
+      await held.end();
+      await store.close();
+    }
+  });
+
+  it('two replicas writing and sealing one schema at once count every span once', async () => {
+    const schema = freshSchemaName('t_seal');
+    const [a, b] = [await open(schema), await open(schema)] as [PostgresTraceStore, PostgresTraceStore];
+    try {
+      const all = shuffle(spans(5), prng(5));
+      const halves = [all.filter((_, i) => i % 2 === 0), all.filter((_, i) => i % 2 === 1)];
+      const replica = async (store: PostgresTraceStore, rows: SpanRow[]) => {
+        let sealed = 0;
+        for (let i = 0; i < rows.length; i += 97) {
+          await store.insertSpans(rows.slice(i, i + 97));
+          if (await store.seal()) sealed++;
+        }
+        return sealed;
+      };
+      const steps = await Promise.all([replica(a, halves[0] as SpanRow[]), replica(b, halves[1] as SpanRow[])]);
+      expect(steps[0] + steps[1]).toBeGreaterThan(0);
+      await expectExact(a, all);
+      await a.seal();
+      await expectExact(b, all);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('migrates a schema from before the sealed layout: existing spans are sealed by the first step', async () => {
+    const schema = freshSchemaName('t_seal');
+    await (await open(schema)).close();
+    const client = await sql(schema);
+    try {
+      // Back to the version 2 schema, with spans stored by it.
+      await client.query(`DROP TABLE skill_spans, sealed; ALTER TABLE spans DROP COLUMN xid;
+        ALTER TABLE trace_skills DROP COLUMN xid; DROP INDEX trace_skills_trace;
+        DELETE FROM traces_schema_migrations WHERE name = '003_sealed_skill_spans.sql'`);
+      const all = spans(9);
+      for (const r of all) await client.query(INSERT_SPAN, spanParams(r));
+      await client.query(
+        `INSERT INTO trace_skills (org_id, skill, skill_version, trace_id, start_s)
+        SELECT org_id, skill, skill_version, trace_id, start_s FROM spans WHERE category = 'skill_invocation'`,
+      );
+      const store = await open(schema);
+      try {
+        await expectExact(store, all);
+        await store.seal();
+        const left = await client.query<{ n: string }>(
+          `SELECT (SELECT count(*) FROM spans WHERE xid >= (SELECT w FROM sealed)) AS n`,
+        );
+        expect(Number(left.rows[0]?.n)).toBe(0);
+        const sealedRows = await client.query<{ n: string }>(
+          `SELECT count(*) AS n FROM skill_spans WHERE org_id = $1`,
+          [ORG],
+        );
+        expect(Number(sealedRows.rows[0]?.n)).toBeGreaterThan(0);
+        await expectExact(store, all);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await client.end();
+    }
+  });
+});
