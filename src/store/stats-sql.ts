@@ -60,6 +60,18 @@ export function spanSourceColumns(traceColumn: string): string {
   return SOURCE_COLUMNS.map((c) => expr[c] ?? c).join(', ');
 }
 
+/** The source columns every aggregation may read besides the grouped dimensions. */
+const BASE_COLUMNS = [
+  'trace_key',
+  'start_s',
+  'workspace_id',
+  'user_id',
+  'session_id',
+  'is_invocation',
+  'is_tool_call',
+  ...SPAN_MEASURE_COLUMNS,
+];
+
 /** Adds a value to the statement's parameters and returns its placeholder. */
 export type Param = (value: string | number) => string;
 
@@ -486,7 +498,7 @@ export function compileAggregate(
   const only = grouped ? q.onlyGroups : undefined;
   const cols = groupColumns(q, source, param, dialect);
   const narrow = only !== undefined && top === undefined ? () => onlyGroupsRowsSql(only, (d) => COLUMN[d], cols) : null;
-  const base = source.sql(q, commonWhere(q, source, param, dialect, narrow), param);
+  const rows = source.sql(q, commonWhere(q, source, param, dialect, narrow), param);
   // Ranked measures are computed even when not asked for (they are not returned).
   const ranked = (top ?? [])
     .map((r) => r.by)
@@ -494,6 +506,11 @@ export function compileAggregate(
   const measures = [...new Set([...q.measures, ...ranked])];
   const parts = [...new Set(measures.flatMap((m) => PARTS[m]))];
   const dimCols = q.groupBy.map((d) => COLUMN[d]);
+  // Rows that are kept (materialized) keep only the columns the aggregation reads: the dimensions
+  // not grouped by were needed by the filters alone, which the source has applied.
+  const base = source.rescan
+    ? rows
+    : `SELECT ${[...new Set([...BASE_COLUMNS, ...dimCols])].join(', ')} FROM (${rows}) source_rows`;
   const groups = q.groupBy.map((d) => `"g_${d}"`);
   const outKeys = [...groups, ...(q.bucket !== undefined ? ['bucket'] : [])];
   const columns = [...outKeys, ...measures.map((m) => `"m_${m}"`)];
