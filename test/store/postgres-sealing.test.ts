@@ -9,6 +9,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPostgresTraces } from '../../src/store/postgres/open.ts';
 import type { PostgresTraceStore } from '../../src/store/postgres/trace-store.ts';
+import { sealStep } from '../../src/store/postgres/sealing.ts';
 import type { AggregateQuery, SpanRow } from '../../src/store/trace-port.ts';
 import { prng } from '../../src/shared/prng.ts';
 import { expectSameRows, reference } from '../contract/trace-reference.ts';
@@ -169,6 +170,47 @@ describe.runIf(reachable)('PostgreSQL sealing', () => {
       await sealEverything(store, held);
     } finally {
       await held.end();
+      await store.close();
+    }
+  });
+
+  it('seals in bounded steps, each exact, a transaction larger than the bound in one step', async () => {
+    const schema = freshSchemaName('t_seal');
+    const store = await open(schema);
+    const client = await sql(schema);
+    try {
+      const all = spans(4);
+      // Batches of 60 spans (a transaction each), then one of 400: more than a step's 100.
+      const cut = all.length - 400;
+      for (let i = 0; i < cut; i += 60) await store.insertSpans(all.slice(i, Math.min(i + 60, cut)));
+      await store.insertSpans(all.slice(cut));
+      const below = async () =>
+        Number(
+          (await client.query<{ n: string }>('SELECT count(*) AS n FROM spans WHERE xid < (SELECT w FROM sealed)'))
+            .rows[0]?.n,
+        );
+      const conn = new pg.Pool({ connectionString: PG_URL, options: `-c search_path=${schema}` });
+      const stepClient = await conn.connect();
+      try {
+        const sealedCounts: number[] = [];
+        for (let step = 0; step < 1000; step++) {
+          const before = await below();
+          const result = await sealStep(stepClient, 100);
+          const after = await below();
+          sealedCounts.push(after - before);
+          await expectExact(store, all);
+          if (!result.more && after === all.length) break;
+        }
+        expect(sealedCounts.length).toBeGreaterThan(5);
+        // Every step sealed at most 100 spans, except the one that sealed the 400 of one transaction.
+        expect(sealedCounts.filter((n) => n > 100)).toEqual([400]);
+        expect(await below()).toBe(all.length);
+      } finally {
+        stepClient.release();
+        await conn.end();
+      }
+    } finally {
+      await client.end();
       await store.close();
     }
   });

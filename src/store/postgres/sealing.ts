@@ -42,24 +42,41 @@ const SEALED: [string, string][] = [
 const sealedColumns = SEALED.map(([column]) => column).join(', ');
 const sealedRow = SEALED.map(([column, value]) => `${value} AS ${column}`).join(', ');
 
+/** What one step did: `locked` when another replica held the lock; `more` when it stopped at its bound. */
+export interface StepResult {
+  locked: boolean;
+  more: boolean;
+}
+
 /**
- * Seals what has ended since the last step, if this replica gets the lock (another replica
- * sealing answers false at once). `client` is a connection of its own, outside any transaction.
+ * Seals what has ended since the last step, at most about `maxSpans` spans (any watermark up to the
+ * snapshot's xmin is sound, so a step may stop early: it stops at the transaction id where the
+ * bound falls, and always seals at least one transaction's rows), if this replica gets the lock.
+ * `client` is a connection of its own, outside any transaction.
  */
-export async function sealStep(client: pg.PoolClient): Promise<boolean> {
+export async function sealStep(client: pg.PoolClient, maxSpans: number): Promise<StepResult> {
   const lock = await client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(${SEALING_LOCK}) AS ok`);
-  if (lock.rows[0]?.ok !== true) return false;
+  if (lock.rows[0]?.ok !== true) return { locked: true, more: false };
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
     try {
       await client.query('SET LOCAL statement_timeout = 0');
-      const marks = await client.query<{ w0: string; w1: string }>(
-        'SELECT w::text AS w0, pg_snapshot_xmin(pg_current_snapshot())::text AS w1 FROM sealed',
+      const marks = await client.query<{ w0: string; xmin: string; bound: string | null }>(
+        `SELECT w::text AS w0, pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
+          (SELECT (CASE WHEN x.xid > s.w THEN x.xid ELSE (SELECT min(n.xid) FROM spans n WHERE n.xid > s.w) END)::text
+           FROM (SELECT xid FROM spans WHERE xid >= s.w ORDER BY xid OFFSET $1 LIMIT 1) x) AS bound
+        FROM sealed s`,
+        [maxSpans],
       );
-      const { w0, w1 } = marks.rows[0] as { w0: string; w1: string };
+      const { w0, xmin, bound } = marks.rows[0] as { w0: string; xmin: string; bound: string | null };
+      // The bound counts only while it lies below xmin (compared by the server, as xid8).
+      const capped =
+        bound !== null &&
+        (await client.query<{ lt: boolean }>('SELECT $1::xid8 < $2::xid8 AS lt', [bound, xmin])).rows[0]?.lt === true;
+      const w1 = capped ? (bound as string) : xmin;
       if (w0 !== w1) await sealRange(client, w0, w1);
       await client.query('COMMIT');
-      return true;
+      return { locked: false, more: capped && w1 !== w0 };
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw err;

@@ -73,6 +73,8 @@ function copyValue(v: string | number | boolean | null): string {
 export interface PostgresTraceOptions {
   /** How often this replica tries a sealing step (ms; 0: only when `seal()` is called). Default 5,000. */
   sealEveryMs?: number;
+  /** The most spans one sealing step seals (each step is one transaction). Default 500,000. */
+  sealStepSpans?: number;
   /** Where a failed background step is reported (default: stderr, at most once a minute). */
   onNotice?: (message: string) => void;
 }
@@ -96,12 +98,14 @@ export class PostgresTraceStore implements TraceStore {
   private sealing: Promise<boolean> | null = null;
   private lastSealFailure = 0;
   private readonly notice: (message: string) => void;
+  private readonly sealStepSpans: number;
 
   /** `rows`: the size of `spans` as the planner last estimated it. */
   constructor(pool: pg.Pool, rows = 0, options: PostgresTraceOptions = {}) {
     this.pool = pool;
     this.analyzedRows = rows;
     this.notice = options.onNotice ?? ((message) => process.stderr.write(`trace store: ${message}\n`));
+    this.sealStepSpans = options.sealStepSpans ?? 500_000;
     const every = options.sealEveryMs ?? 5_000;
     this.timer =
       every > 0
@@ -113,23 +117,28 @@ export class PostgresTraceStore implements TraceStore {
   }
 
   /**
-   * One sealing step now, after the one in progress (if any). False when another replica holds
-   * the sealing lock; statistics are exact either way, only slower while rows wait to be sealed.
+   * Seals now, after the step in progress (if any), in steps of at most `sealStepSpans` spans until
+   * what had ended when it began is sealed. False when another replica holds the sealing lock;
+   * statistics are exact either way, only slower while rows wait to be sealed.
    */
   async seal(): Promise<boolean> {
     while (this.sealing !== null) await this.sealing.catch(() => undefined);
     if (this.pool.ended) return false;
-    const step = (async () => {
+    const steps = (async () => {
       const client = await this.pool.connect().catch((err: unknown) => this.unavailable(err));
       try {
-        return await sealStep(client);
+        for (;;) {
+          const step = await sealStep(client, this.sealStepSpans);
+          if (step.locked) return false;
+          if (!step.more || this.pool.ended) return true;
+        }
       } finally {
         client.release();
       }
     })();
-    this.sealing = step;
+    this.sealing = steps;
     try {
-      return await step;
+      return await steps;
     } finally {
       this.sealing = null;
     }
