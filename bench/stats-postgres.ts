@@ -55,7 +55,7 @@ try {
   await post.seal();
   const pgSealMs = performance.now() - pgSealT0;
   process.stderr.write(
-    `sealed all at once: DuckDB ${(duckSealMs / 1000).toFixed(1)} s, PostgreSQL ${(pgSealMs / 1000).toFixed(1)} s\n`,
+    `sealed after loading: DuckDB ${(duckSealMs / 1000).toFixed(1)} s, PostgreSQL ${(pgSealMs / 1000).toFixed(1)} s\n`,
   );
   const checkpoint = await duck.connect();
   await checkpoint.run('CHECKPOINT');
