@@ -73,7 +73,7 @@ export async function sealStep(client: pg.PoolClient, maxSpans: number): Promise
       const capped =
         bound !== null &&
         (await client.query<{ lt: boolean }>('SELECT $1::xid8 < $2::xid8 AS lt', [bound, xmin])).rows[0]?.lt === true;
-      const w1 = capped ? (bound) : xmin;
+      const w1 = capped ? bound : xmin;
       if (w0 !== w1) await sealRange(client, w0, w1);
       await client.query('COMMIT');
       return { locked: false, more: capped && w1 !== w0 };
