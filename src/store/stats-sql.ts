@@ -506,11 +506,13 @@ export function compileAggregate(
   const measures = [...new Set([...q.measures, ...ranked])];
   const parts = [...new Set(measures.flatMap((m) => PARTS[m]))];
   const dimCols = q.groupBy.map((d) => COLUMN[d]);
-  // Rows that are kept (materialized) keep only the columns the aggregation reads: the dimensions
-  // not grouped by were needed by the filters alone, which the source has applied.
-  const base = source.rescan
-    ? rows
-    : `SELECT ${[...new Set([...BASE_COLUMNS, ...dimCols])].join(', ')} FROM (${rows}) source_rows`;
+  // PostgreSQL keeps (materializes) only the columns the aggregation reads: the dimensions not
+  // grouped by were needed by the filters alone, which the source has applied. (DuckDB prunes
+  // columns itself.)
+  const base =
+    source.rescan || dialect.name !== 'postgres'
+      ? rows
+      : `SELECT ${[...new Set([...BASE_COLUMNS, ...dimCols])].join(', ')} FROM (${rows}) source_rows`;
   const groups = q.groupBy.map((d) => `"g_${d}"`);
   const outKeys = [...groups, ...(q.bucket !== undefined ? ['bucket'] : [])];
   const columns = [...outKeys, ...measures.map((m) => `"m_${m}"`)];

@@ -215,6 +215,20 @@ describe.runIf(reachable)('PostgreSQL sealing', () => {
     }
   });
 
+  it('refuses a trace id that is not 32 lowercase hex digits (sealed rows keep it as a uuid), and seals on', async () => {
+    const store = await open();
+    try {
+      const all = spans(8);
+      const good = all.find((r) => r.category === 'skill_invocation') as SpanRow;
+      await expect(store.insertSpans([{ ...good, trace_id: 'T-1' }])).rejects.toThrow(/trace_id_hex/);
+      await store.insertSpans(all);
+      expect(await store.seal()).toBe(true);
+      await expectExact(store, all);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('two replicas writing and sealing one schema at once count every span once', async () => {
     const schema = freshSchemaName('t_seal');
     const [a, b] = [await open(schema), await open(schema)] as [PostgresTraceStore, PostgresTraceStore];
@@ -248,6 +262,8 @@ describe.runIf(reachable)('PostgreSQL sealing', () => {
       // Back to the version 2 schema, with spans stored by it.
       await client.query(`DROP TABLE skill_spans, sealed; ALTER TABLE spans DROP COLUMN xid;
         ALTER TABLE trace_skills DROP COLUMN xid; DROP INDEX trace_skills_trace;
+        ALTER TABLE spans DROP CONSTRAINT spans_trace_id_hex;
+        ALTER TABLE trace_skills DROP CONSTRAINT trace_skills_trace_id_hex;
         DELETE FROM traces_schema_migrations WHERE name = '003_sealed_skill_spans.sql'`);
       const all = spans(9);
       for (const r of all) await client.query(INSERT_SPAN, spanParams(r));

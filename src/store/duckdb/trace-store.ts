@@ -103,6 +103,9 @@ export class DuckDbTraceStore implements TraceStore {
   /** Where the seal that is under way began (progress notices of long seals). */
   private sealFrom = 0;
   private closed = false;
+  /** Queries in flight (settled promises) and their connections: close interrupts and waits for them. */
+  private readonly inflight = new Set<Promise<void>>();
+  private readonly active = new Set<DuckDBConnection>();
 
   private constructor(
     instance: DuckDBInstance,
@@ -171,6 +174,10 @@ export class DuckDbTraceStore implements TraceStore {
     if (this.closed) return;
     this.closed = true;
     if (this.timer !== null) clearInterval(this.timer);
+    // Closing the instance under a running query crashes the process (a native abort), so the
+    // queries are interrupted and waited for first.
+    for (const conn of this.active) conn.interrupt();
+    await Promise.all(this.inflight);
     await this.writing;
     this.writer.closeSync();
     this.instance.closeSync();
@@ -423,18 +430,35 @@ export class DuckDbTraceStore implements TraceStore {
     });
   }
 
-  /** Runs `work` on a fresh connection that an abort of `signal` interrupts. */
-  private async query<T>(signal: AbortSignal | undefined, work: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` on a fresh connection that an abort of `signal` interrupts. Every query, from its
+   * connect to its connection's close, is in `inflight`: close waits for them all (closing the
+   * instance under a running query or a pending connect aborts the process).
+   */
+  private query<T>(signal: AbortSignal | undefined, work: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
     this.live();
-    if (signal?.aborted) throw new QueryCancelledError();
+    if (signal?.aborted) return Promise.reject(new QueryCancelledError());
+    const run = this.runQuery(signal, work);
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.inflight.add(settled);
+    void settled.then(() => this.inflight.delete(settled));
+    return run;
+  }
+
+  private async runQuery<T>(signal: AbortSignal | undefined, work: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
     const conn = await this.instance.connect().catch(() => {
       throw new TraceStoreUnavailableError();
     });
     const onAbort = () => conn.interrupt();
     signal?.addEventListener('abort', onAbort, { once: true });
+    this.active.add(conn);
     try {
-      // An abort while the connection was being made found no listener yet.
+      // An abort (or a close) while the connection was being made found no listener yet.
       if (signal?.aborted) throw new QueryCancelledError();
+      if (this.closed) throw new TraceStoreUnavailableError();
       return await work(conn);
     } catch (err) {
       if (signal?.aborted) throw new QueryCancelledError();
@@ -442,6 +466,7 @@ export class DuckDbTraceStore implements TraceStore {
       throw err;
     } finally {
       signal?.removeEventListener('abort', onAbort);
+      this.active.delete(conn);
       conn.closeSync();
     }
   }

@@ -82,7 +82,8 @@ export async function sealStep(client: pg.PoolClient, maxSpans: number): Promise
       throw err;
     }
   } finally {
-    await client.query(`SELECT pg_advisory_unlock(${SEALING_LOCK})`).catch(() => undefined);
+    // A failed unlock throws: the caller destroys the connection, which releases the lock.
+    await client.query(`SELECT pg_advisory_unlock(${SEALING_LOCK})`);
   }
 }
 

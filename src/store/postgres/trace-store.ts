@@ -126,14 +126,19 @@ export class PostgresTraceStore implements TraceStore {
     if (this.pool.ended) return false;
     const steps = (async () => {
       const client = await this.pool.connect().catch((err: unknown) => this.unavailable(err));
+      // A connection whose step failed is destroyed, not pooled: it may still hold the session lock.
+      let failed: Error | undefined;
       try {
         for (;;) {
           const step = await sealStep(client, this.sealStepSpans);
           if (step.locked) return false;
           if (!step.more || this.pool.ended) return true;
         }
+      } catch (err) {
+        failed = err instanceof Error ? err : new Error(String(err));
+        throw err;
       } finally {
-        client.release();
+        client.release(failed);
       }
     })();
     this.sealing = steps;
@@ -281,6 +286,10 @@ export class PostgresTraceStore implements TraceStore {
   async pruneBefore(cutoffS: number): Promise<number> {
     let deleted = 0;
     await this.inTransaction(async (client) => {
+      // Each DELETE must see what sealing committed while this waited for its lock: READ COMMITTED
+      // whatever the server's default isolation (a snapshot from before the wait would keep sealed
+      // rows of the spans it deletes).
+      await client.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
       await client.query('SET LOCAL statement_timeout = 0');
       const lock = await client.query<{ ok: boolean }>(
         "SELECT pg_try_advisory_xact_lock(hashtext('gateway.trace_retention:' || current_schema())) AS ok",

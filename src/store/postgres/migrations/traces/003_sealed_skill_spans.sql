@@ -6,6 +6,10 @@
 -- Existing rows take this migration's transaction id and are sealed by the first step.
 ALTER TABLE spans ADD COLUMN xid xid8 NOT NULL DEFAULT pg_current_xact_id();
 ALTER TABLE trace_skills ADD COLUMN xid xid8 NOT NULL DEFAULT pg_current_xact_id();
+-- skill_spans keeps trace ids as uuid: only the 32 lowercase hex digits ingestion produces are
+-- stored (NOT VALID: rows already stored were checked by ingestion and are not rescanned).
+ALTER TABLE spans ADD CONSTRAINT spans_trace_id_hex CHECK (trace_id ~ '^[0-9a-f]{32}$') NOT VALID;
+ALTER TABLE trace_skills ADD CONSTRAINT trace_skills_trace_id_hex CHECK (trace_id ~ '^[0-9a-f]{32}$') NOT VALID;
 CREATE INDEX spans_xid ON spans (xid);
 CREATE INDEX trace_skills_xid ON trace_skills (xid);
 CREATE INDEX trace_skills_trace ON trace_skills (org_id, trace_id);
