@@ -20,7 +20,7 @@ import {
 } from '../../src/store/trace-port.ts';
 import { prng } from '../../src/shared/prng.ts';
 import { expectSameRows, reference } from '../contract/trace-reference.ts';
-import { QUERIES, base, shuffle, spans } from './sealing-fixture.ts';
+import { QUERIES, base, shuffle, spans, expectLateSkillCountedOnce } from './sealing-fixture.ts';
 
 async function expectExact(store: DuckDbTraceStore, stored: SpanRow[]): Promise<void> {
   for (const q of QUERIES) expectSameRows(await store.aggregate(q), reference(stored, q));
@@ -58,33 +58,7 @@ describe('DuckDB sealing', () => {
   it('counts a trace for a skill named after its spans were sealed, exactly once', async () => {
     const store = await DuckDbTraceStore.open(':memory:', { sealEveryMs: 0 });
     try {
-      const invocation = spans(7).find((r) => r.category === 'skill_invocation' && r.skill === 'sk-a') as SpanRow;
-      const traceRows = spans(7).filter((r) => r.trace_id === invocation.trace_id);
-      const children = traceRows.filter((r) => r.category !== 'skill_invocation');
-      await store.insertSpans(children);
-      await store.seal();
-      const q: AggregateQuery = {
-        ...base,
-        startS: invocation.start_s - 86400,
-        endS: invocation.start_s + 3 * 86400,
-        measures: ['traces', 'spans'],
-      };
-      expect((await store.aggregate(q))[0]?.values).toEqual({ traces: 0, spans: 0 });
-      await store.insertSpans([invocation]);
-      const stored = [...children, invocation];
-      expect((await store.aggregate(q))[0]?.values).toEqual({ traces: 1, spans: stored.length });
-      await store.seal();
-      expect((await store.aggregate(q))[0]?.values).toEqual({ traces: 1, spans: stored.length });
-      // A second version of the same skill in the same trace: still one trace, each span once.
-      const v9 = { ...invocation, span_id: 'f'.repeat(16), skill_version: 9 };
-      await store.insertSpans([v9]);
-      stored.push(v9);
-      for (const sealNow of [false, true]) {
-        if (sealNow) await store.seal();
-        expectSameRows(await store.aggregate(q), reference(stored, q));
-        expectSameRows(await store.aggregate({ ...q, skillVersion: 9 }), reference(stored, { ...q, skillVersion: 9 }));
-        expect((await store.aggregate(q))[0]?.values).toEqual({ traces: 1, spans: stored.length });
-      }
+      await expectLateSkillCountedOnce(store, () => store.seal());
     } finally {
       await store.close();
     }

@@ -1,10 +1,13 @@
 /**
  * Spans for the sealing tests of both engines (duckdb-sealing, postgres-sealing): demo traces of
  * two skills, plus traces that invoke both or one skill in two versions, and traces whose children
- * fall on the next day; and the queries every step of those tests is checked with.
+ * fall on the next day; the queries every step of those tests is checked with; and the checks
+ * both engines share.
  */
-import { MEASURES, type AggregateQuery, type SpanRow } from '../../src/store/trace-port.ts';
+import { expect } from 'vitest';
+import { MEASURES, type AggregateQuery, type SpanRow, type TraceStore } from '../../src/store/trace-port.ts';
 import { demoSpans } from '../../src/traces/demo-traces.ts';
+import { expectSameRows, reference } from '../contract/trace-reference.ts';
 
 const END = Date.UTC(2026, 10, 1) / 1000;
 export const ORG = 'org-1';
@@ -86,3 +89,35 @@ export const QUERIES: AggregateQuery[] = [
     measures: ['traces', 'tokens', 'error_rate', 'latency_p99', 'sessions'],
   },
 ];
+
+/**
+ * A trace whose skill is named after its spans were sealed counts once, sealed or not, and a second
+ * version of the same skill in the same trace keeps it one trace with each span once.
+ */
+export async function expectLateSkillCountedOnce(store: TraceStore, seal: () => Promise<unknown>): Promise<void> {
+  const invocation = spans(7).find((r) => r.category === 'skill_invocation' && r.skill === 'sk-a') as SpanRow;
+  const children = spans(7).filter((r) => r.trace_id === invocation.trace_id && r.category !== 'skill_invocation');
+  await store.insertSpans(children);
+  await seal();
+  const q: AggregateQuery = {
+    ...base,
+    startS: invocation.start_s - 86400,
+    endS: invocation.start_s + 3 * 86400,
+    measures: ['traces', 'spans'],
+  };
+  expect((await store.aggregate(q))[0]?.values).toEqual({ traces: 0, spans: 0 });
+  await store.insertSpans([invocation]);
+  const stored = [...children, invocation];
+  expect((await store.aggregate(q))[0]?.values).toEqual({ traces: 1, spans: stored.length });
+  await seal();
+  expect((await store.aggregate(q))[0]?.values).toEqual({ traces: 1, spans: stored.length });
+  const v9 = { ...invocation, span_id: 'f'.repeat(16), skill_version: 9 };
+  await store.insertSpans([v9]);
+  stored.push(v9);
+  for (const sealNow of [false, true]) {
+    if (sealNow) await seal();
+    expectSameRows(await store.aggregate(q), reference(stored, q));
+    expectSameRows(await store.aggregate({ ...q, skillVersion: 9 }), reference(stored, { ...q, skillVersion: 9 }));
+    expect((await store.aggregate(q))[0]?.values).toEqual({ traces: 1, spans: stored.length });
+  }
+}
