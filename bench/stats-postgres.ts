@@ -117,6 +117,7 @@ try {
   const perSpan = (b: number) => `${(b / N).toFixed(0)} bytes/span (${(b / 2 ** 20).toFixed(0)} MiB)`;
   console.log(`  on disk: DuckDB ${perSpan(duckBytes)}, PostgreSQL ${perSpan(Number(pgBytes.rows[0]?.b ?? 0))}`);
 } finally {
+  // Closing twice is harmless: the try closed DuckDB to measure its file, unless it failed first.
   await duck.close();
   await post.close();
   await admin.query(`DROP SCHEMA ${schema} CASCADE`);

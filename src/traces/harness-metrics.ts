@@ -8,7 +8,7 @@
 import type { HarnessMeasure } from '../store/trace-port.ts';
 import type { DecodedMetricPoint } from './otlp-metrics.ts';
 import type { AttrValue } from './otlp-types.ts';
-import type { SpanBounds } from './span-mapping.ts';
+import { NUL_REFUSED, hasNul, type SpanBounds } from './span-mapping.ts';
 
 const LINES = 'claude_code.lines_of_code.count';
 /** Stored metrics by name; lines of code split by their `type` attribute. */
@@ -63,8 +63,7 @@ export function mapMetricPoint(p: DecodedMetricPoint, bounds: SpanBounds): Mappe
   if (session === null)
     return { invalid: 'no session.id attribute (Claude Code sends it unless OTEL_METRICS_INCLUDE_SESSION_ID=false)' };
   const workspace = text(p.resource.get('workspace.id'));
-  if (session.includes('\u0000') || workspace?.includes('\u0000') === true)
-    return { invalid: 'a text value contains U+0000 (NUL)' };
+  if (hasNul([session, workspace])) return { invalid: NUL_REFUSED };
   if (bytes(session) > bounds.maxValueBytes || bytes(workspace) > bounds.maxValueBytes)
     return { invalid: `an attribute value longer than ${bounds.maxValueBytes} bytes` };
   return { invalid: null, metric, session, workspace, time_s: Number(p.timeNs / 1_000_000_000n), value: p.value };

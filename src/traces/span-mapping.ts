@@ -72,6 +72,11 @@ function malformed(span: DecodedSpan): string | null {
   return null;
 }
 
+/** PostgreSQL text cannot hold U+0000: refused on every engine (spans and metric points), so both store the same. */
+export const NUL_REFUSED = 'a text value contains U+0000 (NUL)';
+export const hasNul = (values: readonly (string | null)[]): boolean =>
+  values.some((v) => v?.includes('\u0000') === true);
+
 /** Versions are 32-bit integers in both stores; a larger one is treated as absent. */
 const MAX_VERSION = 2 ** 31 - 1;
 
@@ -86,8 +91,7 @@ function outOfBounds(
   b: SpanBounds,
 ): string | null {
   const values = [f.harness, f.command, f.mcp, f.tool, f.model, f.user, f.session, ...claims];
-  // PostgreSQL text cannot hold U+0000: refused on every engine, so both store the same spans.
-  if ([...values, f.name].some((v) => v?.includes('\u0000') === true)) return 'a text value contains U+0000 (NUL)';
+  if (hasNul([...values, f.name])) return NUL_REFUSED;
   if (values.some((v) => bytes(v) > b.maxValueBytes) || bytes(f.name) > 4 * b.maxValueBytes) {
     return `an attribute value longer than ${b.maxValueBytes} bytes (span name: ${4 * b.maxValueBytes})`;
   }

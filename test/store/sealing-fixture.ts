@@ -6,6 +6,7 @@
  */
 import { expect } from 'vitest';
 import { MEASURES, type AggregateQuery, type SpanRow, type TraceStore } from '../../src/store/trace-port.ts';
+import { prng } from '../../src/shared/prng.ts';
 import { demoSpans } from '../../src/traces/demo-traces.ts';
 import { expectSameRows, reference } from '../contract/trace-reference.ts';
 
@@ -120,4 +121,38 @@ export async function expectLateSkillCountedOnce(store: TraceStore, seal: () => 
     expectSameRows(await store.aggregate({ ...q, skillVersion: 9 }), reference(stored, { ...q, skillVersion: 9 }));
     expect((await store.aggregate(q))[0]?.values).toEqual({ traces: 1, spans: stored.length });
   }
+}
+
+/**
+ * Stores the spans of `seed` shuffled, in batches of random size, sealing after some batches and
+ * checking every QUERY against the reference after others (each with its chance), then once at the
+ * end unsealed and once sealed.
+ */
+export async function expectExactInAnyOrder(
+  store: TraceStore,
+  seed: number,
+  options: { checkChance: number; seal: () => Promise<unknown> },
+): Promise<void> {
+  const rnd = prng(seed);
+  const all = shuffle(spans(seed), rnd);
+  const exact = async (stored: SpanRow[]) => {
+    for (const q of QUERIES) expectSameRows(await store.aggregate(q), reference(stored, q));
+  };
+  const stored: SpanRow[] = [];
+  let checks = 0;
+  for (let i = 0; i < all.length;) {
+    const batch = all.slice(i, i + 1 + Math.floor(rnd() * 400));
+    i += batch.length;
+    await store.insertSpans(batch);
+    stored.push(...batch);
+    if (rnd() < 0.4) await options.seal();
+    if (rnd() < options.checkChance) {
+      await exact(stored);
+      checks++;
+    }
+  }
+  await exact(stored);
+  await options.seal();
+  await exact(stored);
+  expect(checks).toBeGreaterThan(0);
 }

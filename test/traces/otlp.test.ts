@@ -114,6 +114,17 @@ describe('POST /v1/traces', () => {
     ...extra,
   });
 
+  /** POSTs OTLP/JSON to /v1/traces as u-admin; the answer must be 200, its partial success is returned. */
+  const partialSuccess = async (payload: string | Buffer, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${url}/v1/traces`, {
+      method: 'POST',
+      body: payload,
+      headers: { ...(await t.auth('u-admin')), 'content-type': 'application/json', ...headers },
+    });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { partialSuccess: { rejectedSpans: number; errorMessage: string } }).partialSuccess;
+  };
+
   it('accepts gzip and answers partial success for invalid spans', async () => {
     const before = await t.traces.countSpans();
     const tokens = (n: string) => ({ attributes: [{ key: 'gen_ai.usage.input_tokens', value: { intValue: n } }] });
@@ -135,16 +146,10 @@ describe('POST /v1/traces', () => {
         ]),
       ),
     );
-    const res = await fetch(`${url}/v1/traces`, {
-      method: 'POST',
-      body: payload,
-      headers: { ...(await t.auth('u-admin')), 'content-type': 'application/json', 'content-encoding': 'gzip' },
-    });
-    expect(res.status).toBe(200);
-    const answer = (await res.json()) as { partialSuccess: { rejectedSpans: number; errorMessage: string } };
-    expect(answer.partialSuccess.rejectedSpans).toBe(4);
-    expect(answer.partialSuccess.errorMessage).toContain('invalid trace_id');
-    expect(answer.partialSuccess.errorMessage).toContain('2 span(s): token counts out of range');
+    const answer = await partialSuccess(payload, { 'content-encoding': 'gzip' });
+    expect(answer.rejectedSpans).toBe(4);
+    expect(answer.errorMessage).toContain('invalid trace_id');
+    expect(answer.errorMessage).toContain('2 span(s): token counts out of range');
     // The span with a version no store can hold is kept, without a version.
     expect(await t.traces.countSpans()).toBe(before + 2);
   });
@@ -152,9 +157,8 @@ describe('POST /v1/traces', () => {
   it('refuses a NUL in any text and times beyond fixed64 as invalid spans, keeping the rest', async () => {
     const before = await t.traces.countSpans();
     const attr = (key: string, v: string) => ({ attributes: [{ key, value: { stringValue: v } }] });
-    const res = await fetch(`${url}/v1/traces`, {
-      method: 'POST',
-      body: JSON.stringify(
+    const answer = await partialSuccess(
+      JSON.stringify(
         body([
           span('a1'),
           span('a2', attr('gen_ai.tool.name', 'a\u0000b')),
@@ -170,13 +174,10 @@ describe('POST /v1/traces', () => {
           span('a9', { startTimeUnixNano: 1790000000000000000, endTimeUnixNano: '1790000000500000000' }),
         ]),
       ),
-      headers: { ...(await t.auth('u-admin')), 'content-type': 'application/json' },
-    });
-    expect(res.status).toBe(200);
-    const answer = (await res.json()) as { partialSuccess: { rejectedSpans: number; errorMessage: string } };
-    expect(answer.partialSuccess.rejectedSpans).toBe(7);
-    expect(answer.partialSuccess.errorMessage).toContain('3 span(s): a text value contains U+0000 (NUL)');
-    expect(answer.partialSuccess.errorMessage).toContain('4 span(s): invalid start or end time');
+    );
+    expect(answer.rejectedSpans).toBe(7);
+    expect(answer.errorMessage).toContain('3 span(s): a text value contains U+0000 (NUL)');
+    expect(answer.errorMessage).toContain('4 span(s): invalid start or end time');
     expect(await t.traces.countSpans()).toBe(before + 2);
   });
 

@@ -36,6 +36,7 @@ import { skillRows } from './skill-rows.ts';
 import { sqlText } from '../sql-values.ts';
 import { DUCKDB } from '../sql-dialect.ts';
 import { compileToolUsage, toToolUsageRows } from '../tool-usage-sql.ts';
+import { sealInBackground } from '../seal-timer.ts';
 
 const SEAL_STEP = 500_000;
 const SEAL_TURN_MS = 1_000;
@@ -57,8 +58,6 @@ export interface DuckDbTraceOptions {
 
 const DEFAULT_DICTIONARY_VALUES = 10_000;
 const DEFAULT_MEMORY_LIMIT_MB = 1024;
-
-const SEAL_FAILURE_REPEAT_MS = 60_000;
 
 interface PendingAppend {
   rows: readonly SpanRow[];
@@ -84,7 +83,6 @@ export class DuckDbTraceStore implements TraceStore {
   private readonly sealAgeMs: number;
   private readonly dictionary: Dictionary;
   private readonly notice: (message: string) => void;
-  private lastSealFailure = 0;
   private readonly timer: NodeJS.Timeout | null;
   private appends: PendingAppend[] = [];
   private seals: PendingSeal[] = [];
@@ -120,15 +118,13 @@ export class DuckDbTraceStore implements TraceStore {
     this.committedSeq = seqs.committed;
     this.sealedSeq = seqs.sealed;
     this.sealAgeMs = options.sealAgeMs ?? 10_000;
-    const every = options.sealEveryMs ?? 5_000;
     this.notice = options.onNotice ?? (() => undefined);
-    this.timer =
-      every > 0
-        ? setInterval(() => {
-            void this.sealAged().catch((err: unknown) => this.sealFailed(err));
-          }, every)
-        : null;
-    this.timer?.unref();
+    this.timer = sealInBackground(
+      options.sealEveryMs ?? 5_000,
+      () => this.sealAged(),
+      this.notice,
+      () => this.closed,
+    );
   }
 
   static async open(file: string, options: DuckDbTraceOptions = {}): Promise<DuckDbTraceStore> {
@@ -244,15 +240,6 @@ export class DuckDbTraceStore implements TraceStore {
   seal(): Promise<void> {
     this.live();
     return this.sealUpTo(this.committedSeq);
-  }
-
-  /** Queries stay exact without sealing (they read the unsealed tails), only slower: say so, not more than once a minute. */
-  private sealFailed(err: unknown): void {
-    if (this.closed || Date.now() - this.lastSealFailure < SEAL_FAILURE_REPEAT_MS) return;
-    this.lastSealFailure = Date.now();
-    this.notice(
-      `sealing failed (statistics stay exact but slower until it succeeds): ${err instanceof Error ? err.message : String(err)}`,
-    );
   }
 
   private sealAged(): Promise<void> {

@@ -54,26 +54,24 @@ export interface StepResult {
  * bound falls, and always seals at least one transaction's rows), if this replica gets the lock.
  * `client` is a connection of its own, outside any transaction.
  */
-export async function sealStep(client: pg.PoolClient, maxSpans: number): Promise<StepResult> {
+export async function sealStep(client: pg.ClientBase, maxSpans: number): Promise<StepResult> {
   const lock = await client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(${SEALING_LOCK}) AS ok`);
   if (lock.rows[0]?.ok !== true) return { locked: true, more: false };
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
     try {
       await client.query('SET LOCAL statement_timeout = 0');
-      const marks = await client.query<{ w0: string; xmin: string; bound: string | null }>(
-        `SELECT w::text AS w0, pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
-          (SELECT (CASE WHEN x.xid > s.w THEN x.xid ELSE (SELECT min(n.xid) FROM spans n WHERE n.xid > s.w) END)::text
-           FROM (SELECT xid FROM spans WHERE xid >= s.w ORDER BY xid OFFSET $1 LIMIT 1) x) AS bound
-        FROM sealed s`,
+      // W' is the snapshot's xmin, or lower where the bound falls: the first xid past maxSpans
+      // spans, or, when one transaction holds them all, the next xid after it.
+      const marks = await client.query<{ w0: string; w1: string; capped: boolean }>(
+        `SELECT w0::text AS w0, LEAST(bound, xmin)::text AS w1, COALESCE(bound < xmin, false) AS capped FROM (
+          SELECT s.w AS w0, pg_snapshot_xmin(pg_current_snapshot()) AS xmin,
+            (SELECT CASE WHEN x.xid > s.w THEN x.xid ELSE (SELECT min(n.xid) FROM spans n WHERE n.xid > s.w) END
+             FROM (SELECT xid FROM spans WHERE xid >= s.w ORDER BY xid OFFSET $1 LIMIT 1) x) AS bound
+          FROM sealed s) marks`,
         [maxSpans],
       );
-      const { w0, xmin, bound } = marks.rows[0] as { w0: string; xmin: string; bound: string | null };
-      // The bound counts only while it lies below xmin (compared by the server, as xid8).
-      const capped =
-        bound !== null &&
-        (await client.query<{ lt: boolean }>('SELECT $1::xid8 < $2::xid8 AS lt', [bound, xmin])).rows[0]?.lt === true;
-      const w1 = capped ? bound : xmin;
+      const { w0, w1, capped } = marks.rows[0] as { w0: string; w1: string; capped: boolean };
       if (w0 !== w1) await sealRange(client, w0, w1);
       await client.query('COMMIT');
       return { locked: false, more: capped && w1 !== w0 };
@@ -88,7 +86,7 @@ export async function sealStep(client: pg.PoolClient, maxSpans: number): Promise
 }
 
 /** Seals the spans and mappings with w0 <= xid < w1; the caller's transaction holds the lock. */
-async function sealRange(client: pg.PoolClient, w0: string, w1: string): Promise<void> {
+async function sealRange(client: pg.ClientBase, w0: string, w1: string): Promise<void> {
   const range = [w0, w1];
   // (org, trace, skill) pairs that gained a mapping: their sealed spans are rewritten whole.
   await client.query(

@@ -27,6 +27,7 @@ import { isConnectionFailure } from './pool.ts';
 import { sqlNumber } from '../sql-values.ts';
 import { POSTGRES } from '../sql-dialect.ts';
 import { compileToolUsage, toToolUsageRows } from '../tool-usage-sql.ts';
+import { sealInBackground } from '../seal-timer.ts';
 import { SEALING_LOCK, sealStep } from './sealing.ts';
 import { skillRows } from './skill-rows.ts';
 
@@ -75,11 +76,10 @@ export interface PostgresTraceOptions {
   sealEveryMs?: number;
   /** The most spans one sealing step seals (each step is one transaction). Default 500,000. */
   sealStepSpans?: number;
-  /** Where a failed background step is reported (default: stderr, at most once a minute). */
+  /** Where a failed background step is reported (default: stderr; at most once a minute). */
   onNotice?: (message: string) => void;
 }
 
-const SEAL_FAILURE_REPEAT_MS = 60_000;
 /**
  * Memory per sort or hash of a statistics statement (PostgreSQL's default 4 MB spills the
  * per-bucket sort of a 30-day range to disk). A statement has a handful of such nodes and the pool
@@ -96,7 +96,6 @@ export class PostgresTraceStore implements TraceStore {
   private analyzing: Promise<void> | null = null;
   private readonly timer: NodeJS.Timeout | null;
   private sealing: Promise<boolean> | null = null;
-  private lastSealFailure = 0;
   private readonly notice: (message: string) => void;
   private readonly sealStepSpans: number;
 
@@ -106,14 +105,13 @@ export class PostgresTraceStore implements TraceStore {
     this.analyzedRows = rows;
     this.notice = options.onNotice ?? ((message) => process.stderr.write(`trace store: ${message}\n`));
     this.sealStepSpans = options.sealStepSpans ?? 500_000;
-    const every = options.sealEveryMs ?? 5_000;
-    this.timer =
-      every > 0
-        ? setInterval(() => {
-            void this.seal().catch((err: unknown) => this.sealFailed(err));
-          }, every)
-        : null;
-    this.timer?.unref();
+    // A tick while a step runs (the first after a migration may take minutes) is skipped, not queued.
+    this.timer = sealInBackground(
+      options.sealEveryMs ?? 5_000,
+      () => (this.sealing === null ? this.seal() : Promise.resolve()),
+      this.notice,
+      () => this.pool.ended,
+    );
   }
 
   /**
@@ -147,14 +145,6 @@ export class PostgresTraceStore implements TraceStore {
     } finally {
       this.sealing = null;
     }
-  }
-
-  private sealFailed(err: unknown): void {
-    if (this.pool.ended || Date.now() - this.lastSealFailure < SEAL_FAILURE_REPEAT_MS) return;
-    this.lastSealFailure = Date.now();
-    this.notice(
-      `sealing failed (statistics stay exact but slower until it succeeds): ${err instanceof Error ? err.message : String(err)}`,
-    );
   }
 
   /**
