@@ -6,7 +6,7 @@ import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { RequestContext } from '../context.ts';
 import type { ArtifactVersion } from '../domain/types.ts';
 import { ApiError, ruleBroken } from '../errors.ts';
-import { presentArtifacts, type ApiArtifact } from '../org/present-artifacts.ts';
+import { presentArtifactsJson, type ArtifactJson } from '../org/present-artifacts.ts';
 import { decodeCursor, encodeCursor, fingerprint, pageWindow } from '../shared/paging.ts';
 import type { ArtifactSort, ArtifactSortField, SearchStrategy } from '../store/registry-port.ts';
 
@@ -42,7 +42,8 @@ export const agentSearchSchema = {
 export type AgentSearchInput = FromSchema<typeof agentSearchSchema>;
 
 export interface AgentSearchResult {
-  items: ApiArtifact[];
+  /** Ready JSON text per agent. */
+  items: ArtifactJson[];
   page: { limit: number; offset: number; total: number };
 }
 
@@ -94,7 +95,7 @@ export async function findAgents(
 
 export async function searchAgents(ctx: RequestContext, input: AgentSearchInput): Promise<AgentSearchResult> {
   const { rows, page } = await findAgents(ctx, input);
-  const items = await presentArtifacts(ctx.registry, await ctx.access(), rows);
+  const items = await presentArtifactsJson(ctx.registry, await ctx.access(), rows);
   ctx.checkDeadline();
   return { items, page };
 }

@@ -7,6 +7,7 @@ import type { Access } from '../auth/access.ts';
 import type { ArtifactVersion, Identity, Relationship } from '../domain/types.ts';
 import type { RawBundle } from '../store/bundle-schema.ts';
 import type { RegistryStore } from '../store/registry-port.ts';
+import { apiDocumentJson } from '../shared/api-document.ts';
 
 /** An agent's credential as the API shows it: `api_key` masked to its last four characters. */
 export interface MaskedIdentity {
@@ -124,12 +125,31 @@ export function presentArtifact(row: ArtifactVersion, access: Access, extras: Ar
   return out;
 }
 
-export async function presentArtifacts(
+/**
+ * One artifact as the API shows it to this caller, as JSON text: its stored ready-to-send
+ * document (shared/api-document.ts) with the per-caller fields appended. The same members as
+ * `presentArtifact` serialized by the kind's response schema; only their order differs.
+ */
+function presentArtifactJson(row: ArtifactVersion, access: Access, extras: ArtifactExtras): string {
+  const doc = row.api_json ?? apiDocumentJson(row.kind, row.doc);
+  let out = `${doc.slice(0, -1)}${doc.length > 2 ? ',' : ''}"permissions":${JSON.stringify(access.artifactPermissions(row))}`;
+  const identity = extras.identities.get(row.id);
+  if (identity !== undefined) out += `,"identity":${JSON.stringify(maskIdentity(identity))}`;
+  const rel = extras.relationships.get(row.id);
+  if (rel !== undefined) out += `,"relationships":${JSON.stringify(rel)}`;
+  return `${out}}`;
+}
+
+/** An artifact as JSON text (`presentArtifactJson`): a page is answered by joining them. */
+export type ArtifactJson = string;
+
+/** The rows presented to this caller as JSON text, every lookup batched over the page. */
+export async function presentArtifactsJson(
   store: RegistryStore,
   access: Access,
   rows: ArtifactVersion[],
-): Promise<ApiArtifact[]> {
+): Promise<ArtifactJson[]> {
   if (rows.length === 0) return [];
   const extras = await loadArtifactExtras(store, access, rows);
-  return rows.map((row) => presentArtifact(row, access, extras));
+  return rows.map((row) => presentArtifactJson(row, access, extras));
 }

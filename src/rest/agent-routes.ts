@@ -3,8 +3,9 @@ import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-
 import type { FastifyInstance } from 'fastify';
 import type { FromSchema } from 'json-schema-to-ts';
 import { getProfileImage } from '../agents/profile-image.ts';
-import { agentSearchSchema, searchAgents, type AgentSearchResult } from '../agents/search-agents.ts';
-import { agentSchema } from './schemas/artifacts.ts';
+import { agentSearchSchema, searchAgents } from '../agents/search-agents.ts';
+import { sendJsonPage } from './json-page.ts';
+import { agentSchema } from '../domain/artifact-schemas.ts';
 import { BODY_PROBLEMS, noQuery, pageSchema, problemResponses } from './schemas/common.ts';
 
 const imageParams = {
@@ -39,7 +40,8 @@ function prefersImage(accept: string | undefined, imageType: string): boolean {
 export function registerAgentRoutes(app: FastifyInstance): void {
   const api = app.withTypeProvider<JsonSchemaToTsProvider>();
   // Replies are the handlers' declared types (the response schemas serialize them); requests come typed from the schemas.
-  api.post<{ Reply: AgentSearchResult }>(
+  // The items come as ready JSON text (sendJsonPage); the response schema documents them.
+  api.post(
     '/agent/v1/agents/search',
     {
       config: { responseCache: true, emptyBodyIsObject: true },
@@ -59,7 +61,7 @@ export function registerAgentRoutes(app: FastifyInstance): void {
         },
       },
     },
-    async (request) => searchAgents(request.ctx, request.body ?? {}),
+    async (request, reply) => sendJsonPage(reply, await searchAgents(request.ctx, request.body)),
   );
 
   api.get<{ Params: FromSchema<typeof imageParams>; Reply: Buffer | string }>(

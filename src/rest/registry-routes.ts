@@ -5,7 +5,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 import { exportWorkspace } from '../org/export-workspace.ts';
 import { listUsers, type UserListResult } from '../org/list-users.ts';
 import { listInsightSchemas, type InsightSchema } from '../skills/insight-schemas.ts';
-import { exportedArtifactSchema } from './schemas/artifacts.ts';
+import { exportedArtifactSchema } from '../domain/artifact-schemas.ts';
 import { limitOffsetQuery, noQuery, pageSchema, problemResponses } from './schemas/common.ts';
 import { directoryUserSchema, projectSchema, workspaceSchema } from './schemas/registry.ts';
 

@@ -10,8 +10,9 @@ import {
   type ToolAggregateInput,
   type ToolAggregateResult,
 } from '../tools/aggregate-tools.ts';
-import { listTools, type ToolListResult } from '../tools/list-tools.ts';
-import { toolSchema } from './schemas/artifacts.ts';
+import { listTools } from '../tools/list-tools.ts';
+import { sendJsonPage } from './json-page.ts';
+import { toolSchema } from '../domain/artifact-schemas.ts';
 import {
   BODY_PROBLEMS,
   limitOffsetQuery,
@@ -73,7 +74,8 @@ const groupSchema = {
 
 export function registerToolRoutes(app: FastifyInstance): void {
   const api = app.withTypeProvider<JsonSchemaToTsProvider>();
-  api.get<{ Querystring: FromSchema<typeof limitOffsetQuery>; Reply: ToolListResult }>(
+  // The items come as ready JSON text (sendJsonPage); the response schema documents them.
+  api.get<{ Querystring: FromSchema<typeof limitOffsetQuery> }>(
     '/mcp/v1/tools',
     {
       config: { responseCache: true, rateLimited: 'tools.list' },
@@ -92,7 +94,8 @@ export function registerToolRoutes(app: FastifyInstance): void {
         },
       },
     },
-    async (request) => listTools(request.ctx, request.query.limit, request.query.offset),
+    async (request, reply) =>
+      sendJsonPage(reply, await listTools(request.ctx, request.query.limit, request.query.offset)),
   );
 
   // The filters' schema is built per group field, beyond what FromSchema can read: the body type is the handler's.

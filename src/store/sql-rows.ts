@@ -121,6 +121,8 @@ export function toArtifact(r: Row): ArtifactVersion {
   if (repoId !== undefined) a.repo_id = repoId;
   const serverId = opt(r.server_id);
   if (serverId !== undefined) a.server_id = serverId;
+  const apiJson = opt(r.api_json);
+  if (apiJson !== undefined) a.api_json = apiJson;
   return a;
 }
 

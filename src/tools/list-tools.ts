@@ -1,14 +1,15 @@
 /** Operation 6: the caller's readable tools (latest versions), by name, paged by limit/offset. */
 import type { RequestContext } from '../context.ts';
 import type { ArtifactVersion } from '../domain/types.ts';
-import { presentArtifacts, type ApiArtifact } from '../org/present-artifacts.ts';
+import { presentArtifactsJson, type ArtifactJson } from '../org/present-artifacts.ts';
 import { pageWindow } from '../shared/paging.ts';
 
 const LIST_DEFAULT_LIMIT = 50;
 const LIST_MAX_LIMIT = 200;
 
 export interface ToolListResult {
-  items: ApiArtifact[];
+  /** Ready JSON text per tool. */
+  items: ArtifactJson[];
   page: { limit: number; offset: number; total: number };
 }
 
@@ -33,7 +34,7 @@ export async function findTools(
 
 export async function listTools(ctx: RequestContext, limit?: number, offset?: number): Promise<ToolListResult> {
   const { rows, page } = await findTools(ctx, limit, offset);
-  const items = await presentArtifacts(ctx.registry, await ctx.access(), rows);
+  const items = await presentArtifactsJson(ctx.registry, await ctx.access(), rows);
   ctx.checkDeadline();
   return { items, page };
 }

@@ -104,14 +104,50 @@ export async function writeOldArtifacts(engine: 'sqlite' | 'postgres', exec: (sq
   await exec(`INSERT INTO organizations VALUES ('org-o', 'O', 'active')`);
   await exec(`INSERT INTO workspaces (id, org_id, root_workspace_id, name, display_name, kind, workspace_status, created_at,
     created_by, updated_at, updated_by) VALUES ('ws-o', 'org-o', 'ws-o', 'o', 'O', 'org', 'active', 't', 'u', 't', 'u')`);
+  // a-1 a whole document (given its ready-to-send form on open), a-2 one no schema admits (left without).
+  const whole = {
+    id: 'a-1',
+    name: 'a-1',
+    kind: 'tool',
+    artifact_status: 'active',
+    source_type: 'git',
+    extension: 'json',
+    content_hash_hex: 'ab'.repeat(32),
+    commit_ts: 't',
+    created_at: 't',
+    created_by: 'u',
+    updated_at: 't',
+    updated_by: 'u',
+    version_ordinal: 1,
+    is_latest: true,
+    workspace_id: 'ws-o',
+    repo_id: 'repo-1',
+    tool_name: 'a1',
+    unlisted: 'kept in doc, not sent',
+  };
   for (const [id, doc] of [
-    ['a-1', '{"id":"a-1","repo_id":"repo-1"}'],
+    ['a-1', JSON.stringify(whole)],
     ['a-2', '{"id":"a-2","repo_id":null}'],
   ]) {
     await exec(`INSERT INTO artifacts (id, version_ordinal, is_latest, kind, name, name_lower, workspace_id,
       artifact_status, created_at, created_by, updated_at, updated_by, doc${search[0]}) VALUES ('${id}', 1, 1 = 1,
       'tool', '${id}', '${id}', 'ws-o', 'active', 't', 'u', 't', 'u', '${doc}'${search[1]})`);
   }
+}
+
+/**
+ * What a store opened over `writeOldArtifacts` answers: the repo_id of the documents, and the
+ * ready-to-send form filled in for the whole document only, without the field no schema lists.
+ */
+export async function expectOldArtifactsUpgraded(store: RegistryStore): Promise<void> {
+  expect((await store.listArtifactsOfRepos(['repo-1'])).map((a) => [a.id, a.repo_id])).toEqual([['a-1', 'repo-1']]);
+  const [a1, a2] = await store.getArtifacts(['a-1', 'a-2']);
+  expect(a2).not.toHaveProperty('repo_id');
+  expect(a2).not.toHaveProperty('api_json');
+  const { unlisted, ...listed } = a1?.doc ?? {};
+  expect(unlisted).toBe('kept in doc, not sent');
+  expect(JSON.parse(a1?.api_json ?? 'null')).toEqual(listed);
+  expect(await store.getRepos(['repo-1'])).toEqual([]);
 }
 
 export function registryContract(engine: string, open: () => Promise<RegistryStore>): void {

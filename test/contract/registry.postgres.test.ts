@@ -6,7 +6,7 @@ import { openPostgresRegistry } from '../../src/store/postgres/open.ts';
 import { PG_URL, dropSchema, freshSchemaName, postgresReachable } from './pg-schema.ts';
 import { parseBundle } from '../../src/store/bundle.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
-import { registryContract, writeOldArtifacts } from './registry-contract.ts';
+import { expectOldArtifactsUpgraded, registryContract, writeOldArtifacts } from './registry-contract.ts';
 
 const schemas: string[] = [];
 if (await postgresReachable()) {
@@ -64,11 +64,7 @@ if (await postgresReachable()) {
       }
       const store = await openPostgresRegistry({ databaseUrl: PG_URL, requestTimeoutMs: 10_000 }, schema);
       try {
-        expect((await store.listArtifactsOfRepos(['repo-1'])).map((a) => [a.id, a.repo_id])).toEqual([
-          ['a-1', 'repo-1'],
-        ]);
-        expect((await store.getArtifacts(['a-2']))[0]).not.toHaveProperty('repo_id');
-        expect(await store.getRepos(['repo-1'])).toEqual([]);
+        await expectOldArtifactsUpgraded(store);
       } finally {
         await store.close();
       }

@@ -8,7 +8,7 @@ import { parseBundle } from '../../src/store/bundle.ts';
 import { openRegistryStore } from '../../src/store/open-registry.ts';
 import { SqliteRegistryStore } from '../../src/store/sqlite/registry-store.ts';
 import { TEST_API_KEY, smallBundle } from '../fixtures/small-bundle.ts';
-import { registryContract, writeOldArtifacts } from './registry-contract.ts';
+import { expectOldArtifactsUpgraded, registryContract, writeOldArtifacts } from './registry-contract.ts';
 
 const tempFile = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gw-contract-')), 'registry.sqlite');
 
@@ -30,7 +30,7 @@ describe('sqlite registry engine specifics', () => {
         .prepare('SELECT name FROM schema_migrations')
         .all()
         .map((r) => r.name),
-    ).toEqual(['001_init.sql', '002_sort_index.sql', '003_repos.sql']);
+    ).toEqual(['001_init.sql', '002_sort_index.sql', '003_repos.sql', '004_api_json.sql']);
     expect(db.prepare('PRAGMA journal_mode').get()?.journal_mode).toBe('wal');
     db.close();
   });
@@ -47,9 +47,7 @@ describe('sqlite registry engine specifics', () => {
     await writeOldArtifacts('sqlite', (sql) => old.exec(sql));
     old.close();
     const store = new SqliteRegistryStore(file);
-    expect((await store.listArtifactsOfRepos(['repo-1'])).map((a) => [a.id, a.repo_id])).toEqual([['a-1', 'repo-1']]);
-    expect((await store.getArtifacts(['a-2']))[0]).not.toHaveProperty('repo_id');
-    expect(await store.getRepos(['repo-1'])).toEqual([]);
+    await expectOldArtifactsUpgraded(store);
     await store.close();
   });
 

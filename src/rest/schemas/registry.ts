@@ -1,5 +1,5 @@
 /** Response schemas of workspaces, projects and directory users (specification resource tables). */
-import { namedRefSchema } from './artifacts.ts';
+import { namedRefSchema } from '../../domain/artifact-schemas.ts';
 
 const str = { type: 'string' } as const;
 const counts = { type: 'object', additionalProperties: { type: 'integer' } } as const;

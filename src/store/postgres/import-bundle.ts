@@ -6,6 +6,7 @@
  */
 import type pg from 'pg';
 import type { Bundle } from '../../domain/types.ts';
+import { apiDocumentJson } from '../../shared/api-document.ts';
 import type { ImportCounts } from '../registry-port.ts';
 import {
   identityRow,
@@ -108,17 +109,18 @@ const SQL = {
   image: upsert('profile_images', ['agent_id', 'content_type', 'bytes'], ['agent_id']),
   artifact: `INSERT INTO artifacts (id, version_ordinal, is_latest, kind, name, name_lower, display_name, display_name_lower,
       workspace_id, project_id, artifact_status, created_at, created_by, updated_at, updated_by, server_id, provider_kind,
-      owner, is_system, source_type, doc, search, repo_id)
+      owner, is_system, source_type, doc, search, repo_id, api_json)
     VALUES ($1, $2, $3, $4, $5, lower($5), $6, lower($6), $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
       setweight(to_tsvector('simple', $5), 'A') || setweight(to_tsvector('simple', coalesce($6, '')), 'B')
-        || setweight(to_tsvector('simple', coalesce($20, '')), 'C'), $21)
+        || setweight(to_tsvector('simple', coalesce($20, '')), 'C'), $21, $22)
     ON CONFLICT (id, version_ordinal) DO UPDATE SET is_latest = EXCLUDED.is_latest, kind = EXCLUDED.kind,
       name = EXCLUDED.name, name_lower = EXCLUDED.name_lower, display_name = EXCLUDED.display_name,
       display_name_lower = EXCLUDED.display_name_lower, workspace_id = EXCLUDED.workspace_id,
       project_id = EXCLUDED.project_id, repo_id = EXCLUDED.repo_id, artifact_status = EXCLUDED.artifact_status, created_at = EXCLUDED.created_at,
       created_by = EXCLUDED.created_by, updated_at = EXCLUDED.updated_at, updated_by = EXCLUDED.updated_by,
       server_id = EXCLUDED.server_id, provider_kind = EXCLUDED.provider_kind, owner = EXCLUDED.owner,
-      is_system = EXCLUDED.is_system, source_type = EXCLUDED.source_type, doc = EXCLUDED.doc, search = EXCLUDED.search`,
+      is_system = EXCLUDED.is_system, source_type = EXCLUDED.source_type, doc = EXCLUDED.doc, search = EXCLUDED.search,
+      api_json = EXCLUDED.api_json`,
 };
 
 export async function importBundle(pool: pg.Pool, b: Bundle): Promise<ImportCounts> {
@@ -171,6 +173,7 @@ export async function importBundle(pool: pg.Pool, b: Bundle): Promise<ImportCoun
         JSON.stringify(d),
         str(d.instructions),
         orNull(a.repo_id),
+        apiDocumentJson(a.kind, d),
       ]);
     }
     for (const r of b.relationships) {

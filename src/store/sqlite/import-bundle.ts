@@ -5,6 +5,7 @@
  */
 import type { DatabaseSync } from 'node:sqlite';
 import type { Bundle } from '../../domain/types.ts';
+import { apiDocumentJson } from '../../shared/api-document.ts';
 import {
   identityRow,
   orNull,
@@ -127,15 +128,16 @@ function writeArtifacts(db: DatabaseSync, b: Bundle): void {
   const upsert =
     db.prepare(`INSERT INTO artifacts (id, version_ordinal, is_latest, kind, name, name_lower, display_name,
     display_name_lower, workspace_id, project_id, repo_id, artifact_status, created_at, created_by, updated_at,
-    updated_by, server_id, provider_kind, owner, is_system, source_type, doc)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    updated_by, server_id, provider_kind, owner, is_system, source_type, doc, api_json)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT(id, version_ordinal) DO UPDATE SET is_latest = excluded.is_latest, kind = excluded.kind,
     name = excluded.name, name_lower = excluded.name_lower, display_name = excluded.display_name,
     display_name_lower = excluded.display_name_lower, workspace_id = excluded.workspace_id,
     project_id = excluded.project_id, repo_id = excluded.repo_id, artifact_status = excluded.artifact_status, created_at = excluded.created_at,
     created_by = excluded.created_by, updated_at = excluded.updated_at, updated_by = excluded.updated_by,
     server_id = excluded.server_id, provider_kind = excluded.provider_kind, owner = excluded.owner,
-    is_system = excluded.is_system, source_type = excluded.source_type, doc = excluded.doc`);
+    is_system = excluded.is_system, source_type = excluded.source_type, doc = excluded.doc,
+    api_json = excluded.api_json`);
   for (const a of b.artifacts) {
     const d = a.doc;
     upsert.run(
@@ -161,6 +163,7 @@ function writeArtifacts(db: DatabaseSync, b: Bundle): void {
       bool(d.is_system),
       str(d.source_type),
       JSON.stringify(d),
+      apiDocumentJson(a.kind, d),
     );
   }
   const fts = db.prepare(`INSERT INTO artifacts_fts (rowid, name, display_name, instructions)

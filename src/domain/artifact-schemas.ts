@@ -2,7 +2,7 @@
  * Response schemas of artifacts (agents, tools, exported artifacts) exactly as the
  * specification's resource tables list them.
  */
-import { ARTIFACT_REQUIRED_FIELDS } from '../../domain/types.ts';
+import { ARTIFACT_REQUIRED_FIELDS } from './types.ts';
 
 const str = { type: 'string' } as const;
 const freeObject = { type: 'object', additionalProperties: true } as const;
@@ -77,6 +77,13 @@ const artifactProperties = {
   source_version: str,
   version_label: str,
   relationships: relationshipsSchema,
+} as const;
+
+/** Any other kind (skills, prompts, …): the fields every artifact has. */
+export const baseArtifactSchema = {
+  type: 'object',
+  required: [...artifactRequired],
+  properties: artifactProperties,
 } as const;
 
 const permissionFlags = { type: 'object', additionalProperties: { type: 'boolean' } } as const;

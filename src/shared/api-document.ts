@@ -1,0 +1,44 @@
+/**
+ * The ready-to-send form of an artifact: its stored document serialized by its kind's response
+ * schema (the fields the specification lists, in its order, nothing else), without the fields
+ * computed per caller (`identity`, `permissions`, `relationships`). Stores keep it beside the
+ * document from import on (`ArtifactVersion.api_json`), so a page of artifacts is answered by
+ * splicing stored text and the per-caller fields instead of parsing and serializing every document
+ * per request (issue 12). The serializer is the one Fastify builds from the same schemas.
+ */
+import fastJson, { type ObjectSchema } from 'fast-json-stringify';
+import { agentSchema, baseArtifactSchema, toolSchema } from '../domain/artifact-schemas.ts';
+
+const PER_CALLER = new Set(['identity', 'permissions', 'relationships']);
+
+function documentSchema(schema: { properties: Record<string, unknown>; required: readonly string[] }): ObjectSchema {
+  return {
+    type: 'object',
+    required: [...schema.required],
+    properties: Object.fromEntries(
+      Object.entries(schema.properties).filter(([k]) => !PER_CALLER.has(k)),
+    ) as NonNullable<ObjectSchema['properties']>,
+  };
+}
+
+const serializers = {
+  agent: fastJson(documentSchema(agentSchema)),
+  tool: fastJson(documentSchema(toolSchema)),
+  other: fastJson(documentSchema(baseArtifactSchema)),
+};
+
+/** The document as the API shows it to every caller, as JSON text (an object: `{…}`). */
+export function apiDocumentJson(kind: string, doc: Record<string, unknown>): string {
+  const serialize: (doc: unknown) => string =
+    kind === 'agent' ? serializers.agent : kind === 'tool' ? serializers.tool : serializers.other;
+  return serialize(doc);
+}
+
+/** `apiDocumentJson` of a stored document's text, or null when it cannot be serialized (for stores filling old rows). */
+export function readyJson(kind: string, docText: string): string | null {
+  try {
+    return apiDocumentJson(kind, JSON.parse(docText) as Record<string, unknown>);
+  } catch {
+    return null;
+  }
+}

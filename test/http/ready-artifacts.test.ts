@@ -1,0 +1,103 @@
+/**
+ * Ready-to-send artifacts (issue 12): the tool list and the agent search answer stored JSON text
+ * with the per-caller fields spliced in (org/present-artifacts.ts `presentArtifactJson`). Each
+ * item must carry exactly the members the object path gives, serialized by the route's response
+ * schema, for every caller: a document field no schema lists stays out, permissions follow the
+ * caller's role, the identity is masked, relationships keep only readable ends.
+ */
+import fastJson from 'fast-json-stringify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadAccess } from '../../src/auth/access.ts';
+import { agentSchema, toolSchema } from '../../src/domain/artifact-schemas.ts';
+import { loadArtifactExtras, presentArtifact } from '../../src/org/present-artifacts.ts';
+import { TEST_API_KEY, smallBundle } from '../fixtures/small-bundle.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+
+type Item = Record<string, unknown> & { id: string };
+const headersOf = (user: string) => t.auth(user, user === 'u-b' ? 'org-b' : 'org-a');
+
+/** The small bundle with document fields no response schema lists (kept for export, never listed). */
+function bundleWithUnlistedFields() {
+  const b = smallBundle() as { artifacts: Record<string, unknown>[] };
+  for (const a of b.artifacts) {
+    a.metadata = { team: 'payments' };
+    a.source_metadata = { sha: 'abc' };
+    if (a.kind === 'tool') a.instructions = 'an agent field on a tool';
+    if (a.kind === 'agent') a.input_schema = { type: 'object' };
+  }
+  return b;
+}
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp({ bundle: bundleWithUnlistedFields(), env: { RESPONSE_CACHE_ENTRIES: '0' } });
+});
+afterAll(async () => {
+  await t.close();
+});
+
+/** What the object path answers for these items: presentArtifact, then the response schema's serializer. */
+async function objectPath(user: string, items: Item[], schema: typeof agentSchema | typeof toolSchema) {
+  const caller = await t.authenticator.authenticate((await headersOf(user)).authorization);
+  const access = await loadAccess(t.registry, caller);
+  const rows = await t.registry.getArtifacts(items.map((i) => i.id));
+  const extras = await loadArtifactExtras(t.registry, access, rows);
+  const serialize = fastJson({ ...schema, required: [...schema.required] });
+  const byId = new Map(rows.map((r) => [r.id, JSON.parse(serialize(presentArtifact(r, access, extras))) as Item]));
+  return items.map((i) => byId.get(i.id));
+}
+
+describe('ready-to-send artifacts answer what the object path answers', () => {
+  for (const user of ['u-admin', 'u-viewer', 'u-b']) {
+    it(`the tool list for ${user}`, async () => {
+      const res = await t.app.inject({ method: 'GET', url: '/mcp/v1/tools?limit=200', headers: await headersOf(user) });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+      const items = res.json<{ items: Item[] }>().items;
+      expect(items.length).toBeGreaterThan(0);
+      expect(items).toEqual(await objectPath(user, items, toolSchema));
+      for (const item of items) {
+        expect(item).not.toHaveProperty('instructions');
+        expect(item).not.toHaveProperty('metadata');
+        expect(item.permissions).toMatchObject({ can_read: true });
+      }
+    });
+
+    it(`the agent search for ${user}`, async () => {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/agent/v1/agents/search',
+        headers: await headersOf(user),
+        payload: { limit: 100 },
+      });
+      expect(res.statusCode).toBe(200);
+      const items = res.json<{ items: Item[] }>().items;
+      expect(items.length).toBeGreaterThan(0);
+      expect(items).toEqual(await objectPath(user, items, agentSchema));
+      expect(res.body).not.toContain(TEST_API_KEY);
+      for (const item of items) expect(item).not.toHaveProperty('input_schema');
+    });
+  }
+
+  it('per-caller fields differ by caller: the admin edits ag-2, the viewer only reads it; both see its key masked', async () => {
+    const search = async (user: string) =>
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: '/agent/v1/agents/search',
+          headers: await t.auth(user),
+          payload: { query: 'Travel Planner', strategy: 'exact' },
+        })
+      ).json<{ items: Item[] }>().items;
+    const [asAdmin] = await search('u-admin');
+    const [asViewer] = await search('u-viewer');
+    expect(asAdmin?.permissions).toMatchObject({ can_edit: true, can_read: true });
+    expect(asViewer?.permissions).toMatchObject({ can_edit: false, can_read: true });
+    expect(asAdmin?.identity).toEqual({
+      client_id: 'client-ag-2',
+      credential_kind: 'api_key',
+      api_key: `****${TEST_API_KEY.slice(-4)}`,
+      expires_at: '2099-01-01T00:00:00Z',
+    });
+  });
+});
