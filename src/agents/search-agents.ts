@@ -8,7 +8,7 @@ import type { ArtifactVersion } from '../domain/types.ts';
 import { ApiError, ruleBroken } from '../errors.ts';
 import { presentArtifactsJson, type ArtifactJson } from '../org/present-artifacts.ts';
 import { decodeCursor, encodeCursor, fingerprint, pageWindow } from '../shared/paging.ts';
-import type { ArtifactSort, ArtifactSortField, SearchStrategy } from '../store/registry-port.ts';
+import type { ArtifactQuery, ArtifactSort, ArtifactSortField, Page, SearchStrategy } from '../store/registry-port.ts';
 
 const SEARCH_STRATEGIES: readonly SearchStrategy[] = ['keyword', 'prefix', 'exact'];
 const SORT_FIELDS: readonly ArtifactSortField[] = ['relevance', 'name', 'display_name', 'created_at', 'updated_at'];
@@ -59,11 +59,12 @@ function parseSorts(sorts: string[] | undefined, hasQuery: boolean): ArtifactSor
   );
 }
 
-/** The page of a search as stored rows: validation, authorization and paging of operation 2. */
-export async function findAgents(
+/** Validation, authorization and paging of operation 2, reading the page with `find` (whole rows or ready ones). */
+async function agentPage<T>(
   ctx: RequestContext,
   input: AgentSearchInput,
-): Promise<{ rows: ArtifactVersion[]; page: AgentSearchResult['page'] }> {
+  find: (query: ArtifactQuery) => Promise<Page<T>>,
+): Promise<{ rows: T[]; page: AgentSearchResult['page'] }> {
   if (input.cursor !== undefined && input.offset !== undefined) {
     throw ruleBroken('/cursor', 'cursor and offset cannot be used together');
   }
@@ -81,7 +82,7 @@ export async function findAgents(
   const window = pageWindow(input.limit, offset, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT);
   const access = await ctx.access();
   const scope = access.scope(input.workspace_id);
-  const page = await ctx.registry.findArtifacts({
+  const page = await find({
     kind: 'agent',
     workspaceIds: scope,
     ...(query !== '' ? { text: { query, strategy } } : {}),
@@ -93,8 +94,16 @@ export async function findAgents(
   return { rows: page.items, page: { limit: window.limit, offset: window.offset, total: page.total } };
 }
 
+/** The page of a search as stored rows (GraphQL resolves their fields). */
+export async function findAgents(
+  ctx: RequestContext,
+  input: AgentSearchInput,
+): Promise<{ rows: ArtifactVersion[]; page: AgentSearchResult['page'] }> {
+  return agentPage(ctx, input, (q) => ctx.registry.findArtifacts(q));
+}
+
 export async function searchAgents(ctx: RequestContext, input: AgentSearchInput): Promise<AgentSearchResult> {
-  const { rows, page } = await findAgents(ctx, input);
+  const { rows, page } = await agentPage(ctx, input, (q) => ctx.registry.findReadyArtifacts(q));
   const items = await presentArtifactsJson(ctx.registry, await ctx.access(), rows);
   ctx.checkDeadline();
   return { items, page };

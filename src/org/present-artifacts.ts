@@ -6,8 +6,7 @@
 import type { Access } from '../auth/access.ts';
 import type { ArtifactVersion, Identity, Relationship } from '../domain/types.ts';
 import type { RawBundle } from '../store/bundle-schema.ts';
-import type { RegistryStore } from '../store/registry-port.ts';
-import { apiDocumentJson } from '../shared/api-document.ts';
+import type { ReadyArtifact, RegistryStore } from '../store/registry-port.ts';
 
 /** An agent's credential as the API shows it: `api_key` masked to its last four characters. */
 export interface MaskedIdentity {
@@ -79,7 +78,7 @@ export interface ArtifactExtras {
 export async function loadArtifactExtras(
   store: RegistryStore,
   access: Access,
-  rows: ArtifactVersion[],
+  rows: readonly Pick<ArtifactVersion, 'id' | 'kind'>[],
 ): Promise<ArtifactExtras> {
   const ids = rows.map((r) => r.id);
   const agentIds = rows.filter((r) => r.kind === 'agent').map((r) => r.id);
@@ -130,8 +129,8 @@ export function presentArtifact(row: ArtifactVersion, access: Access, extras: Ar
  * document (shared/api-document.ts) with the per-caller fields appended. The same members as
  * `presentArtifact` serialized by the kind's response schema; only their order differs.
  */
-function presentArtifactJson(row: ArtifactVersion, access: Access, extras: ArtifactExtras): string {
-  const doc = row.api_json ?? apiDocumentJson(row.kind, row.doc);
+function presentArtifactJson(row: ReadyArtifact, access: Access, extras: ArtifactExtras): string {
+  const doc = row.api_json;
   let out = `${doc.slice(0, -1)}${doc.length > 2 ? ',' : ''}"permissions":${JSON.stringify(access.artifactPermissions(row))}`;
   const identity = extras.identities.get(row.id);
   if (identity !== undefined) out += `,"identity":${JSON.stringify(maskIdentity(identity))}`;
@@ -147,7 +146,7 @@ export type ArtifactJson = string;
 export async function presentArtifactsJson(
   store: RegistryStore,
   access: Access,
-  rows: ArtifactVersion[],
+  rows: ReadyArtifact[],
 ): Promise<ArtifactJson[]> {
   if (rows.length === 0) return [];
   const extras = await loadArtifactExtras(store, access, rows);

@@ -59,6 +59,16 @@ export interface ArtifactQuery {
   offset: number;
 }
 
+/** An artifact as the REST lists send it: its ready-to-send text and what the per-caller fields come from. */
+export interface ReadyArtifact {
+  id: string;
+  kind: ArtifactKind;
+  workspace_id: string;
+  created_by: string;
+  /** `ArtifactVersion.api_json`; serialized from the document for a row the store holds none for. */
+  api_json: string;
+}
+
 export interface Page<T> {
   items: T[];
   total: number;
@@ -145,6 +155,8 @@ export interface RegistryStore {
 
   // Artifacts
   findArtifacts(query: ArtifactQuery): Promise<Page<ArtifactVersion>>;
+  /** The same page in the ready-to-send form only (the REST lists): no document is read. */
+  findReadyArtifacts(query: ArtifactQuery): Promise<Page<ReadyArtifact>>;
   /** Every latest artifact in these workspaces (optionally of one kind), ordered by id. */
   listArtifacts(workspaceIds: readonly string[], kind?: ArtifactKind): Promise<ArtifactVersion[]>;
   /** Latest versions by id. */

@@ -11,8 +11,9 @@ import type {
   User,
   Workspace,
 } from '../domain/types.ts';
+import { apiDocumentJson } from '../shared/api-document.ts';
 import { compact } from '../shared/compact.ts';
-import type { ToolAggregateQuery, ToolGroup, ToolRef } from './registry-port.ts';
+import type { ReadyArtifact, ToolAggregateQuery, ToolGroup, ToolRef } from './registry-port.ts';
 import { sqlText } from './sql-values.ts';
 
 export type Row = Record<string, unknown>;
@@ -124,6 +125,18 @@ export function toArtifact(r: Row): ArtifactVersion {
   const apiJson = opt(r.api_json);
   if (apiJson !== undefined) a.api_json = apiJson;
   return a;
+}
+
+/** A row of `seq, id, kind, workspace_id, created_by, api_json` and, when `api_json` is null, `doc`. */
+export function toReadyArtifact(r: Row): ReadyArtifact {
+  const kind = r.kind as ArtifactKind;
+  return {
+    id: r.id as string,
+    kind,
+    workspace_id: r.workspace_id as string,
+    created_by: r.created_by as string,
+    api_json: opt(r.api_json) ?? apiDocumentJson(kind, JSON.parse(r.doc as string) as Record<string, unknown>),
+  };
 }
 
 export function toRelationship(r: Row): Relationship {

@@ -71,7 +71,7 @@ function busyFor(ms: number) {
     new Proxy(store, {
       get(target, prop, receiver) {
         const value = Reflect.get(target, prop, receiver) as unknown;
-        if (prop !== 'findArtifacts' && prop !== 'listArtifacts')
+        if (prop !== 'findArtifacts' && prop !== 'findReadyArtifacts' && prop !== 'listArtifacts')
           return typeof value === 'function' ? value.bind(target) : value;
         return (...args: unknown[]) => {
           const until = Date.now() + ms;

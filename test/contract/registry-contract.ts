@@ -375,6 +375,42 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
       expect(ids(skills)).toEqual(['sk-1', 'sk-b1']);
     });
 
+    it('finds the same pages in the ready-to-send form: each row its stored api_json, no document', async () => {
+      const queries: ArtifactQuery[] = [
+        { kind: 'tool', workspaceIds: ORG_A_WS, sorts: byName, limit: 50, offset: 0 },
+        { kind: 'tool', workspaceIds: ORG_A_WS, sorts: [{ field: 'name', desc: true }], limit: 2, offset: 1 },
+        { kind: 'tool', workspaceIds: ORG_A_WS, sorts: byName, limit: 10, offset: 9 },
+        { kind: 'tool', workspaceIds: ORG_A_WS, sorts: byName, limit: 0, offset: 0 },
+        { kind: 'tool', workspaceIds: [], sorts: byName, limit: 50, offset: 0 },
+        { workspaceIds: ['ws-a-sub'], sorts: byName, limit: 50, offset: 0 },
+        {
+          kind: 'agent',
+          workspaceIds: ORG_A_WS,
+          text: { query: 'invoices', strategy: 'keyword' },
+          sorts: [{ field: 'relevance', desc: false }],
+          limit: 10,
+          offset: 0,
+        },
+      ];
+      for (const query of queries) {
+        const whole = await store.findArtifacts(query);
+        const ready = await store.findReadyArtifacts(query);
+        expect(ready.total).toBe(whole.total);
+        expect(ready.items).toEqual(
+          whole.items.map((a) => ({
+            id: a.id,
+            kind: a.kind,
+            workspace_id: a.workspace_id,
+            created_by: a.created_by,
+            api_json: a.api_json,
+          })),
+        );
+      }
+      const [tool] = (await store.findReadyArtifacts(queries[5] as ArtifactQuery)).items;
+      expect(tool?.id).toBe('tl-2');
+      expect(JSON.parse(tool?.api_json ?? 'null')).toMatchObject({ id: 'tl-2', kind: 'tool', server_id: 'srv-github' });
+    });
+
     it('searches by keyword (ranked full text), prefix and exact, case-insensitively and safely', async () => {
       const agents = (text: { query: string; strategy: 'keyword' | 'prefix' | 'exact' }) =>
         store.findArtifacts({

@@ -26,7 +26,7 @@ function slow(method: keyof RegistryStore, ms: number) {
 
 describe('request deadline', () => {
   it('answers 504 request_timeout when the store is slower than REQUEST_TIMEOUT_MS', async () => {
-    t = await startTestApp({ env: { REQUEST_TIMEOUT_MS: '100' }, wrapRegistry: slow('findArtifacts', 400) });
+    t = await startTestApp({ env: { REQUEST_TIMEOUT_MS: '100' }, wrapRegistry: slow('findReadyArtifacts', 400) });
     const started = Date.now();
     const res = await t.app.inject({ method: 'GET', url: '/mcp/v1/tools', headers: await t.auth('u-admin') });
     expectProblem(res, 504, 'request_timeout');

@@ -43,7 +43,7 @@ describe('store calls per REST read', () => {
     expect(large.calls).toEqual({
       generation: 1,
       getMembershipsOfUser: 1,
-      findArtifacts: 1,
+      findReadyArtifacts: 1,
       getRelationships: 1,
       getArtifactWorkspaceIds: 1,
     });
@@ -54,7 +54,8 @@ describe('store calls per REST read', () => {
     const large = await callsOf('POST', '/agent/v1/agents/search', { limit: 100 });
     expect(large.json.items).toHaveLength(100);
     expect(large.calls).toEqual(small.calls);
-    expect(large.calls.findArtifacts).toBe(1);
+    expect(large.calls.findReadyArtifacts).toBe(1);
+    expect(large.calls.findArtifacts).toBeUndefined();
   });
 
   it('the workspace export: the same calls for a subtree of two workspaces as for the whole org', async () => {

@@ -30,7 +30,8 @@ function orderBy(sorts: ArtifactSort[], ranked: boolean): string {
   return parts.join(', ');
 }
 
-export function artifactSearchSql(q: ArtifactQuery): CompiledQuery | null {
+/** `columns`: what the page reads of each of its rows (of `artifacts a`), beside `total_count`. */
+export function artifactSearchSql(q: ArtifactQuery, columns = 'a.*'): CompiledQuery | null {
   const params: unknown[] = [[...q.workspaceIds]];
   const p = (v: unknown) => {
     params.push(v);
@@ -67,7 +68,7 @@ export function artifactSearchSql(q: ArtifactQuery): CompiledQuery | null {
     count: `SELECT COUNT(*)::int AS n ${body}`,
     page:
       `WITH page AS (SELECT ${keys} ${body} ORDER BY ${order} LIMIT $${n + 1} OFFSET $${n + 2}) ` +
-      `SELECT a.*, page.total_count::int AS total_count FROM page JOIN artifacts a ON a.seq = page.seq ORDER BY ${order}`,
+      `SELECT ${columns}, page.total_count::int AS total_count FROM page JOIN artifacts a ON a.seq = page.seq ORDER BY ${order}`,
     params,
   };
 }

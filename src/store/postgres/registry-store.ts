@@ -11,6 +11,7 @@ import {
   type ImportCounts,
   type KindCounts,
   type Page,
+  type ReadyArtifact,
   type RegistryStore,
   type ToolAggregateQuery,
   type ToolGroup,
@@ -22,6 +23,7 @@ import {
   toMembership,
   toOrganization,
   toProject,
+  toReadyArtifact,
   toRelationship,
   toRepo,
   toUser,
@@ -160,8 +162,20 @@ export class PostgresRegistryStore implements RegistryStore {
   }
 
   async findArtifacts(query: ArtifactQuery): Promise<Page<ArtifactVersion>> {
+    return this.artifactPage(query, 'a.*', toArtifact);
+  }
+
+  async findReadyArtifacts(query: ArtifactQuery): Promise<Page<ReadyArtifact>> {
+    return this.artifactPage(
+      query,
+      'a.id, a.kind, a.workspace_id, a.created_by, a.api_json, CASE WHEN a.api_json IS NULL THEN a.doc END AS doc',
+      toReadyArtifact,
+    );
+  }
+
+  private async artifactPage<T>(query: ArtifactQuery, columns: string, map: (r: Row) => T): Promise<Page<T>> {
     if (query.workspaceIds.length === 0) return { items: [], total: 0 };
-    const sql = artifactSearchSql(query);
+    const sql = artifactSearchSql(query, columns);
     if (sql === null) return { items: [], total: 0 };
     const count = async () => Number((await this.all(sql.count, sql.params))[0]?.n ?? 0);
     if (query.limit === 0) return { items: [], total: await count() };
@@ -169,7 +183,7 @@ export class PostgresRegistryStore implements RegistryStore {
     // The page carries the match count; an empty page past the end asks for it alone.
     const first = rows[0];
     if (first === undefined) return { items: [], total: query.offset === 0 ? 0 : await count() };
-    return { items: rows.map(toArtifact), total: Number(first.total_count) };
+    return { items: rows.map(map), total: Number(first.total_count) };
   }
 
   async listArtifacts(workspaceIds: readonly string[], kind?: ArtifactKind) {

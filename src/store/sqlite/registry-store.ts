@@ -13,6 +13,7 @@ import {
   type ImportCounts,
   type KindCounts,
   type Page,
+  type ReadyArtifact,
   type RegistryStore,
   type ToolAggregateQuery,
   type ToolGroup,
@@ -26,6 +27,7 @@ import {
   toMembership,
   toOrganization,
   toProject,
+  toReadyArtifact,
   toRelationship,
   toRepo,
   toUser,
@@ -37,6 +39,9 @@ import {
 import { artifactSearchSql, toolAggregateSql } from './registry-sql.ts';
 
 const IN = 'IN (SELECT value FROM json_each(?))';
+/** What `toReadyArtifact` reads: the document only for a row without its ready form. */
+const READY_COLUMNS =
+  'seq, id, kind, workspace_id, created_by, api_json, CASE WHEN api_json IS NULL THEN doc END AS doc';
 /**
  * Latest versions by id. Without statistics the planner scans the (is_latest, kind, …) index with
  * a Bloom filter over every latest row; the partial id index looks up exactly the ids asked for.
@@ -152,6 +157,7 @@ export class SqliteRegistryStore implements RegistryStore {
   async listProjects(workspaceIds: readonly string[]) {
     return this.all(`SELECT * FROM projects WHERE workspace_id ${IN} ORDER BY id`, JSON.stringify(workspaceIds)).map(
       toProject,
+      toReadyArtifact,
     );
   }
 
@@ -173,6 +179,15 @@ export class SqliteRegistryStore implements RegistryStore {
   }
 
   async findArtifacts(query: ArtifactQuery): Promise<Page<ArtifactVersion>> {
+    return this.artifactPage(query, '*', toArtifact);
+  }
+
+  async findReadyArtifacts(query: ArtifactQuery): Promise<Page<ReadyArtifact>> {
+    return this.artifactPage(query, READY_COLUMNS, toReadyArtifact);
+  }
+
+  /** The count, the page's `seq`s in order (from the covering sort index), then these columns of those rows. */
+  private artifactPage<T>(query: ArtifactQuery, columns: string, map: (r: Row) => T): Page<T> {
     if (query.workspaceIds.length === 0) return { items: [], total: 0 };
     const sql = artifactSearchSql(query);
     if (sql === null) return { items: [], total: 0 };
@@ -180,9 +195,9 @@ export class SqliteRegistryStore implements RegistryStore {
     if (query.limit === 0 || total <= query.offset) return { items: [], total };
     const seqs = this.all(sql.page, ...sql.params, query.limit, query.offset).map((r) => Number(r.seq));
     const rows = new Map(
-      this.all(`SELECT * FROM artifacts WHERE seq ${IN}`, JSON.stringify(seqs)).map((r) => [Number(r.seq), r]),
+      this.all(`SELECT ${columns} FROM artifacts WHERE seq ${IN}`, JSON.stringify(seqs)).map((r) => [Number(r.seq), r]),
     );
-    const items = seqs.map((seq) => toArtifact(rows.get(seq) as Row));
+    const items = seqs.map((seq) => map(rows.get(seq) as Row));
     return { items, total };
   }
 
