@@ -60,12 +60,27 @@ export interface AppOptions {
 
 const TRACEPARENT = /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-[\da-f]{2}$/;
 
+const ZERO_TRACE_ID = '0'.repeat(32);
+/** Random bytes for 256 trace ids: one system call per 256 requests instead of one each. */
+const idPool = Buffer.alloc(16 * 256);
+let idPoolUsed = idPool.length;
+
+function freshTraceId(): string {
+  if (idPoolUsed === idPool.length) {
+    crypto.randomFillSync(idPool);
+    idPoolUsed = 0;
+  }
+  const id = idPool.toString('hex', idPoolUsed, idPoolUsed + 16);
+  idPoolUsed += 16;
+  return id === ZERO_TRACE_ID ? freshTraceId() : id;
+}
+
 /** The W3C trace id of a request: from `traceparent` when valid, else a fresh one. */
 function traceIdOf(header: string | string[] | undefined): string {
   const value = Array.isArray(header) ? header[0] : header;
   const m = value === undefined ? null : TRACEPARENT.exec(value.trim().toLowerCase());
-  if (m && m[1] !== '00000000000000000000000000000000') return m[1] as string;
-  return crypto.randomBytes(16).toString('hex');
+  if (m && m[1] !== ZERO_TRACE_ID) return m[1] as string;
+  return freshTraceId();
 }
 
 function sendProblem(reply: FastifyReply, err: ApiError, traceId: string | null): FastifyReply {

@@ -142,12 +142,6 @@ export interface ArtifactVersion {
   server_id?: string;
   /** The whole API-shaped artifact minus computed fields. */
   doc: Record<string, unknown>;
-  /**
-   * `doc` as the API shows it to every caller, serialized by the kind's response schema at import
-   * (shared/api-document.ts): ready to send, with the per-caller fields spliced in. Absent only on
-   * rows read before the store filled it in.
-   */
-  api_json?: string;
 }
 
 interface RelationshipEnd {

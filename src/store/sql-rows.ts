@@ -90,6 +90,11 @@ export function toRepo(r: Row): Repo {
   });
 }
 
+/** What `toArtifact` reads (not the ready-to-send text, nor the columns kept for sorting and search). */
+export const ARTIFACT_COLUMNS =
+  'seq, id, version_ordinal, is_latest, kind, name, display_name, workspace_id, project_id, repo_id, artifact_status, ' +
+  'created_at, created_by, updated_at, updated_by, server_id, doc';
+
 /**
  * An artifact version row. Its document is parsed on first read of `doc` (an own, enumerable
  * getter, so copies and comparisons still see it): a GraphQL list asking for names and edges, or
@@ -122,8 +127,6 @@ export function toArtifact(r: Row): ArtifactVersion {
   if (repoId !== undefined) a.repo_id = repoId;
   const serverId = opt(r.server_id);
   if (serverId !== undefined) a.server_id = serverId;
-  const apiJson = opt(r.api_json);
-  if (apiJson !== undefined) a.api_json = apiJson;
   return a;
 }
 

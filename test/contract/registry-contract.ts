@@ -4,6 +4,7 @@
  * tests use); the second loads `queryBundle()`, built to pin down ordering, ranking and grouping.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiDocumentJson } from '../../src/shared/api-document.ts';
 import { hashApiKey } from '../../src/shared/api-key.ts';
 import { parseBundle } from '../../src/store/bundle.ts';
 import type { ArtifactQuery, ArtifactSort, RegistryStore } from '../../src/store/registry-port.ts';
@@ -137,16 +138,20 @@ export async function writeOldArtifacts(engine: 'sqlite' | 'postgres', exec: (sq
 
 /**
  * What a store opened over `writeOldArtifacts` answers: the repo_id of the documents, and the
- * ready-to-send form filled in for the whole document only, without the field no schema lists.
+ * ready-to-send form filled in (`apiJson`: the stored column by id) for the whole document only,
+ * without the field no schema lists.
  */
-export async function expectOldArtifactsUpgraded(store: RegistryStore): Promise<void> {
+export async function expectOldArtifactsUpgraded(
+  store: RegistryStore,
+  apiJson: (id: string) => Promise<string | null>,
+): Promise<void> {
   expect((await store.listArtifactsOfRepos(['repo-1'])).map((a) => [a.id, a.repo_id])).toEqual([['a-1', 'repo-1']]);
   const [a1, a2] = await store.getArtifacts(['a-1', 'a-2']);
   expect(a2).not.toHaveProperty('repo_id');
-  expect(a2).not.toHaveProperty('api_json');
+  expect(await apiJson('a-2')).toBeNull();
   const { unlisted, ...listed } = a1?.doc ?? {};
   expect(unlisted).toBe('kept in doc, not sent');
-  expect(JSON.parse(a1?.api_json ?? 'null')).toEqual(listed);
+  expect(JSON.parse((await apiJson('a-1')) ?? 'null')).toEqual(listed);
   expect(await store.getRepos(['repo-1'])).toEqual([]);
 }
 
@@ -402,7 +407,7 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
             kind: a.kind,
             workspace_id: a.workspace_id,
             created_by: a.created_by,
-            api_json: a.api_json,
+            api_json: apiDocumentJson(a.kind, a.doc),
           })),
         );
       }

@@ -64,7 +64,19 @@ if (await postgresReachable()) {
       }
       const store = await openPostgresRegistry({ databaseUrl: PG_URL, requestTimeoutMs: 10_000 }, schema);
       try {
-        await expectOldArtifactsUpgraded(store);
+        const client = new pg.Client({ connectionString: PG_URL });
+        await client.connect();
+        try {
+          await expectOldArtifactsUpgraded(store, async (id) => {
+            const { rows } = await client.query<{ api_json: string | null }>(
+              `SELECT api_json FROM ${schema}.artifacts WHERE id = $1`,
+              [id],
+            );
+            return rows[0]?.api_json ?? null;
+          });
+        } finally {
+          await client.end();
+        }
       } finally {
         await store.close();
       }

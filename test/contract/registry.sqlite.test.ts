@@ -47,7 +47,12 @@ describe('sqlite registry engine specifics', () => {
     await writeOldArtifacts('sqlite', (sql) => old.exec(sql));
     old.close();
     const store = new SqliteRegistryStore(file);
-    await expectOldArtifactsUpgraded(store);
+    const db = new DatabaseSync(file);
+    await expectOldArtifactsUpgraded(store, async (id) => {
+      const row = db.prepare('SELECT api_json FROM artifacts WHERE id = ?').get(id);
+      return (row?.api_json as string | null | undefined) ?? null;
+    });
+    db.close();
     await store.close();
   });
 

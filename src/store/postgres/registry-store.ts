@@ -18,6 +18,7 @@ import {
   type ToolRef,
 } from '../registry-port.ts';
 import {
+  ARTIFACT_COLUMNS,
   toArtifact,
   toIdentity,
   toMembership,
@@ -38,6 +39,9 @@ import { artifactSearchSql, toolAggregateSql } from './registry-sql.ts';
 import { sqlNumber } from '../sql-values.ts';
 
 const ID = 'id COLLATE "C"';
+
+/** `ARTIFACT_COLUMNS` of the page's `artifacts a`. */
+const PAGE_COLUMNS = ARTIFACT_COLUMNS.replace(/(^|, )/g, '$1a.');
 
 export class PostgresRegistryStore implements RegistryStore {
   readonly engine = 'postgres' as const;
@@ -157,12 +161,15 @@ export class PostgresRegistryStore implements RegistryStore {
 
   async listArtifactsOfRepos(repoIds: readonly string[]) {
     return (
-      await this.all(`SELECT * FROM artifacts WHERE is_latest AND repo_id = ANY($1::text[]) ORDER BY ${ID}`, [repoIds])
+      await this.all(
+        `SELECT ${ARTIFACT_COLUMNS} FROM artifacts WHERE is_latest AND repo_id = ANY($1::text[]) ORDER BY ${ID}`,
+        [repoIds],
+      )
     ).map(toArtifact);
   }
 
   async findArtifacts(query: ArtifactQuery): Promise<Page<ArtifactVersion>> {
-    return this.artifactPage(query, 'a.*', toArtifact);
+    return this.artifactPage(query, PAGE_COLUMNS, toArtifact);
   }
 
   async findReadyArtifacts(query: ArtifactQuery): Promise<Page<ReadyArtifact>> {
@@ -189,11 +196,12 @@ export class PostgresRegistryStore implements RegistryStore {
   async listArtifacts(workspaceIds: readonly string[], kind?: ArtifactKind) {
     const rows =
       kind === undefined
-        ? await this.all(`SELECT * FROM artifacts WHERE is_latest AND workspace_id = ANY($1::text[]) ORDER BY ${ID}`, [
-            workspaceIds,
-          ])
+        ? await this.all(
+            `SELECT ${ARTIFACT_COLUMNS} FROM artifacts WHERE is_latest AND workspace_id = ANY($1::text[]) ORDER BY ${ID}`,
+            [workspaceIds],
+          )
         : await this.all(
-            `SELECT * FROM artifacts WHERE is_latest AND kind = $2 AND workspace_id = ANY($1::text[]) ORDER BY ${ID}`,
+            `SELECT ${ARTIFACT_COLUMNS} FROM artifacts WHERE is_latest AND kind = $2 AND workspace_id = ANY($1::text[]) ORDER BY ${ID}`,
             [workspaceIds, kind],
           );
     return rows.map(toArtifact);
@@ -201,19 +209,25 @@ export class PostgresRegistryStore implements RegistryStore {
 
   async getArtifacts(ids: readonly string[]) {
     return (
-      await this.all(`SELECT * FROM artifacts WHERE is_latest AND id = ANY($1::text[]) ORDER BY ${ID}`, [ids])
+      await this.all(
+        `SELECT ${ARTIFACT_COLUMNS} FROM artifacts WHERE is_latest AND id = ANY($1::text[]) ORDER BY ${ID}`,
+        [ids],
+      )
     ).map(toArtifact);
   }
 
   async getArtifactVersions(ids: readonly string[]) {
     return (
-      await this.all(`SELECT * FROM artifacts WHERE id = ANY($1::text[]) ORDER BY ${ID}, version_ordinal`, [ids])
+      await this.all(
+        `SELECT ${ARTIFACT_COLUMNS} FROM artifacts WHERE id = ANY($1::text[]) ORDER BY ${ID}, version_ordinal`,
+        [ids],
+      )
     ).map(toArtifact);
   }
 
   async findSkillByName(workspaceIds: readonly string[], name: string) {
     const [row] = await this.all(
-      `SELECT * FROM artifacts WHERE is_latest AND kind = 'skill' AND name = $2 AND workspace_id = ANY($1::text[]) ORDER BY ${ID} LIMIT 1`,
+      `SELECT ${ARTIFACT_COLUMNS} FROM artifacts WHERE is_latest AND kind = 'skill' AND name = $2 AND workspace_id = ANY($1::text[]) ORDER BY ${ID} LIMIT 1`,
       [workspaceIds, name],
     );
     return row === undefined ? null : toArtifact(row);

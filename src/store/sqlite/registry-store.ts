@@ -22,6 +22,7 @@ import {
 import { importBundle } from './import-bundle.ts';
 import { migrate } from './migrate.ts';
 import {
+  ARTIFACT_COLUMNS,
   toArtifact,
   toIdentity,
   toMembership,
@@ -173,13 +174,13 @@ export class SqliteRegistryStore implements RegistryStore {
 
   async listArtifactsOfRepos(repoIds: readonly string[]) {
     return this.all(
-      `SELECT * FROM artifacts WHERE is_latest = 1 AND repo_id ${IN} ORDER BY id`,
+      `SELECT ${ARTIFACT_COLUMNS} FROM artifacts WHERE is_latest = 1 AND repo_id ${IN} ORDER BY id`,
       JSON.stringify(repoIds),
     ).map(toArtifact);
   }
 
   async findArtifacts(query: ArtifactQuery): Promise<Page<ArtifactVersion>> {
-    return this.artifactPage(query, '*', toArtifact);
+    return this.artifactPage(query, ARTIFACT_COLUMNS, toArtifact);
   }
 
   async findReadyArtifacts(query: ArtifactQuery): Promise<Page<ReadyArtifact>> {
@@ -205,9 +206,12 @@ export class SqliteRegistryStore implements RegistryStore {
     const ws = JSON.stringify(workspaceIds);
     const rows =
       kind === undefined
-        ? this.all(`SELECT * FROM artifacts WHERE is_latest = 1 AND workspace_id ${IN} ORDER BY id`, ws)
+        ? this.all(
+            `SELECT ${ARTIFACT_COLUMNS} FROM artifacts WHERE is_latest = 1 AND workspace_id ${IN} ORDER BY id`,
+            ws,
+          )
         : this.all(
-            `SELECT * FROM artifacts WHERE is_latest = 1 AND kind = ? AND workspace_id ${IN} ORDER BY id`,
+            `SELECT ${ARTIFACT_COLUMNS} FROM artifacts WHERE is_latest = 1 AND kind = ? AND workspace_id ${IN} ORDER BY id`,
             kind,
             ws,
           );
@@ -215,18 +219,21 @@ export class SqliteRegistryStore implements RegistryStore {
   }
 
   async getArtifacts(ids: readonly string[]) {
-    return this.all(`SELECT * FROM ${LATEST_BY_ID} ${IN} ORDER BY id`, JSON.stringify(ids)).map(toArtifact);
-  }
-
-  async getArtifactVersions(ids: readonly string[]) {
-    return this.all(`SELECT * FROM artifacts WHERE id ${IN} ORDER BY id, version_ordinal`, JSON.stringify(ids)).map(
+    return this.all(`SELECT ${ARTIFACT_COLUMNS} FROM ${LATEST_BY_ID} ${IN} ORDER BY id`, JSON.stringify(ids)).map(
       toArtifact,
     );
   }
 
+  async getArtifactVersions(ids: readonly string[]) {
+    return this.all(
+      `SELECT ${ARTIFACT_COLUMNS} FROM artifacts WHERE id ${IN} ORDER BY id, version_ordinal`,
+      JSON.stringify(ids),
+    ).map(toArtifact);
+  }
+
   async findSkillByName(workspaceIds: readonly string[], name: string) {
     const [row] = this.all(
-      `SELECT * FROM artifacts WHERE is_latest = 1 AND kind = 'skill' AND name = ? AND workspace_id ${IN} ORDER BY id LIMIT 1`,
+      `SELECT ${ARTIFACT_COLUMNS} FROM artifacts WHERE is_latest = 1 AND kind = 'skill' AND name = ? AND workspace_id ${IN} ORDER BY id LIMIT 1`,
       name,
       JSON.stringify(workspaceIds),
     );
