@@ -6,6 +6,7 @@
  * splicing stored text and the per-caller fields instead of parsing and serializing every document
  * per request (issue 12). The serializer is the one Fastify builds from the same schemas.
  */
+import { createHash } from 'node:crypto';
 import fastJson, { type ObjectSchema } from 'fast-json-stringify';
 import { agentSchema, baseArtifactSchema, toolSchema } from '../domain/artifact-schemas.ts';
 
@@ -21,11 +22,18 @@ function documentSchema(schema: { properties: Record<string, unknown>; required:
   };
 }
 
-const serializers = {
-  agent: fastJson(documentSchema(agentSchema)),
-  tool: fastJson(documentSchema(toolSchema)),
-  other: fastJson(documentSchema(baseArtifactSchema)),
+const schemas = {
+  agent: documentSchema(agentSchema),
+  tool: documentSchema(toolSchema),
+  other: documentSchema(baseArtifactSchema),
 };
+const serializers = { agent: fastJson(schemas.agent), tool: fastJson(schemas.tool), other: fastJson(schemas.other) };
+
+/**
+ * Names the schemas the forms are serialized by: stores keep it beside the forms and serialize
+ * every row again when it changes (a field added to or removed from a response schema).
+ */
+export const READY_FINGERPRINT = createHash('sha256').update(JSON.stringify(schemas)).digest('hex').slice(0, 16);
 
 /** The document as the API shows it to every caller, as JSON text (an object: `{…}`). */
 export function apiDocumentJson(kind: string, doc: Record<string, unknown>): string {

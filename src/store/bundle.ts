@@ -269,7 +269,9 @@ function toVersion(a: RawArtifact, at: string, ctx: ArtifactContext): ArtifactVe
   containerRef(ctx, ctx.repos, repoId, a.workspace_id, `${at}.repo_id`, 'repository');
   const doc: Obj = {};
   for (const [k, v] of Object.entries(a)) {
-    if (COMPUTED.has(k) || (v === null && NULL_IS_ABSENT.has(k))) continue;
+    // `__proto__` (an own member of parsed JSON) would set the document's prototype, whose fields
+    // no schema checked: dropped, like the computed fields.
+    if (COMPUTED.has(k) || k === '__proto__' || (v === null && NULL_IS_ABSENT.has(k))) continue;
     doc[k] = v;
   }
   return compact({

@@ -155,6 +155,68 @@ export async function expectOldArtifactsUpgraded(
   expect(await store.getRepos(['repo-1'])).toEqual([]);
 }
 
+/** The ready form of tl-1 as a store answers it on the tool list page. */
+async function readyTl1(store: RegistryStore) {
+  const page = await store.findReadyArtifacts({
+    kind: 'tool',
+    workspaceIds: ['ws-a-team'],
+    sorts: [{ field: 'name', desc: false }],
+    limit: 10,
+    offset: 0,
+  });
+  const tl1 = page.items.find((a) => a.id === 'tl-1');
+  return JSON.parse(tl1?.api_json ?? 'null') as Record<string, unknown> | null;
+}
+
+/**
+ * The ready-to-send forms follow their documents, on an engine (`open` opens a store over one
+ * database, `exec` runs SQL on it beside the store, `column` reads tl-1's stored form):
+ * a re-import of the same version with a changed document; a writer that changes a document
+ * without its form (code from before the form, during a rolling deploy), whose row is answered
+ * from the document and given its form again at the next open; forms written by other schemas
+ * (another fingerprint), all written again at the next open.
+ */
+export async function expectReadyDocumentsKept(
+  open: () => Promise<RegistryStore>,
+  exec: (sql: string) => Promise<unknown>,
+  column: () => Promise<string | null>,
+): Promise<void> {
+  let store = await open();
+  try {
+    await store.importBundle(parseBundle(smallBundle()));
+    expect(await readyTl1(store)).toMatchObject({ id: 'tl-1', name: 'create_issue' });
+    const renamed = smallBundle() as { artifacts: { id: string; display_name?: string; metadata?: unknown }[] };
+    for (const a of renamed.artifacts) if (a.id === 'tl-1') Object.assign(a, { display_name: 'Renamed' });
+    await store.importBundle(parseBundle(renamed));
+    expect(await readyTl1(store)).toMatchObject({ id: 'tl-1', display_name: 'Renamed' });
+    // A change the form does not show (a field no schema lists) keeps a form.
+    for (const a of renamed.artifacts) if (a.id === 'tl-1') a.metadata = { team: 'payments' };
+    await store.importBundle(parseBundle(renamed));
+    expect(JSON.parse((await column()) ?? 'null')).toMatchObject({ display_name: 'Renamed' });
+
+    // An older writer: the document alone.
+    const doc = { ...(await store.getArtifacts(['tl-1']))[0]?.doc, display_name: 'Written by old code' };
+    await exec(`UPDATE artifacts SET doc = '${JSON.stringify(doc)}' WHERE id = 'tl-1'`);
+    expect(await column()).toBeNull();
+    expect(await readyTl1(store)).toMatchObject({ id: 'tl-1', display_name: 'Written by old code' });
+    await store.close();
+    store = await open();
+    expect(JSON.parse((await column()) ?? 'null')).toMatchObject({ display_name: 'Written by old code' });
+
+    // Forms of other schemas: stale text under another fingerprint.
+    await exec(`UPDATE artifacts SET api_json = '{"id":"tl-1","stale":true}' WHERE id = 'tl-1'`);
+    await exec(`UPDATE ready_documents SET fingerprint = 'an older schema'`);
+    const before = await store.generation();
+    await store.close();
+    store = await open();
+    expect(await store.generation()).not.toBe(before);
+    expect(await readyTl1(store)).toMatchObject({ id: 'tl-1', display_name: 'Written by old code' });
+    expect(await column()).not.toContain('stale');
+  } finally {
+    await store.close();
+  }
+}
+
 export function registryContract(engine: string, open: () => Promise<RegistryStore>): void {
   describe(`registry store contract: ${engine}`, () => {
     let store: RegistryStore;

@@ -6,7 +6,12 @@ import { openPostgresRegistry } from '../../src/store/postgres/open.ts';
 import { PG_URL, dropSchema, freshSchemaName, postgresReachable } from './pg-schema.ts';
 import { parseBundle } from '../../src/store/bundle.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
-import { expectOldArtifactsUpgraded, registryContract, writeOldArtifacts } from './registry-contract.ts';
+import {
+  expectOldArtifactsUpgraded,
+  expectReadyDocumentsKept,
+  registryContract,
+  writeOldArtifacts,
+} from './registry-contract.ts';
 
 const schemas: string[] = [];
 if (await postgresReachable()) {
@@ -38,6 +43,27 @@ if (await postgresReachable()) {
       } finally {
         await other.end();
         await store.close();
+      }
+    });
+
+    it('keeps the ready-to-send forms with their documents (re-import, an older writer, other schemas)', async () => {
+      const schema = freshSchemaName('t_registry_ready');
+      schemas.push(schema);
+      const client = new pg.Client({ connectionString: PG_URL });
+      await client.connect();
+      try {
+        await expectReadyDocumentsKept(
+          () => openPostgresRegistry({ databaseUrl: PG_URL, requestTimeoutMs: 10_000 }, schema),
+          async (sql) => client.query(`SET search_path TO ${schema}; ${sql}`),
+          async () =>
+            (
+              await client.query<{ api_json: string | null }>(
+                `SELECT api_json FROM ${schema}.artifacts WHERE id = 'tl-1' AND is_latest`,
+              )
+            ).rows[0]?.api_json ?? null,
+        );
+      } finally {
+        await client.end();
       }
     });
 

@@ -8,7 +8,12 @@ import { parseBundle } from '../../src/store/bundle.ts';
 import { openRegistryStore } from '../../src/store/open-registry.ts';
 import { SqliteRegistryStore } from '../../src/store/sqlite/registry-store.ts';
 import { TEST_API_KEY, smallBundle } from '../fixtures/small-bundle.ts';
-import { expectOldArtifactsUpgraded, registryContract, writeOldArtifacts } from './registry-contract.ts';
+import {
+  expectOldArtifactsUpgraded,
+  expectReadyDocumentsKept,
+  registryContract,
+  writeOldArtifacts,
+} from './registry-contract.ts';
 
 const tempFile = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gw-contract-')), 'registry.sqlite');
 
@@ -54,6 +59,22 @@ describe('sqlite registry engine specifics', () => {
     });
     db.close();
     await store.close();
+  });
+
+  it('keeps the ready-to-send forms with their documents (re-import, an older writer, other schemas)', async () => {
+    const file = tempFile();
+    const db = new DatabaseSync(file);
+    try {
+      await expectReadyDocumentsKept(
+        async () => new SqliteRegistryStore(file),
+        async (sql) => db.exec(sql),
+        async () =>
+          (db.prepare("SELECT api_json FROM artifacts WHERE id = 'tl-1' AND is_latest = 1").get()?.api_json as
+            string | null) ?? null,
+      );
+    } finally {
+      db.close();
+    }
   });
 
   it('never writes a clear API key to disk', async () => {

@@ -23,6 +23,13 @@ function bundleWithUnlistedFields() {
     a.metadata = { team: 'payments' };
     a.source_metadata = { sha: 'abc' };
     if (a.kind === 'tool') a.instructions = 'an agent field on a tool';
+    // An own `__proto__` member, as JSON.parse makes it: never a prototype of the stored document.
+    Object.defineProperty(a, '__proto__', {
+      value: { source_uri: 'from-proto', version_label: 'v-proto' },
+      enumerable: true,
+      configurable: true,
+      writable: true,
+    });
     if (a.kind === 'agent') a.input_schema = { type: 'object' };
   }
   return b;
@@ -56,6 +63,9 @@ describe('ready-to-send artifacts answer what the object path answers', () => {
       const items = res.json<{ items: Item[] }>().items;
       expect(items.length).toBeGreaterThan(0);
       expect(items).toEqual(await objectPath(user, items, toolSchema));
+      // Each per-caller member once per item (a stored form never carries one).
+      expect(res.body.split('"permissions":').length - 1).toBe(items.length);
+      expect(res.body).not.toContain('from-proto');
       for (const item of items) {
         expect(item).not.toHaveProperty('instructions');
         expect(item).not.toHaveProperty('metadata');
@@ -74,6 +84,8 @@ describe('ready-to-send artifacts answer what the object path answers', () => {
       const items = res.json<{ items: Item[] }>().items;
       expect(items.length).toBeGreaterThan(0);
       expect(items).toEqual(await objectPath(user, items, agentSchema));
+      expect(res.body.split('"permissions":').length - 1).toBe(items.length);
+      expect(res.body).not.toContain('from-proto');
       expect(res.body).not.toContain(TEST_API_KEY);
       for (const item of items) expect(item).not.toHaveProperty('input_schema');
     });

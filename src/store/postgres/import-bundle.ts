@@ -7,6 +7,7 @@
 import type pg from 'pg';
 import type { Bundle } from '../../domain/types.ts';
 import { apiDocumentJson } from '../../shared/api-document.ts';
+import { fillReadyDocuments } from './ready-documents.ts';
 import type { ImportCounts } from '../registry-port.ts';
 import {
   identityRow,
@@ -176,6 +177,8 @@ export async function importBundle(pool: pg.Pool, b: Bundle): Promise<ImportCoun
         apiDocumentJson(a.kind, d),
       ]);
     }
+    // A re-imported document whose ready form did not change lost it to the trigger (migration 003).
+    for (let after = '0'; after !== '';) after = await fillReadyDocuments(c, after);
     for (const r of b.relationships) {
       await c.query(SQL.relationship, relationshipRow(r));
     }

@@ -6,6 +6,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import type { Bundle } from '../../domain/types.ts';
 import { apiDocumentJson } from '../../shared/api-document.ts';
+import { fillReadyDocuments } from './ready-documents.ts';
 import {
   identityRow,
   orNull,
@@ -77,6 +78,8 @@ export function importBundle(db: DatabaseSync, b: Bundle): ImportCounts {
     for (const r of b.repos) repo.run(...bind(repoRow(r)));
 
     writeArtifacts(db, b);
+    // A re-imported document whose ready form did not change lost it to the trigger (migration 004).
+    for (let after = 0; after >= 0;) after = fillReadyDocuments(db, after);
 
     const rel = db.prepare(`INSERT INTO relationships (from_id, from_kind, to_id, to_kind, rel_type, provenance,
       relationship_status, label, role, weight, confidence, attributes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)

@@ -158,7 +158,6 @@ export class SqliteRegistryStore implements RegistryStore {
   async listProjects(workspaceIds: readonly string[]) {
     return this.all(`SELECT * FROM projects WHERE workspace_id ${IN} ORDER BY id`, JSON.stringify(workspaceIds)).map(
       toProject,
-      toReadyArtifact,
     );
   }
 

@@ -1,5 +1,21 @@
 -- Registry schema, version 3 (PostgreSQL): each artifact version's ready-to-send document
--- (`api_json`, see src/shared/api-document.ts), written by imports. Rows written before are filled
--- in when the store opens (open.ts), since the serializer is TypeScript, not SQL.
+-- (`api_json`, see src/shared/api-document.ts), written by imports. Rows without one (written
+-- before this file, or by a writer that changed the document but not its ready form) are filled in
+-- by the store (ready-documents.ts), since the serializer is TypeScript, not SQL; reads serialize
+-- the document of such a row themselves meanwhile. `ready_documents` records which schemas the
+-- stored forms were serialized by: when they change, every row is serialized again.
 -- Never edit once released: add a new numbered file.
 ALTER TABLE artifacts ADD COLUMN api_json TEXT;
+CREATE INDEX artifacts_unready ON artifacts (seq) WHERE api_json IS NULL;
+-- A writer that changes a document without its ready form (code from before this file, during a
+-- rolling deploy or after a rollback) leaves none, never a stale one.
+CREATE FUNCTION artifacts_doc_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.doc IS DISTINCT FROM OLD.doc AND NEW.api_json IS NOT DISTINCT FROM OLD.api_json THEN
+    NEW.api_json := NULL;
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER artifacts_doc_changed BEFORE UPDATE OF doc ON artifacts
+  FOR EACH ROW EXECUTE FUNCTION artifacts_doc_changed();
+CREATE TABLE ready_documents (id INTEGER PRIMARY KEY CHECK (id = 1), fingerprint TEXT NOT NULL);

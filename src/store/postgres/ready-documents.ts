@@ -1,0 +1,64 @@
+/**
+ * Keeps `artifacts.api_json` (the ready-to-send documents, shared/api-document.ts) filled and
+ * current on PostgreSQL, as ../sqlite/ready-documents.ts does on SQLite: forms of older schemas
+ * dropped (the registry generation moves, so response caches drop answers built from them), then
+ * every row without a form given one, a thousand rows per statement, each written only if the row
+ * still has none and the same document. Replicas opening together take turns on an advisory lock,
+ * so one does the work and the others find nothing left; the partial index on rows without a form
+ * makes that check free once done.
+ */
+import type pg from 'pg';
+import { READY_FINGERPRINT, readyJson } from '../../shared/api-document.ts';
+
+const READY_LOCK = 73_100_003;
+const BATCH = 1000;
+
+/** At open (after the migrations), on a connection of its own without a statement timeout. */
+export async function refreshReadyDocuments(pool: pg.Pool): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('SET statement_timeout = 0');
+    await client.query('SELECT pg_advisory_lock($1)', [READY_LOCK]);
+    const { rows } = await client.query<{ fingerprint: string }>(
+      'SELECT fingerprint FROM ready_documents WHERE id = 1',
+    );
+    if (rows[0]?.fingerprint !== READY_FINGERPRINT) {
+      await client.query('BEGIN');
+      const dropped = await client.query('UPDATE artifacts SET api_json = NULL WHERE api_json IS NOT NULL');
+      await client.query(
+        `INSERT INTO ready_documents (id, fingerprint) VALUES (1, $1)
+         ON CONFLICT (id) DO UPDATE SET fingerprint = EXCLUDED.fingerprint`,
+        [READY_FINGERPRINT],
+      );
+      if ((dropped.rowCount ?? 0) > 0) await client.query('UPDATE registry_generation SET n = n + 1 WHERE id = 1');
+      await client.query('COMMIT');
+    }
+    for (let after = '0'; after !== '';) after = await fillReadyDocuments(client, after);
+    await client.query('SELECT pg_advisory_unlock($1)', [READY_LOCK]);
+  } finally {
+    // Never back in the pool with its session settings (no timeout) or, after a failure, the lock.
+    client.release(true);
+  }
+}
+
+/**
+ * Writes the forms of up to a thousand rows without one, from `seq` `after` on, in the client's
+ * transaction if any; answers the last `seq` seen, or '' when none was left.
+ */
+export async function fillReadyDocuments(client: pg.ClientBase, after = '0'): Promise<string> {
+  const { rows } = await client.query<{ seq: string; kind: string; doc: string }>(
+    'SELECT seq, kind, doc FROM artifacts WHERE api_json IS NULL AND seq > $1 ORDER BY seq LIMIT $2',
+    [after, BATCH],
+  );
+  const ready = rows.flatMap((r) => {
+    const json = readyJson(r.kind, r.doc);
+    return json === null ? [] : [{ ...r, json }];
+  });
+  if (ready.length > 0)
+    await client.query(
+      `UPDATE artifacts a SET api_json = v.j FROM unnest($1::bigint[], $2::text[], $3::text[]) AS v(seq, j, doc)
+       WHERE a.seq = v.seq AND a.api_json IS NULL AND a.doc = v.doc`,
+      [ready.map((r) => r.seq), ready.map((r) => r.json), ready.map((r) => r.doc)],
+    );
+  return rows.length < BATCH ? '' : (rows.at(-1)?.seq ?? '');
+}
