@@ -42,7 +42,11 @@ async function main(): Promise<void> {
   }
 
   const metrics = createMetrics();
-  const registry = instrumentStore(await openRegistryStore(config), 'registry', metrics);
+  const registry = instrumentStore(
+    await openRegistryStore(config, (message) => process.stdout.write(`${message}\n`)),
+    'registry',
+    metrics,
+  );
   if (config.seedDemo && (await seedDemoIfEmpty(registry))) {
     process.stdout.write('seeded demo data into an empty registry\n');
   }

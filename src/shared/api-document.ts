@@ -50,3 +50,22 @@ export function readyJson(kind: string, docText: string): string | null {
     return null;
   }
 }
+
+/** Told how many ready forms a long fill has written: every 10,000 rows, and once at its end. */
+export type ReadyProgress = (message: string) => void;
+
+/** A reporter of a fill's running total for `progress` (silent for a fill that wrote nothing). */
+export function readyProgress(progress: ReadyProgress | undefined): (written: number, done: boolean) => void {
+  let reported = 0;
+  return (written, done) => {
+    if (progress === undefined || written === 0) return;
+    if (done)
+      progress(
+        `ready-to-send documents: ${written.toLocaleString('en-US')} ${written === 1 ? 'row' : 'rows'} written, done`,
+      );
+    else if (written - reported >= 10_000) {
+      reported = written;
+      progress(`ready-to-send documents: ${written.toLocaleString('en-US')} rows written so far`);
+    }
+  };
+}

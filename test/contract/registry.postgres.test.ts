@@ -88,8 +88,12 @@ if (await postgresReachable()) {
       } finally {
         await client.end();
       }
-      const store = await openPostgresRegistry({ databaseUrl: PG_URL, requestTimeoutMs: 10_000 }, schema);
+      const progress: string[] = [];
+      const store = await openPostgresRegistry({ databaseUrl: PG_URL, requestTimeoutMs: 10_000 }, schema, (message) =>
+        progress.push(message),
+      );
       try {
+        expect(progress).toEqual(['ready-to-send documents: 1 row written, done']);
         const client = new pg.Client({ connectionString: PG_URL });
         await client.connect();
         try {

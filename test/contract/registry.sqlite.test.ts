@@ -51,7 +51,9 @@ describe('sqlite registry engine specifics', () => {
     }
     await writeOldArtifacts('sqlite', (sql) => old.exec(sql));
     old.close();
-    const store = new SqliteRegistryStore(file);
+    const progress: string[] = [];
+    const store = new SqliteRegistryStore(file, (message) => progress.push(message));
+    expect(progress).toEqual(['ready-to-send documents: 1 row written, done']);
     const db = new DatabaseSync(file);
     await expectOldArtifactsUpgraded(store, async (id) => {
       const row = db.prepare('SELECT api_json FROM artifacts WHERE id = ?').get(id);

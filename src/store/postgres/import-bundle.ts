@@ -178,7 +178,7 @@ export async function importBundle(pool: pg.Pool, b: Bundle): Promise<ImportCoun
       ]);
     }
     // A re-imported document whose ready form did not change lost it to the trigger (migration 003).
-    for (let after = '0'; after !== '';) after = await fillReadyDocuments(c, after);
+    for (let after = '0'; after !== '';) after = (await fillReadyDocuments(c, after)).last;
     for (const r of b.relationships) {
       await c.query(SQL.relationship, relationshipRow(r));
     }

@@ -1,5 +1,6 @@
 /** Opens the PostgreSQL engines (server mode), applying their migrations first. */
 import type { Config } from '../../config.ts';
+import type { ReadyProgress } from '../../shared/api-document.ts';
 import type { RegistryStore } from '../registry-port.ts';
 import { migrate } from './migrate.ts';
 import { refreshReadyDocuments } from './ready-documents.ts';
@@ -11,12 +12,13 @@ import { sqlNumber } from '../sql-values.ts';
 export async function openPostgresRegistry(
   config: Pick<Config, 'databaseUrl' | 'requestTimeoutMs'>,
   schema = 'public',
+  progress?: ReadyProgress,
 ): Promise<RegistryStore> {
   if (config.databaseUrl === undefined) throw new Error('DATABASE_URL is not set');
   const pool = createPool({ url: config.databaseUrl, schema, statementTimeoutMs: config.requestTimeoutMs });
   try {
     await migrate(pool, 'registry', schema);
-    await refreshReadyDocuments(pool);
+    await refreshReadyDocuments(pool, progress);
   } catch (err) {
     await pool.end();
     throw err;

@@ -8,13 +8,13 @@
  * makes that check free once done.
  */
 import type pg from 'pg';
-import { READY_FINGERPRINT, readyJson } from '../../shared/api-document.ts';
+import { READY_FINGERPRINT, readyJson, readyProgress, type ReadyProgress } from '../../shared/api-document.ts';
 
 const READY_LOCK = 73_100_003;
 const BATCH = 1000;
 
 /** At open (after the migrations), on a connection of its own without a statement timeout. */
-export async function refreshReadyDocuments(pool: pg.Pool): Promise<void> {
+export async function refreshReadyDocuments(pool: pg.Pool, progress?: ReadyProgress): Promise<void> {
   const client = await pool.connect();
   try {
     await client.query('SET statement_timeout = 0');
@@ -33,7 +33,14 @@ export async function refreshReadyDocuments(pool: pg.Pool): Promise<void> {
       if ((dropped.rowCount ?? 0) > 0) await client.query('UPDATE registry_generation SET n = n + 1 WHERE id = 1');
       await client.query('COMMIT');
     }
-    for (let after = '0'; after !== '';) after = await fillReadyDocuments(client, after);
+    const report = readyProgress(progress);
+    let written = 0;
+    for (let after = '0'; after !== '';) {
+      const batch = await fillReadyDocuments(client, after);
+      after = batch.last;
+      written += batch.written;
+      report(written, after === '');
+    }
     await client.query('SELECT pg_advisory_unlock($1)', [READY_LOCK]);
   } finally {
     // Never back in the pool with its session settings (no timeout) or, after a failure, the lock.
@@ -43,9 +50,12 @@ export async function refreshReadyDocuments(pool: pg.Pool): Promise<void> {
 
 /**
  * Writes the forms of up to a thousand rows without one, from `seq` `after` on, in the client's
- * transaction if any; answers the last `seq` seen, or '' when none was left.
+ * transaction if any; answers how many it wrote and the last `seq` seen ('' when none is left).
  */
-export async function fillReadyDocuments(client: pg.ClientBase, after = '0'): Promise<string> {
+export async function fillReadyDocuments(
+  client: pg.ClientBase,
+  after = '0',
+): Promise<{ last: string; written: number }> {
   const { rows } = await client.query<{ seq: string; kind: string; doc: string }>(
     'SELECT seq, kind, doc FROM artifacts WHERE api_json IS NULL AND seq > $1 ORDER BY seq LIMIT $2',
     [after, BATCH],
@@ -54,11 +64,12 @@ export async function fillReadyDocuments(client: pg.ClientBase, after = '0'): Pr
     const json = readyJson(r.kind, r.doc);
     return json === null ? [] : [{ ...r, json }];
   });
-  if (ready.length > 0)
-    await client.query(
-      `UPDATE artifacts a SET api_json = v.j FROM unnest($1::bigint[], $2::text[], $3::text[]) AS v(seq, j, doc)
-       WHERE a.seq = v.seq AND a.api_json IS NULL AND a.doc = v.doc`,
-      [ready.map((r) => r.seq), ready.map((r) => r.json), ready.map((r) => r.doc)],
-    );
-  return rows.length < BATCH ? '' : (rows.at(-1)?.seq ?? '');
+  const last = rows.length < BATCH ? '' : (rows.at(-1)?.seq ?? '');
+  if (ready.length === 0) return { last, written: 0 };
+  const { rowCount } = await client.query(
+    `UPDATE artifacts a SET api_json = v.j FROM unnest($1::bigint[], $2::text[], $3::text[]) AS v(seq, j, doc)
+     WHERE a.seq = v.seq AND a.api_json IS NULL AND a.doc = v.doc`,
+    [ready.map((r) => r.seq), ready.map((r) => r.json), ready.map((r) => r.doc)],
+  );
+  return { last, written: rowCount ?? 0 };
 }

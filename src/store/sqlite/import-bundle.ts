@@ -79,7 +79,7 @@ export function importBundle(db: DatabaseSync, b: Bundle): ImportCounts {
 
     writeArtifacts(db, b);
     // A re-imported document whose ready form did not change lost it to the trigger (migration 004).
-    for (let after = 0; after >= 0;) after = fillReadyDocuments(db, after);
+    for (let after = 0; after >= 0;) after = fillReadyDocuments(db, after).last;
 
     const rel = db.prepare(`INSERT INTO relationships (from_id, from_kind, to_id, to_kind, rel_type, provenance,
       relationship_status, label, role, weight, confidence, attributes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)

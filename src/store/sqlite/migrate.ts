@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { DatabaseSync } from 'node:sqlite';
 import { pendingMigrations } from '../migrations.ts';
 import { refreshReadyDocuments } from './ready-documents.ts';
+import type { ReadyProgress } from '../../shared/api-document.ts';
 
 const DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 
@@ -11,7 +12,7 @@ const DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations'
  * Applies pending migrations, each in its own transaction, then brings the ready-to-send documents
  * up to date (ready-documents.ts); returns the file names applied now.
  */
-export function migrate(db: DatabaseSync): string[] {
+export function migrate(db: DatabaseSync, progress?: ReadyProgress): string[] {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)');
   const done = new Set(
     (db.prepare('SELECT name FROM schema_migrations').all() as { name: string }[]).map((r) => r.name),
@@ -29,6 +30,6 @@ export function migrate(db: DatabaseSync): string[] {
     }
     applied.push(file);
   }
-  refreshReadyDocuments(db);
+  refreshReadyDocuments(db, progress);
   return applied;
 }

@@ -7,12 +7,12 @@
  * themselves, and fail for it as they always did.
  */
 import type { DatabaseSync } from 'node:sqlite';
-import { READY_FINGERPRINT, readyJson } from '../../shared/api-document.ts';
+import { READY_FINGERPRINT, readyJson, readyProgress, type ReadyProgress } from '../../shared/api-document.ts';
 
 const BATCH = 1000;
 
 /** At open (after the migrations): forms of older schemas dropped, then every missing one written. */
-export function refreshReadyDocuments(db: DatabaseSync): void {
+export function refreshReadyDocuments(db: DatabaseSync, progress?: ReadyProgress): void {
   const stored = db.prepare('SELECT fingerprint FROM ready_documents WHERE id = 1').get()?.fingerprint;
   if (stored !== READY_FINGERPRINT) {
     inTransaction(db, () => {
@@ -22,23 +22,31 @@ export function refreshReadyDocuments(db: DatabaseSync): void {
       ).run(READY_FINGERPRINT);
     });
   }
-  for (let after = 0; after >= 0;) after = inTransaction(db, () => fillReadyDocuments(db, after));
+  const report = readyProgress(progress);
+  let written = 0;
+  for (let after = 0; after >= 0;) {
+    const batch = inTransaction(db, () => fillReadyDocuments(db, after));
+    after = batch.last;
+    written += batch.written;
+    report(written, after < 0);
+  }
 }
 
 /**
  * Writes the forms of up to a thousand rows without one, from `seq` `after` on, in the caller's
- * transaction; answers the last `seq` seen, or -1 when none was left.
+ * transaction; answers how many it wrote and the last `seq` seen (-1 when none is left).
  */
-export function fillReadyDocuments(db: DatabaseSync, after = 0): number {
+export function fillReadyDocuments(db: DatabaseSync, after = 0): { last: number; written: number } {
   const rows = db
     .prepare('SELECT seq, kind, doc FROM artifacts WHERE api_json IS NULL AND seq > ? ORDER BY seq LIMIT ?')
     .all(after, BATCH) as { seq: number; kind: string; doc: string }[];
   const update = db.prepare('UPDATE artifacts SET api_json = ? WHERE seq = ? AND api_json IS NULL');
+  let written = 0;
   for (const r of rows) {
     const json = readyJson(r.kind, r.doc);
-    if (json !== null) update.run(json, r.seq);
+    if (json !== null) written += Number(update.run(json, r.seq).changes);
   }
-  return rows.length < BATCH ? -1 : (rows.at(-1)?.seq ?? -1);
+  return { last: rows.length < BATCH ? -1 : (rows.at(-1)?.seq ?? -1), written };
 }
 
 function inTransaction<T>(db: DatabaseSync, work: () => T): T {

@@ -19,6 +19,7 @@ import {
   type ToolGroup,
   type ToolRef,
 } from '../registry-port.ts';
+import type { ReadyProgress } from '../../shared/api-document.ts';
 import { importBundle } from './import-bundle.ts';
 import { migrate } from './migrate.ts';
 import {
@@ -56,13 +57,14 @@ export class SqliteRegistryStore implements RegistryStore {
   private readonly statements = new Map<string, StatementSync>();
   private localWrites = 0;
 
-  constructor(file: string) {
+  /** `progress`: told how a long fill of ready-to-send documents goes (the first open after an upgrade). */
+  constructor(file: string, progress?: ReadyProgress) {
     if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
     this.db = new DatabaseSync(file);
     this.db.exec(
       'PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;',
     );
-    migrate(this.db);
+    migrate(this.db, progress);
   }
 
   private stmt(sql: string): StatementSync {
