@@ -19,6 +19,11 @@ export interface SqlDialect {
   same(a: string, b: string, none: string): string;
   /** Appended to a text sort column so that text orders by code point. */
   readonly textOrder: string;
+  /**
+   * Whether the engine drops the columns of a materialized source that the aggregation never
+   * reads; where it does not, the compiler keeps only those (stats-sql.ts `compileAggregate`).
+   */
+  readonly prunesColumns: boolean;
 }
 
 export const DUCKDB: SqlDialect = {
@@ -32,6 +37,7 @@ export const DUCKDB: SqlDialect = {
   inList: (column, placeholders) => `list_contains([${placeholders}], ${column})`,
   same: (a, b) => `${a} IS NOT DISTINCT FROM ${b}`,
   textOrder: '',
+  prunesColumns: true,
 };
 
 export const POSTGRES: SqlDialect = {
@@ -44,4 +50,6 @@ export const POSTGRES: SqlDialect = {
   // PostgreSQL does not hash IS NOT DISTINCT FROM: (is null, value or a placeholder) instead.
   same: (a, b, none) => `(${a} IS NULL) = (${b} IS NULL) AND COALESCE(${a}, ${none}) = COALESCE(${b}, ${none})`,
   textOrder: ' COLLATE "C"',
+  // A MATERIALIZED CTE keeps every column of its rows, the filters' dimensions included.
+  prunesColumns: false,
 };

@@ -506,11 +506,11 @@ export function compileAggregate(
   const measures = [...new Set([...q.measures, ...ranked])];
   const parts = [...new Set(measures.flatMap((m) => PARTS[m]))];
   const dimCols = q.groupBy.map((d) => COLUMN[d]);
-  // PostgreSQL keeps (materializes) only the columns the aggregation reads: the dimensions not
-  // grouped by were needed by the filters alone, which the source has applied. (DuckDB prunes
-  // columns itself.)
+  // A materialized source keeps only the columns the aggregation reads, where the engine does not
+  // prune them itself: the dimensions not grouped by were needed by the filters alone, which the
+  // source has applied.
   const base =
-    source.rescan || dialect.name !== 'postgres'
+    source.rescan || dialect.prunesColumns
       ? rows
       : `SELECT ${[...new Set([...BASE_COLUMNS, ...dimCols])].join(', ')} FROM (${rows}) source_rows`;
   const groups = q.groupBy.map((d) => `"g_${d}"`);
