@@ -130,8 +130,8 @@ export function presentArtifact(row: ArtifactVersion, access: Access, extras: Ar
  * `presentArtifact` serialized by the kind's response schema; only their order differs.
  */
 function presentArtifactJson(row: ReadyArtifact, access: Access, extras: ArtifactExtras): string {
-  const doc = row.api_json;
-  let out = `${doc.slice(0, -1)}${doc.length > 2 ? ',' : ''}"permissions":${JSON.stringify(access.artifactPermissions(row))}`;
+  // The form is an object with at least the required fields: its closing brace gives way to them.
+  let out = `${row.api_json.slice(0, -1)},"permissions":${JSON.stringify(access.artifactPermissions(row))}`;
   const identity = extras.identities.get(row.id);
   if (identity !== undefined) out += `,"identity":${JSON.stringify(maskIdentity(identity))}`;
   const rel = extras.relationships.get(row.id);

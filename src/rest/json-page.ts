@@ -5,9 +5,11 @@
  */
 import type { FastifyReply } from 'fastify';
 
-// Fastify runs no preSerialization hook for a string, so the deadline check there (operating.ts)
-// does not see these answers: their handlers check the deadline after their last step instead.
-
+/**
+ * Sends `{"items":[…],"page":{…}}`. Fastify runs no preSerialization hook for a string, so the
+ * deadline check there (operating.ts) does not see it: the handlers check the deadline after their
+ * last step instead.
+ */
 export function sendJsonPage(reply: FastifyReply, result: { items: readonly string[]; page: object }): FastifyReply {
   return reply
     .type('application/json; charset=utf-8')

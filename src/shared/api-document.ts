@@ -2,7 +2,7 @@
  * The ready-to-send form of an artifact: its stored document serialized by its kind's response
  * schema (the fields the specification lists, in its order, nothing else), without the fields
  * computed per caller (`identity`, `permissions`, `relationships`). Stores keep it beside the
- * document from import on (`ArtifactVersion.api_json`), so a page of artifacts is answered by
+ * document from import on (the `api_json` column, `ReadyArtifact`), so a page of artifacts is answered by
  * splicing stored text and the per-caller fields instead of parsing and serializing every document
  * per request (issue 12). The serializer is the one Fastify builds from the same schemas.
  */

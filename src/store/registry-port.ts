@@ -65,7 +65,7 @@ export interface ReadyArtifact {
   kind: ArtifactKind;
   workspace_id: string;
   created_by: string;
-  /** `ArtifactVersion.api_json`; serialized from the document for a row the store holds none for. */
+  /** The stored ready-to-send form (shared/api-document.ts); serialized from the document for a row without one. */
   api_json: string;
 }
 

@@ -90,10 +90,43 @@ export function toRepo(r: Row): Repo {
   });
 }
 
-/** What `toArtifact` reads (not the ready-to-send text, nor the columns kept for sorting and search). */
-export const ARTIFACT_COLUMNS =
-  'seq, id, version_ordinal, is_latest, kind, name, display_name, workspace_id, project_id, repo_id, artifact_status, ' +
-  'created_at, created_by, updated_at, updated_by, server_id, doc';
+const qualified = (alias: string | undefined) => (column: string) =>
+  alias === undefined ? column : `${alias}.${column}`;
+
+/**
+ * What `toArtifact` reads (not the ready-to-send text, nor the columns kept for sorting and
+ * search), of the table or of its alias.
+ */
+export function artifactColumns(alias?: string): string {
+  return [
+    'seq',
+    'id',
+    'version_ordinal',
+    'is_latest',
+    'kind',
+    'name',
+    'display_name',
+    'workspace_id',
+    'project_id',
+    'repo_id',
+    'artifact_status',
+    'created_at',
+    'created_by',
+    'updated_at',
+    'updated_by',
+    'server_id',
+    'doc',
+  ]
+    .map(qualified(alias))
+    .join(', ');
+}
+
+/** What `toReadyArtifact` reads: the document only for a row without its ready form. */
+export function readyArtifactColumns(alias?: string): string {
+  const c = qualified(alias);
+  const ready = ['seq', 'id', 'kind', 'workspace_id', 'created_by', 'api_json'].map(c).join(', ');
+  return `${ready}, CASE WHEN ${c('api_json')} IS NULL THEN ${c('doc')} END AS doc`;
+}
 
 /**
  * An artifact version row. Its document is parsed on first read of `doc` (an own, enumerable
@@ -130,7 +163,7 @@ export function toArtifact(r: Row): ArtifactVersion {
   return a;
 }
 
-/** A row of `seq, id, kind, workspace_id, created_by, api_json` and, when `api_json` is null, `doc`. */
+/** A row of `readyArtifactColumns`. */
 export function toReadyArtifact(r: Row): ReadyArtifact {
   const kind = r.kind as ArtifactKind;
   return {

@@ -31,7 +31,7 @@ function orderBy(sorts: ArtifactSort[], ranked: boolean): string {
 }
 
 /** `columns`: what the page reads of each of its rows (of `artifacts a`), beside `total_count`. */
-export function artifactSearchSql(q: ArtifactQuery, columns = 'a.*'): CompiledQuery | null {
+export function artifactSearchSql(q: ArtifactQuery, columns: string): CompiledQuery | null {
   const params: unknown[] = [[...q.workspaceIds]];
   const p = (v: unknown) => {
     params.push(v);

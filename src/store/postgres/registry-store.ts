@@ -18,7 +18,8 @@ import {
   type ToolRef,
 } from '../registry-port.ts';
 import {
-  ARTIFACT_COLUMNS,
+  artifactColumns,
+  readyArtifactColumns,
   toArtifact,
   toIdentity,
   toMembership,
@@ -40,8 +41,10 @@ import { sqlNumber } from '../sql-values.ts';
 
 const ID = 'id COLLATE "C"';
 
-/** `ARTIFACT_COLUMNS` of the page's `artifacts a`. */
-const PAGE_COLUMNS = ARTIFACT_COLUMNS.replace(/(^|, )/g, '$1a.');
+const ARTIFACT_COLUMNS = artifactColumns();
+/** The columns of the page's `artifacts a`, whole and ready. */
+const PAGE_COLUMNS = artifactColumns('a');
+const READY_PAGE_COLUMNS = readyArtifactColumns('a');
 
 export class PostgresRegistryStore implements RegistryStore {
   readonly engine = 'postgres' as const;
@@ -173,11 +176,7 @@ export class PostgresRegistryStore implements RegistryStore {
   }
 
   async findReadyArtifacts(query: ArtifactQuery): Promise<Page<ReadyArtifact>> {
-    return this.artifactPage(
-      query,
-      'a.id, a.kind, a.workspace_id, a.created_by, a.api_json, CASE WHEN a.api_json IS NULL THEN a.doc END AS doc',
-      toReadyArtifact,
-    );
+    return this.artifactPage(query, READY_PAGE_COLUMNS, toReadyArtifact);
   }
 
   private async artifactPage<T>(query: ArtifactQuery, columns: string, map: (r: Row) => T): Promise<Page<T>> {

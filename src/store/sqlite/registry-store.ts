@@ -23,7 +23,8 @@ import type { ReadyProgress } from '../../shared/api-document.ts';
 import { importBundle } from './import-bundle.ts';
 import { migrate } from './migrate.ts';
 import {
-  ARTIFACT_COLUMNS,
+  artifactColumns,
+  readyArtifactColumns,
   toArtifact,
   toIdentity,
   toMembership,
@@ -41,9 +42,8 @@ import {
 import { artifactSearchSql, toolAggregateSql } from './registry-sql.ts';
 
 const IN = 'IN (SELECT value FROM json_each(?))';
-/** What `toReadyArtifact` reads: the document only for a row without its ready form. */
-const READY_COLUMNS =
-  'seq, id, kind, workspace_id, created_by, api_json, CASE WHEN api_json IS NULL THEN doc END AS doc';
+const ARTIFACT_COLUMNS = artifactColumns();
+const READY_COLUMNS = readyArtifactColumns();
 /**
  * Latest versions by id. Without statistics the planner scans the (is_latest, kind, …) index with
  * a Bloom filter over every latest row; the partial id index looks up exactly the ids asked for.
