@@ -42,10 +42,15 @@ export function apiDocumentJson(kind: string, doc: Record<string, unknown>): str
   return serialize(doc);
 }
 
-/** `apiDocumentJson` of a stored document's text, or null when it cannot be serialized (for stores filling old rows). */
+/** `apiDocumentJson` of a stored document's text (a document its schema cannot serialize throws). */
+export function apiDocumentJsonOf(kind: string, docText: string): string {
+  return apiDocumentJson(kind, JSON.parse(docText) as Record<string, unknown>);
+}
+
+/** `apiDocumentJsonOf`, or null when the document cannot be serialized (for stores filling old rows). */
 export function readyJson(kind: string, docText: string): string | null {
   try {
-    return apiDocumentJson(kind, JSON.parse(docText) as Record<string, unknown>);
+    return apiDocumentJsonOf(kind, docText);
   } catch {
     return null;
   }

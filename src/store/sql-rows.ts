@@ -11,7 +11,7 @@ import type {
   User,
   Workspace,
 } from '../domain/types.ts';
-import { apiDocumentJson } from '../shared/api-document.ts';
+import { apiDocumentJsonOf } from '../shared/api-document.ts';
 import { compact } from '../shared/compact.ts';
 import type { ReadyArtifact, ToolAggregateQuery, ToolGroup, ToolRef } from './registry-port.ts';
 import { sqlText } from './sql-values.ts';
@@ -171,7 +171,7 @@ export function toReadyArtifact(r: Row): ReadyArtifact {
     kind,
     workspace_id: r.workspace_id as string,
     created_by: r.created_by as string,
-    api_json: opt(r.api_json) ?? apiDocumentJson(kind, JSON.parse(r.doc as string) as Record<string, unknown>),
+    api_json: opt(r.api_json) ?? apiDocumentJsonOf(kind, r.doc as string),
   };
 }
 
