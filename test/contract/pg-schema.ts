@@ -29,12 +29,17 @@ export function freshSchemaName(prefix: string): string {
   return `${prefix}_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
 }
 
-export async function dropSchema(schema: string): Promise<void> {
+/** Runs `work` on a connection of its own to the test database, closed afterwards. */
+export async function withPgClient<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: PG_URL });
   await client.connect();
   try {
-    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    return await work(client);
   } finally {
     await client.end();
   }
+}
+
+export async function dropSchema(schema: string): Promise<void> {
+  await withPgClient((client) => client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
 }

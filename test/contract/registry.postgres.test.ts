@@ -3,7 +3,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPostgresRegistry } from '../../src/store/postgres/open.ts';
-import { PG_URL, dropSchema, freshSchemaName, postgresReachable } from './pg-schema.ts';
+import { PG_URL, dropSchema, freshSchemaName, postgresReachable, withPgClient } from './pg-schema.ts';
 import { parseBundle } from '../../src/store/bundle.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
 import {
@@ -49,10 +49,8 @@ if (await postgresReachable()) {
     it('keeps the ready-to-send forms with their documents (re-import, an older writer, other schemas)', async () => {
       const schema = freshSchemaName('t_registry_ready');
       schemas.push(schema);
-      const client = new pg.Client({ connectionString: PG_URL });
-      await client.connect();
-      try {
-        await expectReadyDocumentsKept(
+      await withPgClient((client) =>
+        expectReadyDocumentsKept(
           () => openPostgresRegistry({ databaseUrl: PG_URL, requestTimeoutMs: 10_000 }, schema),
           async (sql) => client.query(`SET search_path TO ${schema}; ${sql}`),
           async () =>
@@ -61,18 +59,14 @@ if (await postgresReachable()) {
                 `SELECT api_json FROM ${schema}.artifacts WHERE id = 'tl-1' AND is_latest`,
               )
             ).rows[0]?.api_json ?? null,
-        );
-      } finally {
-        await client.end();
-      }
+        ),
+      );
     });
 
     it('upgrades a schema written before repositories: artifacts keep the repo_id of their documents', async () => {
       const schema = freshSchemaName('t_registry_old');
       schemas.push(schema);
-      const client = new pg.Client({ connectionString: PG_URL });
-      await client.connect();
-      try {
+      await withPgClient(async (client) => {
         await client.query(`CREATE SCHEMA ${schema}; SET search_path TO ${schema}`);
         await client.query(
           fs.readFileSync(
@@ -85,28 +79,22 @@ if (await postgresReachable()) {
            INSERT INTO registry_schema_migrations (name) VALUES ('001_init.sql')`,
         );
         await writeOldArtifacts('postgres', (sql) => client.query(sql));
-      } finally {
-        await client.end();
-      }
+      });
       const progress: string[] = [];
       const store = await openPostgresRegistry({ databaseUrl: PG_URL, requestTimeoutMs: 10_000 }, schema, (message) =>
         progress.push(message),
       );
       try {
         expect(progress).toEqual(['ready-to-send documents: 1 row written, done']);
-        const client = new pg.Client({ connectionString: PG_URL });
-        await client.connect();
-        try {
-          await expectOldArtifactsUpgraded(store, async (id) => {
+        await withPgClient((client) =>
+          expectOldArtifactsUpgraded(store, async (id) => {
             const { rows } = await client.query<{ api_json: string | null }>(
               `SELECT api_json FROM ${schema}.artifacts WHERE id = $1`,
               [id],
             );
             return rows[0]?.api_json ?? null;
-          });
-        } finally {
-          await client.end();
-        }
+          }),
+        );
       } finally {
         await store.close();
       }
