@@ -38,6 +38,7 @@ import { importBundle } from './import-bundle.ts';
 import { isConnectionFailure } from './pool.ts';
 import { artifactSearchSql, toolAggregateSql } from './registry-sql.ts';
 import { sqlNumber } from '../sql-values.ts';
+import { freshRead } from '../../shared/fresh-read.ts';
 
 const ID = 'id COLLATE "C"';
 
@@ -73,10 +74,15 @@ export class PostgresRegistryStore implements RegistryStore {
     if (!this.pool.ended) await this.pool.end();
   }
 
-  async generation(): Promise<string> {
+  /**
+   * One round trip shared by the requests that ask while it waits its turn (fresh-read.ts): each
+   * still gets a reading started after it asked, so a write committed before a request arrived is
+   * seen, as with a read of its own.
+   */
+  readonly generation = freshRead(async (): Promise<string> => {
     const [row] = await this.all('SELECT n FROM registry_generation WHERE id = 1');
     return String(sqlNumber(row?.n));
-  }
+  });
 
   async isEmpty(): Promise<boolean> {
     return (await this.all('SELECT 1 FROM organizations LIMIT 1')).length === 0;
