@@ -12,7 +12,7 @@ import { ApiError } from '../errors.ts';
 import type { ArtifactVersion, Project, Role, Workspace } from '../domain/types.ts';
 import type { RegistryStore } from '../store/registry-port.ts';
 import type { Caller } from './caller.ts';
-import { orgTree } from './org-trees.ts';
+import { orgTree, userMemberships } from './registry-memo.ts';
 
 const RANK: Record<Role, number> = { viewer: 1, editor: 2, admin: 3 };
 
@@ -158,8 +158,8 @@ export class Access {
 }
 
 /**
- * Builds the caller's Access from the store: the org tree (cached by generation, org-trees.ts;
- * `generation` is the request's reading of it) and memberships.
+ * Builds the caller's Access from the store: the org tree and the memberships (both kept by
+ * generation, registry-memo.ts; `generation` is the request's reading of it).
  */
 export async function loadAccess(
   store: RegistryStore,
@@ -169,7 +169,7 @@ export async function loadAccess(
   if (caller.kind === 'user') {
     const [workspaces, memberships] = await Promise.all([
       orgTree(store, caller.orgId, generation),
-      store.getMembershipsOfUser(caller.userId),
+      userMemberships(store, caller.userId, generation),
     ]);
     const roles = new Map<string, Role>();
     for (const m of memberships) {

@@ -82,14 +82,14 @@ export async function loadArtifactExtras(
 ): Promise<ArtifactExtras> {
   const ids = rows.map((r) => r.id);
   const agentIds = rows.filter((r) => r.kind === 'agent').map((r) => r.id);
-  const [rels, identities] = await Promise.all([
-    ids.length > 0 ? store.getRelationships(ids) : Promise.resolve([]),
+  const [{ relationships: rels, otherEndWorkspaces }, identities] = await Promise.all([
+    ids.length > 0
+      ? store.getRelationshipsWithEnds(ids)
+      : Promise.resolve({ relationships: [], otherEndWorkspaces: new Map<string, string>() }),
     agentIds.length > 0 ? store.getIdentitiesOfAgents(agentIds) : Promise.resolve([]),
   ]);
-  const own = new Set(ids);
-  const others = [...new Set(rels.flatMap((r) => [r.from.id, r.to.id]).filter((id) => !own.has(id)))];
-  const otherWs = others.length > 0 ? await store.getArtifactWorkspaceIds(others) : new Map<string, string>();
-  const readable = new Set([...ids, ...[...otherWs].filter(([, ws]) => access.canRead(ws)).map(([id]) => id)]);
+  const readable = new Set(ids);
+  for (const [id, ws] of otherEndWorkspaces) if (access.canRead(ws)) readable.add(id);
 
   const relationships: ArtifactExtras['relationships'] = new Map(
     ids.map((id) => [id, { count: 0, incoming: [], outgoing: [] }]),

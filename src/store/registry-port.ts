@@ -69,6 +69,12 @@ export interface ReadyArtifact {
   api_json: string;
 }
 
+export interface RelationshipsWithEnds {
+  relationships: Relationship[];
+  /** Artifact id to workspace id, for every other end of `relationships` that is a known artifact. */
+  otherEndWorkspaces: Map<string, string>;
+}
+
 export interface Page<T> {
   items: T[];
   total: number;
@@ -171,10 +177,14 @@ export interface RegistryStore {
   /** Latest-artifact counts by kind per workspace, project or creator (`created_by`). */
   countArtifacts(by: 'workspace' | 'project' | 'creator', ids: readonly string[]): Promise<KindCounts>;
   countMembers(workspaceIds: readonly string[]): Promise<Map<string, number>>;
-  /** The workspace of each known id's latest version (cheap: no documents are read). */
-  getArtifactWorkspaceIds(ids: readonly string[]): Promise<Map<string, string>>;
   /** Relationships whose `from.id` or `to.id` is one of these. */
   getRelationships(artifactIds: readonly string[]): Promise<Relationship[]>;
+  /**
+   * `getRelationships`, and the workspace of each of their other ends (not among `artifactIds`) that
+   * is a known artifact (its latest version; an unknown end has none): whether a caller may see a
+   * relationship depends on it.
+   */
+  getRelationshipsWithEnds(artifactIds: readonly string[]): Promise<RelationshipsWithEnds>;
 
   // Identities and images
   getIdentitiesOfAgents(agentIds: readonly string[]): Promise<Identity[]>;

@@ -382,12 +382,6 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
         ['ag-2', 1, true],
       ]);
       expect(versions[0]?.doc.instructions).toBe('Read invoices and extract line items.');
-      expect(await store.getArtifactWorkspaceIds(['ag-1', 'tl-b1', 'nope'])).toEqual(
-        new Map([
-          ['ag-1', 'ws-a-team'],
-          ['tl-b1', 'ws-b'],
-        ]),
-      );
     });
 
     it('lists every latest artifact of a scope, optionally of one kind, by id', async () => {
@@ -648,6 +642,29 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
       ]);
       expect(outgoing[2]).toMatchObject({ provenance: 'inferred', confidence: 0.6 });
       expect(await store.getRelationships(['ag-2', 'nope'])).toEqual([]);
+    });
+
+    it('returns relationships with the workspaces of their other ends, the ids asked left out', async () => {
+      const asked = ['tl-1', 'sk-1', 'ag-3'];
+      const found = await store.getRelationshipsWithEnds(asked);
+      expect(found.relationships).toEqual(await store.getRelationships(asked));
+      expect(found.relationships).toHaveLength(3);
+      expect(found.otherEndWorkspaces).toEqual(
+        new Map([
+          ['ag-1', 'ws-a-team'],
+          ['tl-4', 'ws-a-other'],
+        ]),
+      );
+      expect((await store.getRelationshipsWithEnds(['ag-1'])).otherEndWorkspaces).toEqual(
+        new Map([
+          ['sk-1', 'ws-a-team'],
+          ['tl-1', 'ws-a-team'],
+        ]),
+      );
+      expect(await store.getRelationshipsWithEnds(['ag-2', 'nope'])).toEqual({
+        relationships: [],
+        otherEndWorkspaces: new Map(),
+      });
     });
 
     it('keeps identities with hashed keys only, and finds them by client id or key hash', async () => {

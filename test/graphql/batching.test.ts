@@ -21,7 +21,7 @@ const NESTED = `query($n: Int) { agentSearch(first: $n, sorts: [{ field: NAME }]
   id name workspace { id name } creator { id name } usedTools { id toolName }
   relationships { count outgoing { relType to { id name } } incoming { from { id name } } } } } }`;
 
-/** The store calls of one query, in the steady state (the org tree cache already warm). */
+/** The store calls of one query, in the steady state (the org tree and membership caches already warm). */
 async function callsFor(query: string, variables: Record<string, unknown>) {
   await gql(t, query, variables);
   counter.reset();
@@ -37,10 +37,9 @@ describe('store calls per GraphQL query', () => {
     const wide = res.data.agentSearch.nodes.filter((n: { id: string }) => n.id.startsWith('ag-w'));
     expect(wide.length).toBeGreaterThan(40);
     expect(wide.every((n: { usedTools: unknown[] }) => n.usedTools.length === 2)).toBe(true);
-    // access (the org tree's generation, memberships), the search, then one batch per nested level.
+    // access (the generation its org tree and memberships are kept by), the search, then one batch per nested level.
     expect(calls).toEqual({
       generation: 1,
-      getMembershipsOfUser: 1,
       findArtifacts: 1,
       getUsers: 1,
       getRelationships: 1,
@@ -66,7 +65,7 @@ describe('store calls per GraphQL query', () => {
     );
     expect(res.data._entities).toHaveLength(1_000);
     expect(res.data._entities.every((e: { id: string } | null) => e !== null)).toBe(true);
-    expect(calls).toEqual({ generation: 1, getMembershipsOfUser: 1, getArtifacts: 1 });
+    expect(calls).toEqual({ generation: 1, getArtifacts: 1 });
   });
 
   it('workspace subtrees cost the same calls for two workspaces as for four', async () => {

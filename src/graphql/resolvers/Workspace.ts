@@ -11,7 +11,7 @@ import { total } from './counts.ts';
 
 /** Resolvers of `Workspace` (see the file comment). */
 export const Workspace: WorkspaceResolvers = {
-  // A copy: the org tree's workspaces are shared between requests (auth/org-trees.ts, frozen), and
+  // A copy: the org tree's workspaces are shared between requests (auth/registry-memo.ts, frozen), and
   // federation marks the entity it resolves with its __typename.
   __resolveReference: async (ref, ctx) => ({ ...(await readableWorkspace(ctx, ref.id)) }),
   artifactCount: async (ws, _args, ctx) => total(await ctx.loaders.artifactCountsByWorkspace.load(ws.id)),

@@ -13,6 +13,7 @@ import {
   type Page,
   type ReadyArtifact,
   type RegistryStore,
+  type RelationshipsWithEnds,
   type ToolAggregateQuery,
   type ToolGroup,
   type ToolRef,
@@ -43,6 +44,9 @@ import { freshRead } from '../../shared/fresh-read.ts';
 const ID = 'id COLLATE "C"';
 
 const ARTIFACT_COLUMNS = artifactColumns();
+/** Relationships `r` with either end among $1, in the order of the port. */
+const RELATIONSHIPS_OF =
+  'WHERE r.from_id = ANY($1::text[]) OR r.to_id = ANY($1::text[]) ORDER BY r.from_id COLLATE "C", r.to_id COLLATE "C", r.rel_type COLLATE "C"';
 /** The columns of the page's `artifacts a`, whole and ready. */
 const PAGE_COLUMNS = artifactColumns('a');
 const READY_PAGE_COLUMNS = readyArtifactColumns('a');
@@ -278,20 +282,32 @@ export class PostgresRegistryStore implements RegistryStore {
     return new Map(rows.map((r) => [r.k as string, Number(r.n)]));
   }
 
-  async getArtifactWorkspaceIds(ids: readonly string[]) {
-    const rows = await this.all('SELECT id, workspace_id FROM artifacts WHERE is_latest AND id = ANY($1::text[])', [
-      ids,
-    ]);
-    return new Map(rows.map((r) => [r.id as string, r.workspace_id as string]));
+  async getRelationships(artifactIds: readonly string[]) {
+    return (await this.all(`SELECT r.* FROM relationships r ${RELATIONSHIPS_OF}`, [artifactIds])).map(toRelationship);
   }
 
-  async getRelationships(artifactIds: readonly string[]) {
-    return (
-      await this.all(
-        'SELECT * FROM relationships WHERE from_id = ANY($1::text[]) OR to_id = ANY($1::text[]) ORDER BY from_id COLLATE "C", to_id COLLATE "C", rel_type COLLATE "C"',
-        [artifactIds],
-      )
-    ).map(toRelationship);
+  /**
+   * One round trip: each relationship with the workspaces of its two ends looked up by id (scalar
+   * subqueries: a join was planned as hash joins over every latest artifact).
+   */
+  async getRelationshipsWithEnds(artifactIds: readonly string[]): Promise<RelationshipsWithEnds> {
+    const workspaceOf = (end: string) =>
+      `(SELECT a.workspace_id FROM artifacts a WHERE a.is_latest AND a.id = r.${end}_id) AS ${end}_workspace_id`;
+    const rows = await this.all(
+      `SELECT r.*, ${workspaceOf('from')}, ${workspaceOf('to')} FROM relationships r ${RELATIONSHIPS_OF}`,
+      [artifactIds],
+    );
+    const asked = new Set(artifactIds);
+    const otherEndWorkspaces = new Map<string, string>();
+    for (const r of rows) {
+      for (const [id, ws] of [
+        [r.from_id, r.from_workspace_id],
+        [r.to_id, r.to_workspace_id],
+      ] as const) {
+        if (ws != null && !asked.has(id as string)) otherEndWorkspaces.set(id as string, ws as string);
+      }
+    }
+    return { relationships: rows.map(toRelationship), otherEndWorkspaces };
   }
 
   async getIdentitiesOfAgents(agentIds: readonly string[]) {

@@ -15,6 +15,7 @@ import {
   type Page,
   type ReadyArtifact,
   type RegistryStore,
+  type RelationshipsWithEnds,
   type ToolAggregateQuery,
   type ToolGroup,
   type ToolRef,
@@ -280,11 +281,6 @@ export class SqliteRegistryStore implements RegistryStore {
     return new Map(rows.map((r) => [r.k as string, Number(r.n)]));
   }
 
-  async getArtifactWorkspaceIds(ids: readonly string[]) {
-    const rows = this.all(`SELECT id, workspace_id FROM ${LATEST_BY_ID} ${IN}`, JSON.stringify(ids));
-    return new Map(rows.map((r) => [r.id as string, r.workspace_id as string]));
-  }
-
   async getRelationships(artifactIds: readonly string[]) {
     const ids = JSON.stringify(artifactIds);
     return this.all(
@@ -292,6 +288,18 @@ export class SqliteRegistryStore implements RegistryStore {
       ids,
       ids,
     ).map(toRelationship);
+  }
+
+  /** Two statements: a join would look up both ends of every relationship, and was slower. */
+  async getRelationshipsWithEnds(artifactIds: readonly string[]): Promise<RelationshipsWithEnds> {
+    const relationships = await this.getRelationships(artifactIds);
+    const asked = new Set(artifactIds);
+    const others = new Set(relationships.flatMap((r) => [r.from.id, r.to.id]).filter((id) => !asked.has(id)));
+    const rows =
+      others.size === 0
+        ? []
+        : this.all(`SELECT id, workspace_id FROM ${LATEST_BY_ID} ${IN}`, JSON.stringify([...others]));
+    return { relationships, otherEndWorkspaces: new Map(rows.map((r) => [r.id as string, r.workspace_id as string])) };
   }
 
   async getIdentitiesOfAgents(agentIds: readonly string[]) {

@@ -1,13 +1,13 @@
 /**
- * The org tree cache (src/auth/org-trees.ts) over a real SQLite store: read once per generation,
- * re-read after any import (in this process or another connection's), one tree per organization
- * and per store, frozen, and bounded in the number of organizations it keeps.
+ * The org tree and membership caches (src/auth/registry-memo.ts) over a real SQLite store: read
+ * once per generation, re-read after any import (in this process or another connection's), one
+ * value per key and per store, frozen, and bounded in the number of keys they keep.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { orgTree } from '../../src/auth/org-trees.ts';
+import { orgTree, userMemberships } from '../../src/auth/registry-memo.ts';
 import { parseBundle } from '../../src/store/bundle.ts';
 import { SqliteRegistryStore } from '../../src/store/sqlite/registry-store.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
@@ -86,6 +86,31 @@ describe('org tree cache', () => {
     expect(counter.calls().listOrgWorkspaces ?? 0).toBe(0);
     await orgTree(store, 'org-0');
     expect(counter.calls().listOrgWorkspaces).toBe(1);
+    await store.close();
+  });
+
+  it("reads a user's memberships once per generation and again after an import that changes them", async () => {
+    const file = tempFile();
+    const counter = countingStore();
+    const store = counter.wrap(new SqliteRegistryStore(file));
+    const bundle = smallBundle();
+    await store.importBundle(parseBundle(bundle));
+    const roles = async () => (await userMemberships(store, 'u-viewer')).map((m) => `${m.workspace_id}:${m.role}`);
+    expect(await roles()).toEqual(['ws-a-team:viewer']);
+    counter.reset();
+    expect(await roles()).toEqual(['ws-a-team:viewer']);
+    expect(counter.calls()).toEqual({ generation: 1 });
+    const kept = await userMemberships(store, 'u-viewer');
+    expect(Object.isFrozen(kept) && Object.isFrozen(kept[0])).toBe(true);
+
+    // Promoted by another connection's import: the next reading sees the new role.
+    bundle.memberships.push({ workspace_id: 'ws-a', user_id: 'u-viewer', role: 'editor' });
+    const cli = new SqliteRegistryStore(file);
+    await cli.importBundle(parseBundle(bundle));
+    await cli.close();
+    counter.reset();
+    expect(await roles()).toEqual(['ws-a:editor', 'ws-a-team:viewer']);
+    expect(counter.calls()).toEqual({ generation: 1, getMembershipsOfUser: 1 });
     await store.close();
   });
 });
