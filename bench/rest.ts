@@ -8,7 +8,7 @@
  * (GraphQL has no response cache: both gateway columns do the full work).
  * Targets (issue 12): cache off >= 0.3 for REST and the one-agent query, >= 0.1 for the nested
  * query, and on PostgreSQL >= 0.2 for REST; cache on >= 0.7 for REST. Printed, not enforced.
- * Usage: npm run bench:rest [-- --seconds 10 --connections 10 --engine sqlite|postgres]
+ * Usage: npm run bench:rest [-- --seconds 10 --connections 10 --engine sqlite|postgres --only GraphQL]
  * (`postgres`: a fresh database on DATABASE_URL_TEST or the local server, dropped afterwards).
  */
 import Fastify from 'fastify';
@@ -58,7 +58,7 @@ const NESTED = `{ agentSearch(first: 50, sorts: [{ field: NAME }]) { nodes { id 
   creator { id name } usedTools { id toolName } relationships { count outgoing { relType to { id name } }
   incoming { relType from { id name } } } } } }`;
 const ONE = '{ agent(id: "agent-0001") { id name displayName instructions modelId workspace { id name } } }';
-const READS: Read[] = [
+const ALL_READS: Read[] = [
   { name: 'GET /mcp/v1/tools?limit=50', method: 'GET', path: '/mcp/v1/tools?limit=50', off: REST_OFF, on: 0.7 },
   {
     name: 'POST /agent/v1/agents/search (query, 20 results)',
@@ -83,6 +83,11 @@ const READS: Read[] = [
     off: 0.3,
   },
 ];
+// `--only GraphQL` (any part of a read's name): just those reads, for a quicker before/after.
+const onlyArg = process.argv.indexOf('--only');
+const only = onlyArg < 0 ? undefined : process.argv[onlyArg + 1];
+const READS = ALL_READS.filter((r) => only === undefined || r.name.includes(only));
+if (READS.length === 0) throw new Error(`--only ${only}: no read's name contains it`);
 
 // The baseline: each read's bytes from memory on a bare route, no auth, no store.
 const bare = Fastify({ logger: false });

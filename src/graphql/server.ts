@@ -29,7 +29,8 @@ import { orgScopedCache, runInOrg } from './apq-scope.ts';
 import { checkEntityRepresentations } from './entity-representations.ts';
 import { errorLogPlugin } from './error-log.ts';
 import { formatGraphqlError, graphqlRouteErrorHandler } from './errors.ts';
-import { snakeCaseFieldResolver } from './field-resolver.ts';
+import { compiledExecution } from './executor.ts';
+import { resolveUnresolvedFields, snakeCaseFieldResolver } from './field-resolver.ts';
 import { DEFAULT_LIMITS, operationLimitsPlugin, type OperationLimits } from './limits/limits-plugin.ts';
 import { budgetUnpagedLists } from './limits/list-budget.ts';
 import { refuseDeepDocuments } from './limits/nesting.ts';
@@ -54,6 +55,7 @@ export const MAX_TOKENS = 20_000;
  */
 const SCHEMA = buildRegistrySubgraph();
 budgetUnpagedLists(SCHEMA, snakeCaseFieldResolver);
+resolveUnresolvedFields(SCHEMA);
 checkEntityRepresentations(SCHEMA);
 
 /** Builds the Apollo server of the subgraph (started by the caller); `log` gets its 5xx errors. */
@@ -70,8 +72,9 @@ export function createApolloServer(
   };
   const apqCache = options.apqCache;
   const apollo: ApolloServer<RequestContext> = new ApolloServer<RequestContext>({
-    schema: SCHEMA,
-    fieldResolver: snakeCaseFieldResolver,
+    ...(services.config.graphqlExecutor === 'compiled'
+      ? { gateway: compiledExecution(SCHEMA) }
+      : { schema: SCHEMA, fieldResolver: snakeCaseFieldResolver }),
     formatError: formatGraphqlError,
     allowBatchedHttpRequests: false,
     // Every request carries `Authorization`, which no browser sends cross-site without a preflight:

@@ -6,34 +6,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATION_TOO_LARGE, unpagedLists } from '../../src/graphql/limits/list-budget.ts';
 import { buildRegistrySubgraph } from '../../src/graphql/schema.ts';
-import { smallBundle } from '../fixtures/small-bundle.ts';
+import { chainBundle } from '../fixtures/chain-bundle.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { gql } from './helpers.ts';
 
 const CHAIN = 50;
-const T0 = '2026-01-01T00:00:00Z';
-
-/** The small fixture plus ws-c1 > ws-c2 > … > ws-c50 under ws-a. */
-function chainBundle() {
-  const bundle = smallBundle() as ReturnType<typeof smallBundle> & { workspaces: Record<string, unknown>[] };
-  for (let i = 1; i <= CHAIN; i++) {
-    bundle.workspaces.push({
-      id: `ws-c${i}`,
-      org_id: 'org-a',
-      parent_id: i === 1 ? 'ws-a' : `ws-c${i - 1}`,
-      name: `c${i}`,
-      display_name: `Chain ${i}`,
-      kind: 'team',
-      workspace_status: 'active',
-      created_at: T0,
-      created_by: 'u-admin',
-      updated_at: T0,
-      updated_by: 'u-admin',
-    });
-  }
-  return bundle;
-}
-
 const NESTED = '{ workspace(id: "ws-a") { id subtree { subtree { id } } } }';
 const SUBTREE = 4 + CHAIN;
 // ws-a's subtree, then the subtree of each: ws-a, team (2), sub, other, and the chain (50 + 49 + … + 1)
@@ -43,8 +20,8 @@ let low: TestApp;
 let standard: TestApp;
 beforeAll(async () => {
   [low, standard] = await Promise.all([
-    startTestApp({ bundle: chainBundle(), env: { GRAPHQL_MAX_COST: '1000' } }),
-    startTestApp({ bundle: chainBundle() }),
+    startTestApp({ bundle: chainBundle(CHAIN), env: { GRAPHQL_MAX_COST: '1000' } }),
+    startTestApp({ bundle: chainBundle(CHAIN) }),
   ]);
 });
 afterAll(async () => {
