@@ -12,11 +12,6 @@ export interface Config {
   otlpGrpcPort: number | undefined;
   /** GraphQL introspection and the browser explorer at GET /graphql: on outside production. */
   graphqlExplorer: boolean;
-  /**
-   * How GraphQL queries execute: `compiled` (graphql-jit, src/graphql/executor.ts) or `standard`
-   * (graphql-js for every operation).
-   */
-  graphqlExecutor: 'compiled' | 'standard';
   nodeEnv: 'development' | 'production' | 'test';
   logLevel: string;
   /** Embedded store files live here (registry.sqlite, traces.duckdb, dev issuer keys). */
@@ -156,12 +151,6 @@ function checkProduction(auth: AuthConfig): void {
   }
 }
 
-function graphqlExecutor(value: string): Config['graphqlExecutor'] {
-  if (value !== 'compiled' && value !== 'standard')
-    throw new ConfigError(`GRAPHQL_EXECUTOR must be compiled or standard, got "${value}"`);
-  return value;
-}
-
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = str(env, 'NODE_ENV', 'development');
   if (nodeEnv !== 'development' && nodeEnv !== 'production' && nodeEnv !== 'test') {
@@ -187,7 +176,6 @@ export function loadConfig(env: Env = process.env): Config {
     host: str(env, 'HOST', '127.0.0.1'),
     port: int(env, 'PORT', 8080, 0, 65535),
     graphqlExplorer: bool(env, 'GRAPHQL_EXPLORER', nodeEnv !== 'production'),
-    graphqlExecutor: graphqlExecutor(str(env, 'GRAPHQL_EXECUTOR', 'compiled')),
     otlpGrpcPort: optional(env, 'OTLP_GRPC_PORT') === undefined ? undefined : int(env, 'OTLP_GRPC_PORT', 0, 0, 65535),
     nodeEnv,
     logLevel: str(env, 'LOG_LEVEL', 'info'),

@@ -29,8 +29,7 @@ import { orgScopedCache, runInOrg } from './apq-scope.ts';
 import { checkEntityRepresentations } from './entity-representations.ts';
 import { errorLogPlugin } from './error-log.ts';
 import { formatGraphqlError, graphqlRouteErrorHandler } from './errors.ts';
-import { compiledExecution } from './executor.ts';
-import { resolveUnresolvedFields, snakeCaseFieldResolver } from './field-resolver.ts';
+import { snakeCaseFieldResolver } from './field-resolver.ts';
 import { DEFAULT_LIMITS, operationLimitsPlugin, type OperationLimits } from './limits/limits-plugin.ts';
 import { budgetUnpagedLists } from './limits/list-budget.ts';
 import { refuseDeepDocuments } from './limits/nesting.ts';
@@ -55,7 +54,6 @@ export const MAX_TOKENS = 20_000;
  */
 const SCHEMA = buildRegistrySubgraph();
 budgetUnpagedLists(SCHEMA, snakeCaseFieldResolver);
-resolveUnresolvedFields(SCHEMA);
 checkEntityRepresentations(SCHEMA);
 
 /** Builds the Apollo server of the subgraph (started by the caller); `log` gets its 5xx errors. */
@@ -72,9 +70,8 @@ export function createApolloServer(
   };
   const apqCache = options.apqCache;
   const apollo: ApolloServer<RequestContext> = new ApolloServer<RequestContext>({
-    ...(services.config.graphqlExecutor === 'compiled'
-      ? { gateway: compiledExecution(SCHEMA) }
-      : { schema: SCHEMA, fieldResolver: snakeCaseFieldResolver }),
+    schema: SCHEMA,
+    fieldResolver: snakeCaseFieldResolver,
     formatError: formatGraphqlError,
     allowBatchedHttpRequests: false,
     // Every request carries `Authorization`, which no browser sends cross-site without a preflight:

@@ -44,15 +44,6 @@ export function openListBudget(context: object, max: number): void {
   budgets.set(context, { spent: 0, max });
 }
 
-/**
- * Gives a request's budget back whole, for executing the operation again from the start (the
- * compiled executor hands an operation that outgrew it to graphql-js, executor.ts).
- */
-export function refillListBudget(context: object): void {
-  const budget = budgets.get(context);
-  if (budget !== undefined) budget.spent = 0;
-}
-
 function spend(context: unknown, list: unknown): unknown {
   if (!Array.isArray(list) || typeof context !== 'object' || context === null) return list;
   const budget = budgets.get(context);
