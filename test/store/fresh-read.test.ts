@@ -3,7 +3,7 @@
  * that started before its call. The read here is a counter whose value each read captures when it
  * starts, answered when the test says so.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { freshRead } from '../../src/shared/fresh-read.ts';
 
 function controlledSource() {
@@ -84,5 +84,36 @@ describe('freshRead', () => {
     const after = generation();
     await source.answer(true);
     await expect(after).resolves.toBe(1);
+  });
+});
+
+describe('freshRead when a read never answers', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('waits for it at most shareForMs: queued callers then read again, later ones read at once', async () => {
+    vi.useFakeTimers();
+    let reads = 0;
+    const stuck = new Promise<number>(() => undefined); // a connection that died silently
+    const generation = freshRead(async () => (++reads === 1 ? stuck : reads), 1000);
+    void generation(); // read 1: never answers
+    const queued = generation();
+    expect(reads).toBe(1);
+    await vi.advanceTimersByTimeAsync(999);
+    expect(reads).toBe(1); // still shared, within the bound
+    await vi.advanceTimersByTimeAsync(1);
+    await expect(queued).resolves.toBe(2); // read 2, started when the bound was reached
+  });
+
+  it('lets a caller read at once when the read under way is past the bound', async () => {
+    vi.useFakeTimers();
+    let reads = 0;
+    const generation = freshRead(async () => (++reads === 1 ? new Promise<number>(() => undefined) : reads), 1000);
+    void generation(); // read 1: never answers, nobody queued behind it
+    await vi.advanceTimersByTimeAsync(1000);
+    const late = generation();
+    expect(reads).toBe(2);
+    await expect(late).resolves.toBe(2);
   });
 });

@@ -1,8 +1,8 @@
 /**
  * PostgreSQL connections for the server-mode engines: one pg.Pool per store, a bounded statement
  * timeout, the store's schema on every connection, and connection failures turned into the
- * store's "unavailable" error. pg.Pool reconnects by itself once the server is back; idle-client
- * errors are absorbed so a database restart never crashes the process.
+ * store's "unavailable" error. pg.Pool reconnects by itself once the server is back; client
+ * errors (idle or checked out) are absorbed so a database restart never crashes the process.
  */
 import pg from 'pg';
 
@@ -28,6 +28,10 @@ export function createPool(options: PoolOptions): pg.Pool {
     options: `-c search_path=${schema}`,
   });
   pool.on('error', () => undefined);
+  // A client checked out of the pool (sealing, ingestion and imports hold one for a transaction)
+  // emits 'error' when its connection drops; unheard, that would end the process. The query under
+  // way rejects on its own, and its caller answers 503 or retries.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 
