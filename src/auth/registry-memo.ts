@@ -18,14 +18,13 @@ interface Kept<V> {
   value: V;
 }
 
-/** A lookup `(store, key, current generation) => value`, kept as the file comment says. */
-function keptByGeneration<V>(maxKeys: number, read: (store: RegistryStore, key: string) => Promise<V>) {
+/** A value of the store by key, read once per generation: `current` reads it (a request passes its own). */
+type KeptLookup<V> = (store: RegistryStore, key: string, current?: () => Promise<string>) => Promise<V>;
+
+/** A `KeptLookup` over `read`, kept as the file comment says. */
+function keptByGeneration<V>(maxKeys: number, read: (store: RegistryStore, key: string) => Promise<V>): KeptLookup<V> {
   const keptOf = new WeakMap<RegistryStore, Map<string, Kept<V>>>();
-  return async (
-    store: RegistryStore,
-    key: string,
-    current: () => Promise<string> = () => store.generation(),
-  ): Promise<V> => {
+  return async (store, key, current = () => store.generation()) => {
     const generation = await current();
     let kept = keptOf.get(store);
     if (kept === undefined) {
@@ -43,23 +42,12 @@ function keptByGeneration<V>(maxKeys: number, read: (store: RegistryStore, key: 
 
 const frozenAll = <T extends object>(rows: T[]): readonly T[] => Object.freeze(rows.map((r) => Object.freeze(r)));
 
-/**
- * Every workspace of an organization, from the cache while the store's generation is unchanged;
- * `current` reads the generation (a request passes its own, read once). At most 1,000 per store.
- */
-export const orgTree: (
-  store: RegistryStore,
-  orgId: string,
-  current?: () => Promise<string>,
-) => Promise<readonly Workspace[]> = keptByGeneration(MAX_ORGS, async (store, orgId) =>
+/** Every workspace of an organization, while the store's generation is unchanged; at most 1,000 per store. */
+export const orgTree: KeptLookup<readonly Workspace[]> = keptByGeneration(MAX_ORGS, async (store, orgId) =>
   frozenAll(await store.listOrgWorkspaces(orgId)),
 );
 
 /** A user's direct memberships, kept like `orgTree`; at most 10,000 users per store. */
-export const userMemberships: (
-  store: RegistryStore,
-  userId: string,
-  current?: () => Promise<string>,
-) => Promise<readonly Membership[]> = keptByGeneration(MAX_USERS, async (store, userId) =>
+export const userMemberships: KeptLookup<readonly Membership[]> = keptByGeneration(MAX_USERS, async (store, userId) =>
   frozenAll(await store.getMembershipsOfUser(userId)),
 );
