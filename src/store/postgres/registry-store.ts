@@ -287,25 +287,21 @@ export class PostgresRegistryStore implements RegistryStore {
   }
 
   /**
-   * One round trip: each relationship with the workspaces of its two ends looked up by id (scalar
-   * subqueries: a join was planned as hash joins over every latest artifact).
+   * One round trip: each relationship with the workspace of each end not among the ids asked,
+   * looked up by id (scalar subqueries: a join was planned as hash joins over every latest artifact).
    */
   async getRelationshipsWithEnds(artifactIds: readonly string[]): Promise<RelationshipsWithEnds> {
     const workspaceOf = (end: string) =>
-      `(SELECT a.workspace_id FROM artifacts a WHERE a.is_latest AND a.id = r.${end}_id) AS ${end}_workspace_id`;
+      `CASE WHEN r.${end}_id = ANY($1::text[]) THEN NULL
+        ELSE (SELECT a.workspace_id FROM artifacts a WHERE a.is_latest AND a.id = r.${end}_id) END AS ${end}_workspace_id`;
     const rows = await this.all(
       `SELECT r.*, ${workspaceOf('from')}, ${workspaceOf('to')} FROM relationships r ${RELATIONSHIPS_OF}`,
       [artifactIds],
     );
-    const asked = new Set(artifactIds);
     const otherEndWorkspaces = new Map<string, string>();
     for (const r of rows) {
-      for (const [id, ws] of [
-        [r.from_id, r.from_workspace_id],
-        [r.to_id, r.to_workspace_id],
-      ] as const) {
-        if (ws != null && !asked.has(id as string)) otherEndWorkspaces.set(id as string, ws as string);
-      }
+      if (r.from_workspace_id != null) otherEndWorkspaces.set(r.from_id as string, r.from_workspace_id as string);
+      if (r.to_workspace_id != null) otherEndWorkspaces.set(r.to_id as string, r.to_workspace_id as string);
     }
     return { relationships: rows.map(toRelationship), otherEndWorkspaces };
   }
