@@ -41,6 +41,7 @@ import {
   type Row,
 } from '../sql-rows.ts';
 import { artifactSearchSql, toolAggregateSql } from './registry-sql.ts';
+import { WalIndexHeader } from './wal-index.ts';
 
 const IN = 'IN (SELECT value FROM json_each(?))';
 const ARTIFACT_COLUMNS = artifactColumns();
@@ -57,6 +58,8 @@ export class SqliteRegistryStore implements RegistryStore {
   private readonly db: DatabaseSync;
   private readonly statements = new Map<string, StatementSync>();
   private localWrites = 0;
+  /** The file's wal-index header, read for the generation; absent for `:memory:`. */
+  private readonly walIndex?: WalIndexHeader;
 
   /** `progress`: told how a long fill of ready-to-send documents goes (the first open after an upgrade). */
   constructor(file: string, progress?: ReadyProgress) {
@@ -66,6 +69,7 @@ export class SqliteRegistryStore implements RegistryStore {
       'PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;',
     );
     migrate(this.db, progress);
+    if (file !== ':memory:') this.walIndex = new WalIndexHeader(`${file}-shm`);
   }
 
   private stmt(sql: string): StatementSync {
@@ -95,11 +99,16 @@ export class SqliteRegistryStore implements RegistryStore {
   }
 
   async close(): Promise<void> {
+    this.walIndex?.close();
     if (this.db.isOpen) this.db.close();
   }
 
   async generation(): Promise<string> {
-    // data_version moves when another connection commits; our own commits count in localWrites.
+    if (!this.db.isOpen) throw new StoreUnavailableError('the registry database is closed');
+    // Every commit of any connection moves the wal-index header (wal-index.ts); data_version moves
+    // when another connection commits, our own commits count in localWrites.
+    const header = this.walIndex?.read() ?? null;
+    if (header !== null) return `w${header}.${this.localWrites}`;
     const version = this.all('PRAGMA data_version')[0]?.data_version;
     return `${String(version)}.${this.localWrites}`;
   }
