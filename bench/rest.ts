@@ -4,8 +4,9 @@
  * as it runs (response cache on) and the gateway with its cache off (every request pays auth, the
  * store, presentation and serialization). Reads: `GET /mcp/v1/tools?limit=50`,
  * `POST /agent/v1/agents/search` (a query, 20 results), the GraphQL `agentSearch(first: 50)` with
- * workspace, creator, used tools and relationship ends, and a GraphQL query of one agent by id
- * (GraphQL has no response cache: both gateway columns do the full work).
+ * workspace, creator, used tools and relationship ends, a GraphQL query of one agent by id
+ * (GraphQL has no response cache: both gateway columns do the full work), and, for reference,
+ * GraphQL `{ __typename }`, which reads no store: its ratio bounds what any GraphQL read can reach.
  * Targets (issue 12): cache off >= 0.3 for REST and the one-agent query, >= 0.1 for the nested
  * query, and on PostgreSQL >= 0.2 for REST; cache on >= 0.7 for REST. Printed, not enforced.
  * Usage: npm run bench:rest [-- --seconds 10 --connections 10 --engine sqlite|postgres --only GraphQL]
@@ -49,8 +50,8 @@ interface Read {
   method: 'GET' | 'POST';
   path: string;
   body?: string;
-  /** The targets of this read: cache off, and cache on (REST only). */
-  off: number;
+  /** The targets of this read: cache off, and cache on (REST only); none for a reference read. */
+  off?: number;
   on?: number;
 }
 const REST_OFF = engine === 'postgres' ? 0.2 : 0.3;
@@ -81,6 +82,14 @@ const ALL_READS: Read[] = [
     path: '/graphql',
     body: JSON.stringify({ query: ONE }),
     off: 0.3,
+  },
+  {
+    // No store work at all: what authentication, Fastify and Apollo cost any GraphQL answer, so the
+    // highest ratio a GraphQL read could reach here.
+    name: 'GraphQL { __typename } (reference: no store work)',
+    method: 'POST',
+    path: '/graphql',
+    body: JSON.stringify({ query: '{ __typename }' }),
   },
 ];
 // `--only GraphQL` (any part of a read's name): just those reads, for a quicker before/after.
@@ -138,10 +147,13 @@ for (const [i, read] of READS.entries()) {
   console.log(
     `  gateway, response cache on        ${fmt(on)}  ratio ${read.on === undefined ? `${onRatio.toFixed(2)} (not cached)` : verdict(onRatio, read.on)}`,
   );
-  console.log(`  gateway, response cache off       ${fmt(off)}  ratio ${verdict(offRatio, read.off)}\n`);
-  if (offRatio < read.off || (read.on !== undefined && onRatio < read.on)) missed++;
+  const offVerdict =
+    read.off === undefined ? `${offRatio.toFixed(2)} (reference, no target)` : verdict(offRatio, read.off);
+  console.log(`  gateway, response cache off       ${fmt(off)}  ratio ${offVerdict}\n`);
+  if ((read.off !== undefined && offRatio < read.off) || (read.on !== undefined && onRatio < read.on)) missed++;
 }
-console.log(missed === 0 ? 'every target met' : `${missed} of ${READS.length} reads below a target`);
+const targeted = READS.filter((r) => r.off !== undefined).length;
+console.log(missed === 0 ? 'every target met' : `${missed} of ${targeted} reads below a target`);
 
 await bare.close();
 await demo.close();
