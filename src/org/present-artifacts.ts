@@ -4,7 +4,8 @@
  * Every lookup is batched over the whole page.
  */
 import type { Access } from '../auth/access.ts';
-import type { ArtifactVersion, Identity, Relationship } from '../domain/types.ts';
+import type { ArtifactVersion, Identity } from '../domain/types.ts';
+import { artifactRelationships, type ArtifactRelationships } from '../shared/relationship-forms.ts';
 import type { RawBundle } from '../store/bundle-schema.ts';
 import type { ReadyArtifact, RegistryStore } from '../store/registry-port.ts';
 
@@ -14,18 +15,6 @@ export interface MaskedIdentity {
   credential_kind: Identity['credential_kind'];
   api_key?: string;
   expires_at?: string;
-}
-
-/** A relationship seen from one of its artifacts. */
-type RelationshipView = Omit<Relationship, 'attributes'> & {
-  direction: 'incoming' | 'outgoing';
-  attributes?: Record<string, unknown>;
-};
-
-interface ArtifactRelationships {
-  count: number;
-  incoming: RelationshipView[];
-  outgoing: RelationshipView[];
 }
 
 /**
@@ -52,62 +41,37 @@ export function maskIdentity(identity: Identity): MaskedIdentity {
   return out;
 }
 
-function relationshipView(rel: Relationship, direction: 'incoming' | 'outgoing'): RelationshipView {
-  const view: RelationshipView = {
-    direction,
-    provenance: rel.provenance,
-    rel_type: rel.rel_type,
-    relationship_status: rel.relationship_status,
-    from: rel.from,
-    to: rel.to,
-  };
-  if (rel.attributes !== undefined) view.attributes = rel.attributes;
-  if (rel.confidence !== undefined) view.confidence = rel.confidence;
-  if (rel.label !== undefined) view.label = rel.label;
-  if (rel.role !== undefined) view.role = rel.role;
-  if (rel.weight !== undefined) view.weight = rel.weight;
-  return view;
-}
-
 export interface ArtifactExtras {
   relationships: Map<string, ArtifactRelationships>;
   identities: Map<string, Identity>;
 }
 
-/** Relationships (other endpoint readable by the caller) and identities of these artifacts. */
+/**
+ * Relationships (other endpoint readable by the caller) and identities of these artifacts; the
+ * relationships of those in `shownReady` (their ready forms answer) are not loaded.
+ */
 export async function loadArtifactExtras(
   store: RegistryStore,
   access: Access,
   rows: readonly Pick<ArtifactVersion, 'id' | 'kind'>[],
+  shownReady: ReadonlySet<string> = new Set(),
 ): Promise<ArtifactExtras> {
   const ids = rows.map((r) => r.id);
+  const computed = ids.filter((id) => !shownReady.has(id));
   const agentIds = rows.filter((r) => r.kind === 'agent').map((r) => r.id);
   const [{ relationships: rels, otherEndWorkspaces }, identities] = await Promise.all([
-    ids.length > 0
-      ? store.getRelationshipsWithEnds(ids)
+    computed.length > 0
+      ? store.getRelationshipsWithEnds(computed)
       : Promise.resolve({ relationships: [], otherEndWorkspaces: new Map<string, string>() }),
     agentIds.length > 0 ? store.getIdentitiesOfAgents(agentIds) : Promise.resolve([]),
   ]);
+  // Every artifact of the page is readable; an other end is when its workspace is.
   const readable = new Set(ids);
   for (const [id, ws] of otherEndWorkspaces) if (access.canRead(ws)) readable.add(id);
-
-  const relationships: ArtifactExtras['relationships'] = new Map(
-    ids.map((id) => [id, { count: 0, incoming: [], outgoing: [] }]),
-  );
-  for (const rel of rels) {
-    if (!readable.has(rel.from.id) || !readable.has(rel.to.id)) continue;
-    const out = relationships.get(rel.from.id);
-    if (out) {
-      out.outgoing.push(relationshipView(rel, 'outgoing'));
-      out.count++;
-    }
-    const inc = relationships.get(rel.to.id);
-    if (inc && rel.to.id !== rel.from.id) {
-      inc.incoming.push(relationshipView(rel, 'incoming'));
-      inc.count++;
-    }
-  }
-  return { relationships, identities: new Map(identities.map((i) => [i.agent_id, i])) };
+  return {
+    relationships: artifactRelationships(computed, rels, (id) => readable.has(id)),
+    identities: new Map(identities.map((i) => [i.agent_id, i])),
+  };
 }
 
 /** One artifact as the API shows it to this caller. */
@@ -136,11 +100,17 @@ function presentArtifactJson(row: ReadyArtifact, access: Access, extras: Artifac
   if (identity !== undefined) out += `,"identity":${JSON.stringify(maskIdentity(identity))}`;
   const rel = extras.relationships.get(row.id);
   if (rel !== undefined) out += `,"relationships":${JSON.stringify(rel)}`;
+  else if (row.relationships !== undefined) out += `,"relationships":${row.relationships.json}`;
   return `${out}}`;
 }
 
 /** An artifact as JSON text (`presentArtifactJson`): a page is answered by joining them. */
 export type ArtifactJson = string;
+
+/** Whether the caller sees a row's ready relationships as they are: every other end's workspace is readable. */
+function showsReady(row: ReadyArtifact, access: Access): boolean {
+  return row.relationships !== undefined && row.relationships.endWorkspaces.every((ws) => access.canRead(ws));
+}
 
 /** The rows presented to this caller as JSON text, every lookup batched over the page. */
 export async function presentArtifactsJson(
@@ -149,6 +119,7 @@ export async function presentArtifactsJson(
   rows: ReadyArtifact[],
 ): Promise<ArtifactJson[]> {
   if (rows.length === 0) return [];
-  const extras = await loadArtifactExtras(store, access, rows);
+  const shownReady = new Set(rows.filter((row) => showsReady(row, access)).map((row) => row.id));
+  const extras = await loadArtifactExtras(store, access, rows, shownReady);
   return rows.map((row) => presentArtifactJson(row, access, extras));
 }

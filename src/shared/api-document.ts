@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import fastJson, { type ObjectSchema } from 'fast-json-stringify';
 import { agentSchema, baseArtifactSchema, toolSchema } from '../domain/artifact-schemas.ts';
+import { RELATIONSHIP_FORM_VERSION } from './relationship-forms.ts';
 
 const PER_CALLER = new Set(['identity', 'permissions', 'relationships']);
 
@@ -30,10 +31,14 @@ const schemas = {
 const serializers = { agent: fastJson(schemas.agent), tool: fastJson(schemas.tool), other: fastJson(schemas.other) };
 
 /**
- * Names the schemas the forms are serialized by: stores keep it beside the forms and serialize
- * every row again when it changes (a field added to or removed from a response schema).
+ * Names the schemas the forms are serialized by, and the shape of the ready relationship forms:
+ * stores keep it beside the forms and write every row's again when it changes (a field added to
+ * or removed from a response schema, a new RELATIONSHIP_FORM_VERSION).
  */
-export const READY_FINGERPRINT = createHash('sha256').update(JSON.stringify(schemas)).digest('hex').slice(0, 16);
+export const READY_FINGERPRINT = createHash('sha256')
+  .update(JSON.stringify({ ...schemas, relationshipForms: RELATIONSHIP_FORM_VERSION }))
+  .digest('hex')
+  .slice(0, 16);
 
 /** The document as the API shows it to every caller, as JSON text (an object: `{…}`). */
 export function apiDocumentJson(kind: string, doc: Record<string, unknown>): string {
@@ -60,17 +65,17 @@ export function readyJson(kind: string, docText: string): string | null {
 export type ReadyProgress = (message: string) => void;
 
 /** A reporter of a fill's running total for `progress` (silent for a fill that wrote nothing). */
-export function readyProgress(progress: ReadyProgress | undefined): (written: number, done: boolean) => void {
+export function readyProgress(
+  progress: ReadyProgress | undefined,
+  what = 'ready-to-send documents',
+): (written: number, done: boolean) => void {
   let reported = 0;
   return (written, done) => {
     if (progress === undefined || written === 0) return;
-    if (done)
-      progress(
-        `ready-to-send documents: ${written.toLocaleString('en-US')} ${written === 1 ? 'row' : 'rows'} written, done`,
-      );
+    if (done) progress(`${what}: ${written.toLocaleString('en-US')} ${written === 1 ? 'row' : 'rows'} written, done`);
     else if (written - reported >= 10_000) {
       reported = written;
-      progress(`ready-to-send documents: ${written.toLocaleString('en-US')} rows written so far`);
+      progress(`${what}: ${written.toLocaleString('en-US')} rows written so far`);
     }
   };
 }

@@ -124,7 +124,18 @@ export function artifactColumns(alias?: string): string {
 /** What `toReadyArtifact` reads: the document only for a row without its ready form. */
 export function readyArtifactColumns(alias?: string): string {
   const c = qualified(alias);
-  const ready = ['seq', 'id', 'kind', 'workspace_id', 'created_by', 'api_json'].map(c).join(', ');
+  const ready = [
+    'seq',
+    'id',
+    'kind',
+    'workspace_id',
+    'created_by',
+    'api_json',
+    'relationships_json',
+    'relationship_ends',
+  ]
+    .map(c)
+    .join(', ');
   return `${ready}, CASE WHEN ${c('api_json')} IS NULL THEN ${c('doc')} END AS doc`;
 }
 
@@ -166,13 +177,19 @@ export function toArtifact(r: Row): ArtifactVersion {
 /** A row of `readyArtifactColumns`. */
 export function toReadyArtifact(r: Row): ReadyArtifact {
   const kind = r.kind as ArtifactKind;
-  return {
+  const ready: ReadyArtifact = {
     id: r.id as string,
     kind,
     workspace_id: r.workspace_id as string,
     created_by: r.created_by as string,
     api_json: opt(r.api_json) ?? apiDocumentJsonOf(kind, r.doc as string),
   };
+  if (r.relationships_json != null)
+    ready.relationships = {
+      json: r.relationships_json as string,
+      endWorkspaces: JSON.parse(r.relationship_ends as string) as string[],
+    };
+  return ready;
 }
 
 export function toRelationship(r: Row): Relationship {

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiDocumentJson } from '../../src/shared/api-document.ts';
+import { relationshipForms } from '../../src/shared/relationship-forms.ts';
 import { hashApiKey } from '../../src/shared/api-key.ts';
 import { parseBundle } from '../../src/store/bundle.ts';
 import type { ArtifactQuery, ArtifactSort, RegistryStore } from '../../src/store/registry-port.ts';
@@ -212,6 +213,113 @@ export async function expectReadyDocumentsKept(
     expect(await store.generation()).not.toBe(before);
     expect(await readyTl1(store)).toMatchObject({ id: 'tl-1', display_name: 'Written by old code' });
     expect(await column()).not.toContain('stale');
+  } finally {
+    await store.close();
+  }
+}
+
+const EVERY_WS = [...ORG_A_WS, 'ws-b'];
+
+/** A latest artifact as the REST lists read it, with its ready relationships (if it has them). */
+async function readyOf(store: RegistryStore, id: string) {
+  const page = await store.findReadyArtifacts({ workspaceIds: EVERY_WS, sorts: byName, limit: 200, offset: 0 });
+  return page.items.find((a) => a.id === id);
+}
+
+/** Every latest artifact's ready relationships: what the shared builder makes of the port's relationships now. */
+async function expectFormsCurrent(store: RegistryStore): Promise<void> {
+  const page = await store.findReadyArtifacts({ workspaceIds: EVERY_WS, sorts: byName, limit: 200, offset: 0 });
+  expect(page.items.length).toBeGreaterThan(10);
+  for (const row of page.items) {
+    const { relationships, otherEndWorkspaces } = await store.getRelationshipsWithEnds([row.id]);
+    expect(row.relationships, row.id).toEqual(
+      relationshipForms([row.id], relationships, otherEndWorkspaces).get(row.id),
+    );
+  }
+}
+
+const formOf = async (store: RegistryStore, id: string) => {
+  const form = (await readyOf(store, id))?.relationships;
+  if (form === undefined) return undefined;
+  const parsed = JSON.parse(form.json) as { incoming: { from: { id: string } }[]; outgoing: { to: { id: string } }[] };
+  return {
+    incoming: parsed.incoming.map((r) => r.from.id),
+    outgoing: parsed.outgoing.map((r) => r.to.id),
+    ends: form.endWorkspaces,
+  };
+};
+
+/**
+ * The ready relationship forms follow every change to what they are built from: imports moving an
+ * other end, adding the artifact a relationship pointed to, adding relationships; an older writer
+ * changing rows by SQL (the triggers drop the forms, reopening writes them); forms of another
+ * fingerprint. A stale form would show a relationship to a reader who may not see its other end.
+ */
+export async function expectRelationshipFormsFollowChanges(
+  open: () => Promise<RegistryStore>,
+  exec: (sql: string) => Promise<unknown>,
+): Promise<void> {
+  let store = await open();
+  try {
+    const rel = (from: string, fromKind: string, to: string, extra: Record<string, unknown> = {}) => ({
+      from: { id: from, kind: fromKind },
+      to: { id: to, kind: 'tool' },
+      rel_type: 'depends_on',
+      provenance: 'declared',
+      relationship_status: 'active',
+      ...extra,
+    });
+    await store.importBundle(parseBundle(smallBundle()));
+    await expectFormsCurrent(store);
+    expect(await formOf(store, 'tl-1')).toEqual({ incoming: ['ag-1'], outgoing: [], ends: ['ws-a-team'] });
+
+    // ag-1 moves to ws-a-other (a new latest version), tl-9 arrives in ws-a-sub, ag-3 links tl-1.
+    const second = smallBundle();
+    second.relationships.push(rel('tl-1', 'tool', 'tl-9'));
+    second.relationships.push(rel('ag-3', 'agent', 'tl-1', { label: 'audits', attributes: { why: 'x' } }));
+    const ag1 = second.artifacts.find((a) => a.id === 'ag-1' && a.version_ordinal === 2) as Record<string, unknown>;
+    ag1.is_latest = false;
+    second.artifacts.push({ ...ag1, is_latest: true, version_ordinal: 3, workspace_id: 'ws-a-other' } as never);
+    const tl3 = second.artifacts.find((a) => a.id === 'tl-3') as Record<string, unknown>;
+    second.artifacts.push({ ...tl3, id: 'tl-9', name: 'nine', workspace_id: 'ws-a-sub' } as never);
+    await store.importBundle(parseBundle(second));
+    await expectFormsCurrent(store);
+    expect(await formOf(store, 'tl-1')).toEqual({
+      incoming: ['ag-1', 'ag-3'],
+      outgoing: ['tl-9'],
+      ends: ['ws-a-other', 'ws-a-sub'],
+    });
+    expect((await formOf(store, 'tl-9'))?.ends).toEqual(['ws-a-team']);
+
+    // An older writer, by SQL: a move and a removal drop the forms that depended on them.
+    await exec("UPDATE artifacts SET workspace_id = 'ws-b' WHERE id = 'tl-9'");
+    expect(await formOf(store, 'tl-1')).toBeUndefined();
+    expect(await formOf(store, 'tl-9')).toBeUndefined();
+    expect(await formOf(store, 'ag-3')).toBeDefined();
+    await exec("DELETE FROM relationships WHERE from_id = 'ag-3' AND to_id = 'tl-1'");
+    expect(await formOf(store, 'ag-3')).toBeUndefined();
+    await store.close();
+    store = await open();
+    await expectFormsCurrent(store);
+    expect(await formOf(store, 'tl-1')).toEqual({
+      incoming: ['ag-1'],
+      outgoing: ['tl-9'],
+      ends: ['ws-a-other', 'ws-b'],
+    });
+    // An other end that is no longer a known artifact is in no form: no reader may see it.
+    await exec("DELETE FROM artifacts WHERE id = 'tl-9'");
+    expect(await formOf(store, 'tl-1')).toBeUndefined();
+    await store.close();
+    store = await open();
+    await expectFormsCurrent(store);
+    expect(await formOf(store, 'tl-1')).toEqual({ incoming: ['ag-1'], outgoing: [], ends: ['ws-a-other'] });
+
+    // Forms of another fingerprint are written again.
+    await exec(`UPDATE artifacts SET relationships_json = '{"stale":true}' WHERE id = 'tl-1'`);
+    await exec(`UPDATE ready_documents SET fingerprint = 'an older schema'`);
+    await store.close();
+    store = await open();
+    await expectFormsCurrent(store);
   } finally {
     await store.close();
   }
@@ -453,20 +561,32 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
           offset: 0,
         },
       ];
+      // The ready relationships: what the shared builder makes of the relationships the port gives.
+      const formOf = async (id: string) => {
+        const { relationships, otherEndWorkspaces } = await store.getRelationshipsWithEnds([id]);
+        return relationshipForms([id], relationships, otherEndWorkspaces).get(id);
+      };
+      let withRelationships = 0;
       for (const query of queries) {
         const whole = await store.findArtifacts(query);
         const ready = await store.findReadyArtifacts(query);
         expect(ready.total).toBe(whole.total);
-        expect(ready.items).toEqual(
-          whole.items.map((a) => ({
+        const expected = [];
+        for (const a of whole.items) {
+          const relationships = await formOf(a.id);
+          if (relationships?.json.includes('"count":0') === false) withRelationships++;
+          expected.push({
             id: a.id,
             kind: a.kind,
             workspace_id: a.workspace_id,
             created_by: a.created_by,
             api_json: apiDocumentJson(a.kind, a.doc),
-          })),
-        );
+            relationships,
+          });
+        }
+        expect(ready.items).toEqual(expected);
       }
+      expect(withRelationships).toBeGreaterThan(0);
       const [tool] = (await store.findReadyArtifacts(queries[5] as ArtifactQuery)).items;
       expect(tool?.id).toBe('tl-2');
       expect(JSON.parse(tool?.api_json ?? 'null')).toMatchObject({ id: 'tl-2', kind: 'tool', server_id: 'srv-github' });

@@ -9,6 +9,7 @@ import { smallBundle } from '../fixtures/small-bundle.ts';
 import {
   expectOldArtifactsUpgraded,
   expectReadyDocumentsKept,
+  expectRelationshipFormsFollowChanges,
   registryContract,
   writeOldArtifacts,
 } from './registry-contract.ts';
@@ -63,6 +64,17 @@ if (await postgresReachable()) {
       );
     });
 
+    it('keeps the ready relationship forms current (imports, an older writer, other fingerprints)', async () => {
+      const schema = freshSchemaName('t_registry_forms');
+      schemas.push(schema);
+      await withPgClient((client) =>
+        expectRelationshipFormsFollowChanges(
+          () => openPostgresRegistry({ databaseUrl: PG_URL, requestTimeoutMs: 10_000 }, schema),
+          async (sql) => client.query(`SET search_path TO ${schema}; ${sql}`),
+        ),
+      );
+    });
+
     it('upgrades a schema written before repositories: artifacts keep the repo_id of their documents', async () => {
       const schema = freshSchemaName('t_registry_old');
       schemas.push(schema);
@@ -85,7 +97,10 @@ if (await postgresReachable()) {
         progress.push(message),
       );
       try {
-        expect(progress).toEqual(['ready-to-send documents: 1 row written, done']);
+        expect(progress).toEqual([
+          'ready-to-send documents: 1 row written, done',
+          'ready relationships: 2 rows written, done',
+        ]);
         await withPgClient((client) =>
           expectOldArtifactsUpgraded(store, async (id) => {
             const { rows } = await client.query<{ api_json: string | null }>(

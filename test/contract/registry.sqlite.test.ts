@@ -11,6 +11,7 @@ import { TEST_API_KEY, smallBundle } from '../fixtures/small-bundle.ts';
 import {
   expectOldArtifactsUpgraded,
   expectReadyDocumentsKept,
+  expectRelationshipFormsFollowChanges,
   registryContract,
   writeOldArtifacts,
 } from './registry-contract.ts';
@@ -35,7 +36,13 @@ describe('sqlite registry engine specifics', () => {
         .prepare('SELECT name FROM schema_migrations')
         .all()
         .map((r) => r.name),
-    ).toEqual(['001_init.sql', '002_sort_index.sql', '003_repos.sql', '004_api_json.sql']);
+    ).toEqual([
+      '001_init.sql',
+      '002_sort_index.sql',
+      '003_repos.sql',
+      '004_api_json.sql',
+      '005_relationship_forms.sql',
+    ]);
     expect(db.prepare('PRAGMA journal_mode').get()?.journal_mode).toBe('wal');
     db.close();
   });
@@ -53,7 +60,10 @@ describe('sqlite registry engine specifics', () => {
     old.close();
     const progress: string[] = [];
     const store = new SqliteRegistryStore(file, (message) => progress.push(message));
-    expect(progress).toEqual(['ready-to-send documents: 1 row written, done']);
+    expect(progress).toEqual([
+      'ready-to-send documents: 1 row written, done',
+      'ready relationships: 2 rows written, done',
+    ]);
     const db = new DatabaseSync(file);
     await expectOldArtifactsUpgraded(store, async (id) => {
       const row = db.prepare('SELECT api_json FROM artifacts WHERE id = ?').get(id);
@@ -61,6 +71,19 @@ describe('sqlite registry engine specifics', () => {
     });
     db.close();
     await store.close();
+  });
+
+  it('keeps the ready relationship forms current (imports, an older writer, other fingerprints)', async () => {
+    const file = tempFile();
+    const db = new DatabaseSync(file);
+    try {
+      await expectRelationshipFormsFollowChanges(
+        async () => new SqliteRegistryStore(file),
+        async (sql) => db.exec(sql),
+      );
+    } finally {
+      db.close();
+    }
   });
 
   it('keeps the ready-to-send forms with their documents (re-import, an older writer, other schemas)', async () => {

@@ -10,11 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadAccess } from '../../src/auth/access.ts';
 import { agentSchema, toolSchema } from '../../src/domain/artifact-schemas.ts';
 import { loadArtifactExtras, presentArtifact } from '../../src/org/present-artifacts.ts';
+import { parseBundle } from '../../src/store/bundle.ts';
 import { TEST_API_KEY, smallBundle } from '../fixtures/small-bundle.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 type Item = Record<string, unknown> & { id: string };
-const headersOf = (user: string) => t.auth(user, user === 'u-b' ? 'org-b' : 'org-a');
+const headersOf = (user: string, app: TestApp = t) => app.auth(user, user === 'u-b' ? 'org-b' : 'org-a');
 
 /** The small bundle with document fields no response schema lists (kept for export, never listed). */
 function bundleWithUnlistedFields() {
@@ -44,11 +45,16 @@ afterAll(async () => {
 });
 
 /** What the object path answers for these items: presentArtifact, then the response schema's serializer. */
-async function objectPath(user: string, items: Item[], schema: typeof agentSchema | typeof toolSchema) {
-  const caller = await t.authenticator.authenticate((await headersOf(user)).authorization);
-  const access = await loadAccess(t.registry, caller);
-  const rows = await t.registry.getArtifacts(items.map((i) => i.id));
-  const extras = await loadArtifactExtras(t.registry, access, rows);
+async function objectPath(
+  user: string,
+  items: Item[],
+  schema: typeof agentSchema | typeof toolSchema,
+  app: TestApp = t,
+) {
+  const caller = await app.authenticator.authenticate((await headersOf(user, app)).authorization);
+  const access = await loadAccess(app.registry, caller);
+  const rows = await app.registry.getArtifacts(items.map((i) => i.id));
+  const extras = await loadArtifactExtras(app.registry, access, rows);
   const serialize = fastJson({ ...schema, required: [...schema.required] });
   const byId = new Map(rows.map((r) => [r.id, JSON.parse(serialize(presentArtifact(r, access, extras))) as Item]));
   return items.map((i) => byId.get(i.id));
@@ -111,5 +117,42 @@ describe('ready-to-send artifacts answer what the object path answers', () => {
       api_key: `****${TEST_API_KEY.slice(-4)}`,
       expires_at: '2099-01-01T00:00:00Z',
     });
+  });
+});
+
+describe('ready relationships after imports change what they show', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ env: { RESPONSE_CACHE_ENTRIES: '0' } });
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  const tools = async (user: string) => {
+    const res = await app.app.inject({
+      method: 'GET',
+      url: '/mcp/v1/tools?limit=200',
+      headers: await headersOf(user, app),
+    });
+    expect(res.statusCode).toBe(200);
+    const items = res.json<{ items: Item[] }>().items;
+    expect(items).toEqual(await objectPath(user, items, toolSchema, app));
+    return items;
+  };
+  const incomingOf = (items: Item[], id: string) =>
+    (items.find((i) => i.id === id)?.relationships as { incoming: { from: { id: string } }[] }).incoming.map(
+      (r) => r.from.id,
+    );
+
+  it('an other end moved out of the viewer’s workspaces leaves the viewer’s lists, not the admin’s', async () => {
+    expect(incomingOf(await tools('u-viewer'), 'tl-1')).toEqual(['ag-1']);
+    const moved = smallBundle();
+    const ag1 = moved.artifacts.find((a) => a.id === 'ag-1' && a.version_ordinal === 2) as Record<string, unknown>;
+    ag1.is_latest = false;
+    moved.artifacts.push({ ...ag1, is_latest: true, version_ordinal: 3, workspace_id: 'ws-a-other' } as never);
+    await app.registry.importBundle(parseBundle(moved));
+    expect(incomingOf(await tools('u-viewer'), 'tl-1')).toEqual([]);
+    expect(incomingOf(await tools('u-admin'), 'tl-1')).toEqual(['ag-1']);
   });
 });

@@ -5,6 +5,7 @@
  * registry generation bumped so every replica's caches see the change. Any failure rolls back all.
  */
 import type pg from 'pg';
+import { fillAllRelationshipForms } from './relationship-forms.ts';
 import type { Bundle } from '../../domain/types.ts';
 import { apiDocumentJson } from '../../shared/api-document.ts';
 import { fillReadyDocuments } from './ready-documents.ts';
@@ -28,7 +29,7 @@ const upsert = (table: string, columns: string[], key: string[]) =>
      .join(', ')}`;
 
 /** The advisory lock imports take (migrations take 73_100_001/2, see migrate.ts). */
-const IMPORT_LOCK = 73_100_003;
+export const IMPORT_LOCK = 73_100_003;
 
 const SQL = {
   org: upsert('organizations', ['id', 'name', 'status'], ['id']),
@@ -190,6 +191,8 @@ export async function importBundle(pool: pg.Pool, b: Bundle): Promise<ImportCoun
     }
     for (const img of b.profile_images)
       await c.query(SQL.image, [img.agent_id, img.content_type, Buffer.from(img.bytes)]);
+    // The triggers of migration 004 dropped the relationship forms this import changed.
+    await fillAllRelationshipForms(c);
     await c.query('UPDATE registry_generation SET n = n + 1 WHERE id = 1');
     await c.query('COMMIT');
   } catch (err) {

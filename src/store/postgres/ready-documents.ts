@@ -5,9 +5,12 @@
  * every row without a form given one, a thousand rows per statement, each written only if the row
  * still has none and the same document. Replicas opening together take turns on an advisory lock,
  * so one does the work and the others find nothing left; the partial index on rows without a form
- * makes that check free once done.
+ * makes that check free once done. The ready relationship forms (relationship-forms.ts) follow:
+ * dropped with the fingerprint, then filled.
  */
 import type pg from 'pg';
+import { IMPORT_LOCK } from './import-bundle.ts';
+import { fillRelationshipForms } from './relationship-forms.ts';
 import { READY_FINGERPRINT, readyJson, readyProgress, type ReadyProgress } from '../../shared/api-document.ts';
 
 const READY_LOCK = 73_100_003;
@@ -25,6 +28,7 @@ export async function refreshReadyDocuments(pool: pg.Pool, progress?: ReadyProgr
     if (rows[0]?.fingerprint !== READY_FINGERPRINT) {
       await client.query('BEGIN');
       const dropped = await client.query('UPDATE artifacts SET api_json = NULL WHERE api_json IS NOT NULL');
+      await client.query('UPDATE artifacts SET relationships_json = NULL WHERE relationships_json IS NOT NULL');
       await client.query(
         `INSERT INTO ready_documents (id, fingerprint) VALUES (1, $1)
          ON CONFLICT (id) DO UPDATE SET fingerprint = EXCLUDED.fingerprint`,
@@ -40,6 +44,18 @@ export async function refreshReadyDocuments(pool: pg.Pool, progress?: ReadyProgr
       after = batch.last;
       written += batch.written;
       report(written, after === '');
+    }
+    // Relationship forms, each step under the imports' lock (relationship-forms.ts).
+    const reportForms = readyProgress(progress, 'ready relationships');
+    let forms = 0;
+    for (let after = '0'; after !== '';) {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock($1)', [IMPORT_LOCK]);
+      const batch = await fillRelationshipForms(client, after);
+      await client.query('COMMIT');
+      after = batch.last;
+      forms += batch.written;
+      reportForms(forms, after === '');
     }
     await client.query('SELECT pg_advisory_unlock($1)', [READY_LOCK]);
   } finally {

@@ -7,6 +7,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import type { Bundle } from '../../domain/types.ts';
 import { apiDocumentJson } from '../../shared/api-document.ts';
 import { fillReadyDocuments } from './ready-documents.ts';
+import { fillAllRelationshipForms } from './relationship-forms.ts';
 import {
   identityRow,
   orNull,
@@ -102,6 +103,8 @@ export function importBundle(db: DatabaseSync, b: Bundle): ImportCounts {
     const image = db.prepare(`INSERT INTO profile_images (agent_id, content_type, bytes) VALUES (?, ?, ?)
       ON CONFLICT(agent_id) DO UPDATE SET content_type = excluded.content_type, bytes = excluded.bytes`);
     for (const img of b.profile_images) image.run(img.agent_id, img.content_type, img.bytes);
+    // The triggers of migration 005 dropped the relationship forms this import changed.
+    fillAllRelationshipForms(db);
 
     db.exec('COMMIT');
   } catch (err) {

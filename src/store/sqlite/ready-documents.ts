@@ -2,11 +2,13 @@
  * Keeps `artifacts.api_json` (the ready-to-send documents, shared/api-document.ts) filled and
  * current on SQLite: when the document schemas changed since the stored forms were written
  * (`ready_documents.fingerprint`), every form is dropped; then every row without one is given one,
- * a thousand rows per transaction, each written only if the row still has none. A document the
+ * a thousand rows per transaction, each written only if the row still has none. The ready
+ * relationship forms (relationship-forms.ts) follow: dropped with the fingerprint, then filled. A document the
  * schema cannot serialize (never one an import admitted) stays without: reads serialize it
  * themselves, and fail for it as they always did.
  */
 import type { DatabaseSync } from 'node:sqlite';
+import { fillRelationshipForms } from './relationship-forms.ts';
 import { READY_FINGERPRINT, readyJson, readyProgress, type ReadyProgress } from '../../shared/api-document.ts';
 
 const BATCH = 1000;
@@ -17,6 +19,7 @@ export function refreshReadyDocuments(db: DatabaseSync, progress?: ReadyProgress
   if (stored !== READY_FINGERPRINT) {
     inTransaction(db, () => {
       db.exec('UPDATE artifacts SET api_json = NULL WHERE api_json IS NOT NULL');
+      db.exec('UPDATE artifacts SET relationships_json = NULL WHERE relationships_json IS NOT NULL');
       db.prepare(
         'INSERT INTO ready_documents (id, fingerprint) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET fingerprint = excluded.fingerprint',
       ).run(READY_FINGERPRINT);
@@ -29,6 +32,14 @@ export function refreshReadyDocuments(db: DatabaseSync, progress?: ReadyProgress
     after = batch.last;
     written += batch.written;
     report(written, after < 0);
+  }
+  const reportForms = readyProgress(progress, 'ready relationships');
+  let forms = 0;
+  for (let after = 0; after >= 0;) {
+    const batch = inTransaction(db, () => fillRelationshipForms(db, after));
+    after = batch.last;
+    forms += batch.written;
+    reportForms(forms, after < 0);
   }
 }
 

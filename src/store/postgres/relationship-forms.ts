@@ -1,0 +1,57 @@
+/**
+ * Writes the ready relationship forms (shared/relationship-forms.ts) of latest artifacts that have
+ * none on PostgreSQL, as ../sqlite/relationship-forms.ts does on SQLite: after an import, in its
+ * transaction (the triggers of migration 004 dropped the forms it changed), and when the store
+ * opens, each step in a transaction holding the imports' lock, so no import changes what a step
+ * reads before it writes. Five hundred artifacts per step, three statements each.
+ */
+import type pg from 'pg';
+import { relationshipForms } from '../../shared/relationship-forms.ts';
+import { toRelationship, type Row } from '../sql-rows.ts';
+
+const BATCH = 500;
+
+/** Writes the forms of up to BATCH latest rows without one from `seq` `after` on, in the client's transaction; answers how many it wrote and the last `seq` seen ('' when none is left). */
+export async function fillRelationshipForms(
+  client: pg.ClientBase,
+  after = '0',
+): Promise<{ last: string; written: number }> {
+  const { rows } = await client.query<{ seq: string; id: string }>(
+    'SELECT seq, id FROM artifacts WHERE is_latest AND relationships_json IS NULL AND seq > $1 ORDER BY seq LIMIT $2',
+    [after, BATCH],
+  );
+  let written = 0;
+  if (rows.length > 0) {
+    const ids = rows.map((r) => r.id);
+    const rels = await client.query<Row>(
+      `SELECT r.*, (SELECT a.workspace_id FROM artifacts a WHERE a.is_latest AND a.id = r.from_id) AS from_workspace_id,
+         (SELECT a.workspace_id FROM artifacts a WHERE a.is_latest AND a.id = r.to_id) AS to_workspace_id
+       FROM relationships r WHERE r.from_id = ANY($1::text[]) OR r.to_id = ANY($1::text[])
+       ORDER BY r.from_id COLLATE "C", r.to_id COLLATE "C", r.rel_type COLLATE "C"`,
+      [ids],
+    );
+    const workspaceOf = new Map<string, string>();
+    for (const r of rels.rows) {
+      if (r.from_workspace_id != null) workspaceOf.set(r.from_id as string, r.from_workspace_id as string);
+      if (r.to_workspace_id != null) workspaceOf.set(r.to_id as string, r.to_workspace_id as string);
+    }
+    const forms = relationshipForms(ids, rels.rows.map(toRelationship), workspaceOf);
+    const ready = rows.flatMap((r) => {
+      const form = forms.get(r.id);
+      return form === undefined ? [] : [{ seq: r.seq, json: form.json, ends: JSON.stringify(form.endWorkspaces) }];
+    });
+    const { rowCount } = await client.query(
+      `UPDATE artifacts a SET relationships_json = v.j, relationship_ends = v.e
+       FROM unnest($1::bigint[], $2::text[], $3::text[]) AS v(seq, j, e)
+       WHERE a.seq = v.seq AND a.relationships_json IS NULL`,
+      [ready.map((r) => r.seq), ready.map((r) => r.json), ready.map((r) => r.ends)],
+    );
+    written = rowCount ?? 0;
+  }
+  return { last: rows.length < BATCH ? '' : (rows.at(-1)?.seq ?? ''), written };
+}
+
+/** Every missing form, step by step, in the client's transaction. */
+export async function fillAllRelationshipForms(client: pg.ClientBase): Promise<void> {
+  for (let after = '0'; after !== '';) after = (await fillRelationshipForms(client, after)).last;
+}

@@ -1,0 +1,54 @@
+/**
+ * Writes the ready relationship forms (shared/relationship-forms.ts) of latest artifacts that have
+ * none on SQLite: after an import, in its transaction (the triggers of migration 005 dropped the
+ * forms it changed), and when the store opens. Five hundred artifacts per step, in the caller's
+ * transaction.
+ */
+import type { DatabaseSync } from 'node:sqlite';
+import { relationshipForms } from '../../shared/relationship-forms.ts';
+import { toRelationship } from '../sql-rows.ts';
+
+const BATCH = 500;
+const IN = 'IN (SELECT value FROM json_each(?))';
+
+/** Writes the forms of up to BATCH latest rows without one from `seq` `after` on; answers how many it wrote and the last `seq` seen (-1 when none is left). */
+export function fillRelationshipForms(db: DatabaseSync, after = 0): { last: number; written: number } {
+  const rows = db
+    .prepare(
+      'SELECT seq, id FROM artifacts WHERE is_latest = 1 AND relationships_json IS NULL AND seq > ? ORDER BY seq LIMIT ?',
+    )
+    .all(after, BATCH) as { seq: number; id: string }[];
+  let written = 0;
+  if (rows.length > 0) {
+    const ids = rows.map((r) => r.id);
+    const list = JSON.stringify(ids);
+    const rels = db
+      .prepare(`SELECT * FROM relationships WHERE from_id ${IN} OR to_id ${IN} ORDER BY from_id, to_id, rel_type`)
+      .all(list, list)
+      .map(toRelationship);
+    const ends = JSON.stringify([...new Set(rels.flatMap((r) => [r.from.id, r.to.id]))]);
+    const workspaceOf = new Map(
+      db
+        .prepare(
+          `SELECT id, workspace_id FROM artifacts INDEXED BY artifacts_latest_id WHERE is_latest = 1 AND id ${IN}`,
+        )
+        .all(ends)
+        .map((r) => [r.id as string, r.workspace_id as string]),
+    );
+    const write = db.prepare(
+      'UPDATE artifacts SET relationships_json = ?, relationship_ends = ? WHERE seq = ? AND relationships_json IS NULL',
+    );
+    const forms = relationshipForms(ids, rels, workspaceOf);
+    for (const r of rows) {
+      const form = forms.get(r.id);
+      if (form !== undefined)
+        written += Number(write.run(form.json, JSON.stringify(form.endWorkspaces), r.seq).changes);
+    }
+  }
+  return { last: rows.length < BATCH ? -1 : (rows.at(-1)?.seq ?? -1), written };
+}
+
+/** Every missing form, step by step, in the caller's transaction. */
+export function fillAllRelationshipForms(db: DatabaseSync): void {
+  for (let after = 0; after >= 0;) after = fillRelationshipForms(db, after).last;
+}
