@@ -306,13 +306,38 @@ export async function expectRelationshipFormsFollowChanges(
       outgoing: ['tl-9'],
       ends: ['ws-a-other', 'ws-b'],
     });
-    // An other end that is no longer a known artifact is in no form: no reader may see it.
-    await exec("DELETE FROM artifacts WHERE id = 'tl-9'");
+    // An other end that is no longer a known (latest) artifact is in no form: no reader may see it.
+    await exec("UPDATE artifacts SET is_latest = FALSE WHERE id = 'tl-9'");
     expect(await formOf(store, 'tl-1')).toBeUndefined();
     await store.close();
     store = await open();
     await expectFormsCurrent(store);
     expect(await formOf(store, 'tl-1')).toEqual({ incoming: ['ag-1'], outgoing: [], ends: ['ws-a-other'] });
+    // A new version of tl-9 imported alone: the relationship to it, still stored, is back in tl-1's form.
+    const again = smallBundle();
+    await store.importBundle(
+      parseBundle({
+        organizations: again.organizations,
+        workspaces: again.workspaces,
+        users: again.users,
+        artifacts: [{ ...tl3, id: 'tl-9', name: 'nine', workspace_id: 'ws-a-sub', version_ordinal: 2 }],
+      }),
+    );
+    await expectFormsCurrent(store);
+    expect(await formOf(store, 'tl-1')).toEqual({
+      incoming: ['ag-1'],
+      outgoing: ['tl-9'],
+      ends: ['ws-a-other', 'ws-a-sub'],
+    });
+
+    // A removed artifact leaves its neighbours' forms: ag-3 was tl-4's only other end.
+    expect((await formOf(store, 'tl-4'))?.incoming).toEqual(['ag-3']);
+    await exec("DELETE FROM artifacts WHERE id = 'ag-3'");
+    expect(await formOf(store, 'tl-4')).toBeUndefined();
+    await store.close();
+    store = await open();
+    await expectFormsCurrent(store);
+    expect(await formOf(store, 'tl-4')).toEqual({ incoming: [], outgoing: [], ends: [] });
 
     // Forms of another fingerprint are written again.
     await exec(`UPDATE artifacts SET relationships_json = '{"stale":true}' WHERE id = 'tl-1'`);
@@ -320,6 +345,13 @@ export async function expectRelationshipFormsFollowChanges(
     await store.close();
     store = await open();
     await expectFormsCurrent(store);
+
+    // An older writer leaves two latest versions of ag-1: the store still opens and imports.
+    await exec("UPDATE artifacts SET is_latest = TRUE WHERE id = 'ag-1'");
+    await store.close();
+    store = await open();
+    await store.importBundle(parseBundle({ organizations: [{ id: 'org-z', name: 'Z', status: 'active' }] }));
+    expect((await formOf(store, 'tl-1'))?.incoming).toEqual(['ag-1']);
   } finally {
     await store.close();
   }

@@ -75,6 +75,45 @@ if (await postgresReachable()) {
       );
     });
 
+    it('no import builds a form from a row another writer changed and has not committed', async () => {
+      const schema = freshSchemaName('t_registry_forms_race');
+      schemas.push(schema);
+      const store = await openPostgresRegistry({ databaseUrl: PG_URL, requestTimeoutMs: 10_000 }, schema);
+      const writer = new pg.Client({ connectionString: PG_URL });
+      await writer.connect();
+      try {
+        await store.importBundle(parseBundle(smallBundle()));
+        await writer.query(`SET search_path TO ${schema}`);
+        // A committed change drops tl-1's form; then, in an open transaction, ag-1 moves to ws-a-other.
+        await writer.query("UPDATE relationships SET label = 'x' WHERE from_id = 'ag-1' AND to_id = 'tl-1'");
+        await writer.query('BEGIN');
+        await writer.query("UPDATE artifacts SET workspace_id = 'ws-a-other' WHERE id = 'ag-1' AND is_latest");
+        // An import meanwhile (it fills every missing form): it must not build tl-1's form before the
+        // move commits. Whatever it waits on (the imports' lock the trigger holds, or, were that
+        // missing, ag-1's row after reading its old workspace), the move commits then.
+        let done = false as boolean; // set when the import ends
+        const importing = store
+          .importBundle(parseBundle({ organizations: [{ id: 'org-z', name: 'Z', status: 'active' }] }))
+          .finally(() => (done = true));
+        const waitingOnLock = async () => {
+          const { rows } = await writer.query<{ n: number }>(
+            'SELECT COUNT(*)::int AS n FROM pg_locks WHERE NOT granted',
+          );
+          return (rows[0]?.n ?? 0) > 0;
+        };
+        while (!done && !(await waitingOnLock())) await new Promise((resolve) => setTimeout(resolve, 20));
+        await writer.query('COMMIT');
+        await importing;
+        const { rows } = await writer.query<{ relationship_ends: string }>(
+          "SELECT relationship_ends FROM artifacts WHERE id = 'tl-1' AND is_latest",
+        );
+        expect(JSON.parse(rows[0]?.relationship_ends ?? 'null')).toEqual(['ws-a-other']);
+      } finally {
+        await writer.end();
+        await store.close();
+      }
+    });
+
     it('upgrades a schema written before repositories: artifacts keep the repo_id of their documents', async () => {
       const schema = freshSchemaName('t_registry_old');
       schemas.push(schema);

@@ -145,6 +145,20 @@ describe('ready relationships after imports change what they show', () => {
       (r) => r.from.id,
     );
 
+  it('a form whose other ends are only partly readable is not shown: the viewer gets the readable ones', async () => {
+    const linked = smallBundle();
+    linked.relationships.push({
+      from: { id: 'ag-3', kind: 'agent' }, // in ws-a-other, which the viewer does not read
+      to: { id: 'tl-1', kind: 'tool' },
+      rel_type: 'uses_tool',
+      provenance: 'declared',
+      relationship_status: 'active',
+    });
+    await app.registry.importBundle(parseBundle(linked));
+    expect(incomingOf(await tools('u-viewer'), 'tl-1')).toEqual(['ag-1']);
+    expect(incomingOf(await tools('u-admin'), 'tl-1')).toEqual(['ag-1', 'ag-3']);
+  });
+
   it('an other end moved out of the viewer’s workspaces leaves the viewer’s lists, not the admin’s', async () => {
     expect(incomingOf(await tools('u-viewer'), 'tl-1')).toEqual(['ag-1']);
     const moved = smallBundle();
@@ -153,6 +167,6 @@ describe('ready relationships after imports change what they show', () => {
     moved.artifacts.push({ ...ag1, is_latest: true, version_ordinal: 3, workspace_id: 'ws-a-other' } as never);
     await app.registry.importBundle(parseBundle(moved));
     expect(incomingOf(await tools('u-viewer'), 'tl-1')).toEqual([]);
-    expect(incomingOf(await tools('u-admin'), 'tl-1')).toEqual(['ag-1']);
+    expect(incomingOf(await tools('u-admin'), 'tl-1')).toEqual(['ag-1', 'ag-3']);
   });
 });

@@ -120,6 +120,33 @@ describe('the SQLite registry generation', () => {
     await expect(service.generation()).rejects.toThrow(/closed/);
   });
 
+  it('reads the wal-index of the real file when the database is opened through a link', async () => {
+    const real = path.join(tempDir(), 'registry.sqlite');
+    const first = new SqliteRegistryStore(real);
+    const link = path.join(tempDir(), 'registry.sqlite');
+    fs.symlinkSync(real, link);
+    // A stray wal-index beside the link (the file lived here once): never the one read.
+    fs.copyFileSync(`${real}-shm`, `${link}-shm`);
+    await first.close();
+    const service = new SqliteRegistryStore(link);
+    const before = await service.generation();
+    expect(before).toMatch(/^w/);
+    execFileSync(process.execPath, [
+      '-e',
+      `const { DatabaseSync } = require('node:sqlite'); new DatabaseSync(${JSON.stringify(real)}).exec("INSERT INTO organizations (id, name, status) VALUES ('org-y', 'Y', 'active')");`,
+    ]);
+    expect(await service.generation()).not.toBe(before);
+    await service.close();
+  });
+
+  it('is not used when its page size is not the database’s', () => {
+    const { file, db } = walDatabase();
+    expect(WalIndexHeader.of(file, 4096)).toBeDefined();
+    expect(WalIndexHeader.of(file, 8192)).toBeUndefined();
+    expect(WalIndexHeader.of(path.join(tempDir(), 'missing.sqlite'), 4096)).toBeUndefined();
+    db.close();
+  });
+
   it('asks SQLite for an in-memory database', async () => {
     const store = new SqliteRegistryStore(':memory:');
     const before = await store.generation();

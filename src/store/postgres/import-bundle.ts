@@ -5,6 +5,7 @@
  * registry generation bumped so every replica's caches see the change. Any failure rolls back all.
  */
 import type pg from 'pg';
+import { IMPORT_LOCK } from './import-lock.ts';
 import { fillAllRelationshipForms } from './relationship-forms.ts';
 import type { Bundle } from '../../domain/types.ts';
 import { apiDocumentJson } from '../../shared/api-document.ts';
@@ -27,9 +28,6 @@ const upsert = (table: string, columns: string[], key: string[]) =>
      .filter((c) => !key.includes(c))
      .map((c) => `${c} = EXCLUDED.${c}`)
      .join(', ')}`;
-
-/** The advisory lock imports take (migrations take 73_100_001/2, see migrate.ts). */
-export const IMPORT_LOCK = 73_100_003;
 
 const SQL = {
   org: upsert('organizations', ['id', 'name', 'status'], ['id']),

@@ -9,11 +9,11 @@
  * dropped with the fingerprint, then filled.
  */
 import type pg from 'pg';
-import { IMPORT_LOCK } from './import-bundle.ts';
+import { IMPORT_LOCK } from './import-lock.ts';
 import { fillRelationshipForms } from './relationship-forms.ts';
 import { READY_FINGERPRINT, readyJson, readyProgress, type ReadyProgress } from '../../shared/api-document.ts';
 
-const READY_LOCK = 73_100_003;
+const READY_LOCK = IMPORT_LOCK;
 const BATCH = 1000;
 
 /** At open (after the migrations), on a connection of its own without a statement timeout. */
@@ -45,14 +45,12 @@ export async function refreshReadyDocuments(pool: pg.Pool, progress?: ReadyProgr
       written += batch.written;
       report(written, after === '');
     }
-    // Relationship forms, each step under the imports' lock (relationship-forms.ts).
+    // Relationship forms, under the imports' lock (READY_LOCK is IMPORT_LOCK): no import, nor any
+    // writer's trigger, changes what a step reads before it writes (relationship-forms.ts).
     const reportForms = readyProgress(progress, 'ready relationships');
     let forms = 0;
     for (let after = '0'; after !== '';) {
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock($1)', [IMPORT_LOCK]);
       const batch = await fillRelationshipForms(client, after);
-      await client.query('COMMIT');
       after = batch.last;
       forms += batch.written;
       reportForms(forms, after === '');

@@ -2,14 +2,17 @@
  * Writes the ready relationship forms (shared/relationship-forms.ts) of latest artifacts that have
  * none on PostgreSQL, as ../sqlite/relationship-forms.ts does on SQLite: after an import, in its
  * transaction (the triggers of migration 004 dropped the forms it changed), and when the store
- * opens, each step in a transaction holding the imports' lock, so no import changes what a step
- * reads before it writes. Five hundred artifacts per step, three statements each.
+ * opens, holding the imports' lock, so no import, and no trigger of another writer, changes what
+ * a step reads before it writes. Five hundred artifacts per step, three statements each.
  */
 import type pg from 'pg';
 import { relationshipForms } from '../../shared/relationship-forms.ts';
 import { toRelationship, type Row } from '../sql-rows.ts';
 
 const BATCH = 500;
+/** The workspace of an id's latest version (the newest, should a writer have left two). */
+const latestWorkspace = (id: string) =>
+  `SELECT a.workspace_id FROM artifacts a WHERE a.is_latest AND a.id = ${id} ORDER BY a.version_ordinal DESC LIMIT 1`;
 
 /** Writes the forms of up to BATCH latest rows without one from `seq` `after` on, in the client's transaction; answers how many it wrote and the last `seq` seen ('' when none is left). */
 export async function fillRelationshipForms(
@@ -24,8 +27,7 @@ export async function fillRelationshipForms(
   if (rows.length > 0) {
     const ids = rows.map((r) => r.id);
     const rels = await client.query<Row>(
-      `SELECT r.*, (SELECT a.workspace_id FROM artifacts a WHERE a.is_latest AND a.id = r.from_id) AS from_workspace_id,
-         (SELECT a.workspace_id FROM artifacts a WHERE a.is_latest AND a.id = r.to_id) AS to_workspace_id
+      `SELECT r.*, (${latestWorkspace('r.from_id')}) AS from_workspace_id, (${latestWorkspace('r.to_id')}) AS to_workspace_id
        FROM relationships r WHERE r.from_id = ANY($1::text[]) OR r.to_id = ANY($1::text[])
        ORDER BY r.from_id COLLATE "C", r.to_id COLLATE "C", r.rel_type COLLATE "C"`,
       [ids],

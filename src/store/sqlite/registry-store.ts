@@ -59,7 +59,7 @@ export class SqliteRegistryStore implements RegistryStore {
   private readonly statements = new Map<string, StatementSync>();
   private localWrites = 0;
   /** The file's wal-index header, read for the generation; absent for `:memory:`. */
-  private readonly walIndex?: WalIndexHeader;
+  private readonly walIndex: WalIndexHeader | undefined;
 
   /** `progress`: told how a long fill of ready-to-send documents goes (the first open after an upgrade). */
   constructor(file: string, progress?: ReadyProgress) {
@@ -69,7 +69,8 @@ export class SqliteRegistryStore implements RegistryStore {
       'PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;',
     );
     migrate(this.db, progress);
-    if (file !== ':memory:') this.walIndex = new WalIndexHeader(`${file}-shm`);
+    if (file !== ':memory:')
+      this.walIndex = WalIndexHeader.of(file, Number(this.all('PRAGMA page_size')[0]?.page_size));
   }
 
   private stmt(sql: string): StatementSync {

@@ -17,11 +17,13 @@
  * or not initialized, `read` answers null and the caller asks SQLite.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 
 const HEADER_BYTES = 48;
 /** The bytes that move with every commit: everything after iVersion and the unused word. */
 const CHANGING = [8, HEADER_BYTES] as const;
 const IS_INIT = 12;
+const PAGE_SIZE = 14;
 const ATTEMPTS = 3;
 
 export class WalIndexHeader {
@@ -31,6 +33,25 @@ export class WalIndexHeader {
 
   constructor(shmFile: string) {
     this.shmFile = shmFile;
+  }
+
+  /**
+   * The header of the wal-index SQLite uses for `dbFile`: named after the file's real path (SQLite
+   * resolves links), and only when its page size is the database's (`PRAGMA page_size`) or none
+   * yet, so a stray file is never read in place of the live one. Undefined otherwise: ask SQLite.
+   */
+  static of(dbFile: string, pageSize: number): WalIndexHeader | undefined {
+    let real: string;
+    try {
+      real = fs.realpathSync(dbFile);
+    } catch {
+      return undefined;
+    }
+    const header = new WalIndexHeader(`${real}-shm`);
+    // A WAL without frames records no page size yet (0).
+    if (header.read() !== null && [0, pageSize].includes(header.pageSize())) return header;
+    header.close();
+    return undefined;
   }
 
   /** The changing header bytes as hex, or null when they cannot be read consistently. */
@@ -49,6 +70,12 @@ export class WalIndexHeader {
         return this.buf.toString('hex', ...CHANGING);
     }
     return null;
+  }
+
+  /** The page size the header records (after a `read`): 1 stands for 65,536, in native byte order; 0 before any frame. */
+  private pageSize(): number {
+    const n = os.endianness() === 'LE' ? this.buf.readUInt16LE(PAGE_SIZE) : this.buf.readUInt16BE(PAGE_SIZE);
+    return n === 1 ? 65_536 : n;
   }
 
   close(): void {

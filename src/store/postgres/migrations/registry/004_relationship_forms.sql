@@ -6,7 +6,11 @@
 -- becomes or stops being the latest version, or moves workspace, drops the forms of every version
 -- of it and of its relationships' other ends. The store writes the missing forms again in the
 -- importing transaction and when it opens (relationship-forms.ts); reads compute the
--- relationships of a row without one, as they always did.
+-- relationships of a row without one, as they always did. Each trigger first takes the imports'
+-- advisory lock (73100003, import-lock.ts IMPORT_LOCK) shared: a writer that does not take it
+-- itself (an operator's SQL) then waits for a running import or fill, and they wait for it, so no
+-- fill rebuilds a form from a row such a writer has changed but not yet committed. The importing
+-- session holds the lock already, so its own triggers never wait.
 -- Never edit once released: add a new numbered file.
 ALTER TABLE artifacts ADD COLUMN relationships_json TEXT, ADD COLUMN relationship_ends TEXT;
 CREATE INDEX artifacts_relationships_unready ON artifacts (seq) WHERE is_latest AND relationships_json IS NULL;
@@ -20,6 +24,7 @@ $$;
 
 CREATE FUNCTION relationships_form_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+  PERFORM pg_advisory_xact_lock_shared(73100003);
   IF TG_OP IN ('UPDATE', 'DELETE') THEN
     UPDATE artifacts SET relationships_json = NULL, relationship_ends = NULL
     WHERE id IN (OLD.from_id, OLD.to_id) AND relationships_json IS NOT NULL;
@@ -35,6 +40,7 @@ CREATE TRIGGER relationships_form_changed AFTER INSERT OR UPDATE OR DELETE ON re
 
 CREATE FUNCTION artifacts_form_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+  PERFORM pg_advisory_xact_lock_shared(73100003);
   IF TG_OP = 'INSERT' THEN
     IF NEW.is_latest THEN PERFORM drop_relationship_forms(ARRAY[NEW.id]); END IF;
   ELSIF TG_OP = 'DELETE' THEN
