@@ -37,28 +37,28 @@ export async function refreshReadyDocuments(pool: pg.Pool, progress?: ReadyProgr
       if ((dropped.rowCount ?? 0) > 0) await client.query('UPDATE registry_generation SET n = n + 1 WHERE id = 1');
       await client.query('COMMIT');
     }
-    const report = readyProgress(progress);
-    let written = 0;
-    for (let after = '0'; after !== '';) {
-      const batch = await fillReadyDocuments(client, after);
-      after = batch.last;
-      written += batch.written;
-      report(written, after === '');
-    }
+    await fillInSteps((after) => fillReadyDocuments(client, after), readyProgress(progress));
     // Relationship forms, under the imports' lock (READY_LOCK is IMPORT_LOCK): no import, nor any
     // writer's trigger, changes what a step reads before it writes (relationship-forms.ts).
-    const reportForms = readyProgress(progress, 'ready relationships');
-    let forms = 0;
-    for (let after = '0'; after !== '';) {
-      const batch = await fillRelationshipForms(client, after);
-      after = batch.last;
-      forms += batch.written;
-      reportForms(forms, after === '');
-    }
+    await fillInSteps((after) => fillRelationshipForms(client, after), readyProgress(progress, 'ready relationships'));
     await client.query('SELECT pg_advisory_unlock($1)', [READY_LOCK]);
   } finally {
     // Never back in the pool with its session settings (no timeout) or, after a failure, the lock.
     client.release(true);
+  }
+}
+
+/** Runs `step` from the first row until none is left, reporting the running total. */
+async function fillInSteps(
+  step: (after: string) => Promise<{ last: string; written: number }>,
+  report: (written: number, done: boolean) => void,
+): Promise<void> {
+  let written = 0;
+  for (let after = '0'; after !== '';) {
+    const batch = await step(after);
+    after = batch.last;
+    written += batch.written;
+    report(written, after === '');
   }
 }
 

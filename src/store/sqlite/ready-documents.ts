@@ -25,21 +25,22 @@ export function refreshReadyDocuments(db: DatabaseSync, progress?: ReadyProgress
       ).run(READY_FINGERPRINT);
     });
   }
-  const report = readyProgress(progress);
+  fillInSteps(db, (after) => fillReadyDocuments(db, after), readyProgress(progress));
+  fillInSteps(db, (after) => fillRelationshipForms(db, after), readyProgress(progress, 'ready relationships'));
+}
+
+/** Runs `step` from the first row until none is left, each step in its own transaction, reporting the running total. */
+function fillInSteps(
+  db: DatabaseSync,
+  step: (after: number) => { last: number; written: number },
+  report: (written: number, done: boolean) => void,
+): void {
   let written = 0;
   for (let after = 0; after >= 0;) {
-    const batch = inTransaction(db, () => fillReadyDocuments(db, after));
+    const batch = inTransaction(db, () => step(after));
     after = batch.last;
     written += batch.written;
     report(written, after < 0);
-  }
-  const reportForms = readyProgress(progress, 'ready relationships');
-  let forms = 0;
-  for (let after = 0; after >= 0;) {
-    const batch = inTransaction(db, () => fillRelationshipForms(db, after));
-    after = batch.last;
-    forms += batch.written;
-    reportForms(forms, after < 0);
   }
 }
 
