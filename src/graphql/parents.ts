@@ -6,7 +6,7 @@
 import type { InsightSchema } from '../skills/insight-schemas.ts';
 import type { queryTraceStats } from '../skills/trace-stats.ts';
 import type { ArtifactVersion, Relationship } from '../domain/types.ts';
-import type { maskIdentity } from '../org/present-artifacts.ts';
+import type { maskIdentity } from '../shared/masked-identity.ts';
 
 /** A relationship as seen from the artifact that carries it, both ends loaded and readable. */
 export type RelationshipParent = Relationship & {

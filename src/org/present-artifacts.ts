@@ -5,17 +5,10 @@
  */
 import type { Access } from '../auth/access.ts';
 import type { ArtifactVersion, Identity } from '../domain/types.ts';
+import { maskIdentity, type MaskedIdentity } from '../shared/masked-identity.ts';
 import { artifactRelationships, type ArtifactRelationships } from '../shared/relationship-forms.ts';
 import type { RawBundle } from '../store/bundle-schema.ts';
 import type { ReadyArtifact, RegistryStore } from '../store/registry-port.ts';
-
-/** An agent's credential as the API shows it: `api_key` masked to its last four characters. */
-export interface MaskedIdentity {
-  client_id: string;
-  credential_kind: Identity['credential_kind'];
-  api_key?: string;
-  expires_at?: string;
-}
 
 /**
  * The stored document of an artifact version: the specification's fields as the bundle schema
@@ -33,14 +26,6 @@ export type ApiArtifact = ArtifactDocument & {
   relationships?: ArtifactRelationships;
 };
 
-/** `api_key` never leaves the service: a fixed prefix plus its last four characters. */
-export function maskIdentity(identity: Identity): MaskedIdentity {
-  const out: MaskedIdentity = { client_id: identity.client_id, credential_kind: identity.credential_kind };
-  if (identity.api_key_last4 !== undefined) out.api_key = `****${identity.api_key_last4}`;
-  if (identity.expires_at !== undefined) out.expires_at = identity.expires_at;
-  return out;
-}
-
 export interface ArtifactExtras {
   relationships: Map<string, ArtifactRelationships>;
   identities: Map<string, Identity>;
@@ -48,17 +33,19 @@ export interface ArtifactExtras {
 
 /**
  * Relationships (other endpoint readable by the caller) and identities of these artifacts; the
- * relationships of those in `shownReady` (their ready forms answer) are not loaded.
+ * relationships of those in `shownReady` and the identities of those in `identityReady` (their
+ * ready forms answer) are not loaded.
  */
 export async function loadArtifactExtras(
   store: RegistryStore,
   access: Access,
   rows: readonly Pick<ArtifactVersion, 'id' | 'kind'>[],
   shownReady: ReadonlySet<string> = new Set(),
+  identityReady: ReadonlySet<string> = new Set(),
 ): Promise<ArtifactExtras> {
   const ids = rows.map((r) => r.id);
   const computed = ids.filter((id) => !shownReady.has(id));
-  const agentIds = rows.filter((r) => r.kind === 'agent').map((r) => r.id);
+  const agentIds = rows.filter((r) => r.kind === 'agent' && !identityReady.has(r.id)).map((r) => r.id);
   const [{ relationships: rels, otherEndWorkspaces }, identities] = await Promise.all([
     computed.length > 0
       ? store.getRelationshipsWithEnds(computed)
@@ -98,6 +85,7 @@ function presentArtifactJson(row: ReadyArtifact, access: Access, extras: Artifac
   let out = `${row.api_json.slice(0, -1)},"permissions":${JSON.stringify(access.artifactPermissions(row))}`;
   const identity = extras.identities.get(row.id);
   if (identity !== undefined) out += `,"identity":${JSON.stringify(maskIdentity(identity))}`;
+  else if (row.relationships?.identity !== undefined) out += `,"identity":${row.relationships.identity}`;
   const rel = extras.relationships.get(row.id);
   if (rel !== undefined) out += `,"relationships":${JSON.stringify(rel)}`;
   else if (row.relationships !== undefined) out += `,"relationships":${row.relationships.json}`;
@@ -120,6 +108,7 @@ export async function presentArtifactsJson(
 ): Promise<ArtifactJson[]> {
   if (rows.length === 0) return [];
   const shownReady = new Set(rows.filter((row) => showsReady(row, access)).map((row) => row.id));
-  const extras = await loadArtifactExtras(store, access, rows, shownReady);
+  const identityReady = new Set(rows.filter((row) => row.relationships !== undefined).map((row) => row.id));
+  const extras = await loadArtifactExtras(store, access, rows, shownReady, identityReady);
   return rows.map((row) => presentArtifactJson(row, access, extras));
 }

@@ -2,7 +2,8 @@
  * An artifact's `relationships` member as the API shows it (count, incoming, outgoing), built
  * from the relationships of a set of artifacts and a rule saying which other ends a reader may
  * see; and its ready form, which the stores keep beside each latest artifact so that a REST page
- * need not load and shape relationships per request.
+ * need not load and shape relationships per request. The form also holds an agent's masked
+ * identity, which every reader sees alike.
  *
  * The ready form of artifact X holds every relationship of X whose other end is a known (latest)
  * artifact, or X itself, and the workspaces of those other ends. A reader whose readable
@@ -12,7 +13,8 @@
  * of every artifact an import could change (its artifacts, the ends of its relationships and their
  * neighbours) in the import's transaction, and fill missing ones when they open.
  */
-import type { Relationship } from '../domain/types.ts';
+import type { Identity, Relationship } from '../domain/types.ts';
+import { maskIdentity } from './masked-identity.ts';
 
 /** A relationship seen from one of its artifacts. */
 type RelationshipView = Omit<Relationship, 'attributes'> & {
@@ -32,13 +34,15 @@ export interface RelationshipForm {
   json: string;
   /** The workspaces of its relationships' other ends, sorted, each once. */
   endWorkspaces: readonly string[];
+  /** An agent's masked identity (`maskIdentity`) as JSON text, when it has one: it is the same for every reader. */
+  identity?: string;
 }
 
 /**
  * Names the shape of the ready forms: a change to what `relationshipView` writes must change it,
  * so stores drop the forms they kept (it is part of the ready documents' fingerprint).
  */
-export const RELATIONSHIP_FORM_VERSION = 1;
+export const RELATIONSHIP_FORM_VERSION = 2;
 
 function relationshipView(rel: Relationship, direction: 'incoming' | 'outgoing'): RelationshipView {
   const view: RelationshipView = {
@@ -84,14 +88,16 @@ export function artifactRelationships(
 }
 
 /**
- * The ready forms of `ids`, from `rels` (every relationship touching them, in the port's order)
- * and the workspace of every known artifact among their ends (`workspaceOf`).
+ * The ready forms of `ids`, from `rels` (every relationship touching them, in the port's order),
+ * the workspace of every known artifact among their ends (`workspaceOf`) and their identities.
  */
 export function relationshipForms(
   ids: readonly string[],
   rels: readonly Relationship[],
   workspaceOf: ReadonlyMap<string, string>,
+  identities: readonly Identity[] = [],
 ): Map<string, RelationshipForm> {
+  const identityOf = new Map(identities.map((i) => [i.agent_id, i]));
   const byId = new Map<string, Relationship[]>(ids.map((id) => [id, []]));
   for (const r of rels) {
     byId.get(r.from.id)?.push(r);
@@ -107,7 +113,10 @@ export function relationshipForms(
       const ws = other === id ? undefined : workspaceOf.get(other);
       if (ws !== undefined) ends.add(ws);
     }
-    forms.set(id, { json: JSON.stringify(relationships), endWorkspaces: [...ends].sort() });
+    const form: RelationshipForm = { json: JSON.stringify(relationships), endWorkspaces: [...ends].sort() };
+    const identity = identityOf.get(id);
+    if (identity !== undefined) form.identity = JSON.stringify(maskIdentity(identity));
+    forms.set(id, form);
   }
   return forms;
 }

@@ -133,6 +133,7 @@ export function readyArtifactColumns(alias?: string): string {
     'api_json',
     'relationships_json',
     'relationship_ends',
+    'identity_json',
   ]
     .map(c)
     .join(', ');
@@ -184,11 +185,13 @@ export function toReadyArtifact(r: Row): ReadyArtifact {
     created_by: r.created_by as string,
     api_json: opt(r.api_json) ?? apiDocumentJsonOf(kind, r.doc as string),
   };
-  if (r.relationships_json != null)
+  if (r.relationships_json != null) {
     ready.relationships = {
       json: r.relationships_json as string,
       endWorkspaces: JSON.parse(r.relationship_ends as string) as string[],
     };
+    if (r.identity_json != null) ready.relationships.identity = r.identity_json as string;
+  }
   return ready;
 }
 

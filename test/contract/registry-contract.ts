@@ -232,8 +232,9 @@ async function expectFormsCurrent(store: RegistryStore): Promise<void> {
   expect(page.items.length).toBeGreaterThan(10);
   for (const row of page.items) {
     const { relationships, otherEndWorkspaces } = await store.getRelationshipsWithEnds([row.id]);
+    const identities = await store.getIdentitiesOfAgents([row.id]);
     expect(row.relationships, row.id).toEqual(
-      relationshipForms([row.id], relationships, otherEndWorkspaces).get(row.id),
+      relationshipForms([row.id], relationships, otherEndWorkspaces, identities).get(row.id),
     );
   }
 }
@@ -329,6 +330,29 @@ export async function expectRelationshipFormsFollowChanges(
       outgoing: ['tl-9'],
       ends: ['ws-a-other', 'ws-a-sub'],
     });
+
+    // Identities: a rotated client id and a removed identity change ag-1's and ag-2's forms.
+    const identityOf = async (id: string) =>
+      JSON.parse((await readyOf(store, id))?.relationships?.identity ?? 'null') as Record<string, unknown> | null;
+    expect(await identityOf('ag-2')).toEqual({
+      client_id: 'client-ag-2',
+      credential_kind: 'api_key',
+      api_key: `****${TEST_API_KEY.slice(-4)}`,
+      expires_at: '2099-01-01T00:00:00Z',
+    });
+    const rotated = smallBundle();
+    for (const a of rotated.artifacts as Record<string, unknown>[])
+      if (a.id === 'ag-1' && a.identity !== undefined)
+        a.identity = { client_id: 'client-ag-1b', credential_kind: 'oidc_client' };
+    await store.importBundle(parseBundle(rotated));
+    await expectFormsCurrent(store);
+    expect(await identityOf('ag-1')).toEqual({ client_id: 'client-ag-1b', credential_kind: 'oidc_client' });
+    await exec("DELETE FROM identities WHERE agent_id = 'ag-2'");
+    expect((await readyOf(store, 'ag-2'))?.relationships).toBeUndefined();
+    await store.close();
+    store = await open();
+    await expectFormsCurrent(store);
+    expect(await identityOf('ag-2')).toBeNull();
 
     // A removed artifact leaves its neighbours' forms: ag-3 was tl-4's only other end.
     expect((await formOf(store, 'tl-4'))?.incoming).toEqual(['ag-3']);
@@ -596,7 +620,8 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
       // The ready relationships: what the shared builder makes of the relationships the port gives.
       const formOf = async (id: string) => {
         const { relationships, otherEndWorkspaces } = await store.getRelationshipsWithEnds([id]);
-        return relationshipForms([id], relationships, otherEndWorkspaces).get(id);
+        const identities = await store.getIdentitiesOfAgents([id]);
+        return relationshipForms([id], relationships, otherEndWorkspaces, identities).get(id);
       };
       let withRelationships = 0;
       for (const query of queries) {

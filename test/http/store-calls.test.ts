@@ -54,6 +54,9 @@ describe('store calls per REST read', () => {
     expect(large.calls).toEqual(small.calls);
     expect(large.calls.findReadyArtifacts).toBe(1);
     expect(large.calls.findArtifacts).toBeUndefined();
+    // The rows carry their relationships and masked identities ready (the admin reads every end).
+    expect(large.calls.getRelationshipsWithEnds).toBeUndefined();
+    expect(large.calls.getIdentitiesOfAgents).toBeUndefined();
   });
 
   it('the workspace export: the same calls for a subtree of two workspaces as for the whole org', async () => {

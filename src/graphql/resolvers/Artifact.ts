@@ -7,7 +7,7 @@
 import type { RequestContext } from '../../context.ts';
 import type { ArtifactVersion } from '../../domain/types.ts';
 import type { ArtifactResolvers } from '../../generated/graphql.ts';
-import { maskIdentity } from '../../org/present-artifacts.ts';
+import { maskIdentity } from '../../shared/masked-identity.ts';
 import { orgUserOrNull, readableProject, readableWorkspace, withAccess } from '../authorize.ts';
 import { relationshipsOf } from '../relationships.ts';
 

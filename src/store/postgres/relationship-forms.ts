@@ -3,11 +3,11 @@
  * none on PostgreSQL, as ../sqlite/relationship-forms.ts does on SQLite: after an import, in its
  * transaction (the triggers of migration 004 dropped the forms it changed), and when the store
  * opens, holding the imports' lock, so no import, and no trigger of another writer, changes what
- * a step reads before it writes. Five hundred artifacts per step, three statements each.
+ * a step reads before it writes. Five hundred artifacts per step, four statements each.
  */
 import type pg from 'pg';
 import { relationshipForms } from '../../shared/relationship-forms.ts';
-import { toRelationship, type Row } from '../sql-rows.ts';
+import { toIdentity, toRelationship, type Row } from '../sql-rows.ts';
 
 const BATCH = 500;
 /** The workspace of an id's latest version (the newest, should a writer have left two). */
@@ -37,16 +37,19 @@ export async function fillRelationshipForms(
       if (r.from_workspace_id != null) workspaceOf.set(r.from_id as string, r.from_workspace_id as string);
       if (r.to_workspace_id != null) workspaceOf.set(r.to_id as string, r.to_workspace_id as string);
     }
-    const forms = relationshipForms(ids, rels.rows.map(toRelationship), workspaceOf);
+    const identities = await client.query<Row>('SELECT * FROM identities WHERE agent_id = ANY($1::text[])', [ids]);
+    const forms = relationshipForms(ids, rels.rows.map(toRelationship), workspaceOf, identities.rows.map(toIdentity));
     const ready = rows.flatMap((r) => {
       const form = forms.get(r.id);
-      return form === undefined ? [] : [{ seq: r.seq, json: form.json, ends: JSON.stringify(form.endWorkspaces) }];
+      return form === undefined
+        ? []
+        : [{ seq: r.seq, json: form.json, ends: JSON.stringify(form.endWorkspaces), identity: form.identity ?? null }];
     });
     const { rowCount } = await client.query(
-      `UPDATE artifacts a SET relationships_json = v.j, relationship_ends = v.e
-       FROM unnest($1::bigint[], $2::text[], $3::text[]) AS v(seq, j, e)
+      `UPDATE artifacts a SET relationships_json = v.j, relationship_ends = v.e, identity_json = v.i
+       FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[]) AS v(seq, j, e, i)
        WHERE a.seq = v.seq AND a.relationships_json IS NULL`,
-      [ready.map((r) => r.seq), ready.map((r) => r.json), ready.map((r) => r.ends)],
+      [ready.map((r) => r.seq), ready.map((r) => r.json), ready.map((r) => r.ends), ready.map((r) => r.identity)],
     );
     written = rowCount ?? 0;
   }

@@ -6,7 +6,7 @@
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { relationshipForms } from '../../shared/relationship-forms.ts';
-import { toRelationship } from '../sql-rows.ts';
+import { toIdentity, toRelationship } from '../sql-rows.ts';
 
 const BATCH = 500;
 const IN = 'IN (SELECT value FROM json_each(?))';
@@ -35,14 +35,17 @@ export function fillRelationshipForms(db: DatabaseSync, after = 0): { last: numb
         .all(ends)
         .map((r) => [r.id as string, r.workspace_id as string]),
     );
+    const identities = db.prepare(`SELECT * FROM identities WHERE agent_id ${IN}`).all(list).map(toIdentity);
     const write = db.prepare(
-      'UPDATE artifacts SET relationships_json = ?, relationship_ends = ? WHERE seq = ? AND relationships_json IS NULL',
+      'UPDATE artifacts SET relationships_json = ?, relationship_ends = ?, identity_json = ? WHERE seq = ? AND relationships_json IS NULL',
     );
-    const forms = relationshipForms(ids, rels, workspaceOf);
+    const forms = relationshipForms(ids, rels, workspaceOf, identities);
     for (const r of rows) {
       const form = forms.get(r.id);
       if (form !== undefined)
-        written += Number(write.run(form.json, JSON.stringify(form.endWorkspaces), r.seq).changes);
+        written += Number(
+          write.run(form.json, JSON.stringify(form.endWorkspaces), form.identity ?? null, r.seq).changes,
+        );
     }
   }
   return { last: rows.length < BATCH ? -1 : (rows.at(-1)?.seq ?? -1), written };

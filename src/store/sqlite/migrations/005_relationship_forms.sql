@@ -1,8 +1,8 @@
 -- Registry schema, version 5: each latest artifact's relationships in their ready form
--- (`relationships_json`, with `relationship_ends`, the workspaces of the other ends; see
--- src/shared/relationship-forms.ts). The triggers below drop a form whenever anything it was built
+-- (`relationships_json`, with `relationship_ends`, the workspaces of the other ends, and
+-- `identity_json`, an agent's masked identity; see src/shared/relationship-forms.ts). The triggers below drop a form whenever anything it was built
 -- from changes, whoever writes (this code, older code during a rolling deploy or after a rollback):
--- a relationship written or removed drops its ends' forms; a row that becomes or stops being the
+-- a relationship written or removed drops its ends' forms, an identity its agent's; a row that becomes or stops being the
 -- latest version, or moves workspace, drops the forms of every version of it and of its
 -- relationships' other ends. The store writes the missing forms again in the importing
 -- transaction and when it opens (relationship-forms.ts); reads compute the relationships of a row
@@ -10,6 +10,7 @@
 -- Never edit once released: add a new numbered file instead.
 ALTER TABLE artifacts ADD COLUMN relationships_json TEXT;
 ALTER TABLE artifacts ADD COLUMN relationship_ends TEXT;
+ALTER TABLE artifacts ADD COLUMN identity_json TEXT;
 CREATE INDEX artifacts_relationships_unready ON artifacts(seq) WHERE is_latest = 1 AND relationships_json IS NULL;
 CREATE TRIGGER relationships_form_on_insert AFTER INSERT ON relationships BEGIN
   UPDATE artifacts SET relationships_json = NULL, relationship_ends = NULL
@@ -41,4 +42,16 @@ CREATE TRIGGER artifacts_form_on_delete AFTER DELETE ON artifacts WHEN OLD.is_la
   WHERE relationships_json IS NOT NULL AND (id = OLD.id
     OR id IN (SELECT to_id FROM relationships WHERE from_id = OLD.id)
     OR id IN (SELECT from_id FROM relationships WHERE to_id = OLD.id));
+END;
+CREATE TRIGGER identities_form_on_insert AFTER INSERT ON identities BEGIN
+  UPDATE artifacts SET relationships_json = NULL, relationship_ends = NULL
+  WHERE id = NEW.agent_id AND relationships_json IS NOT NULL;
+END;
+CREATE TRIGGER identities_form_on_update AFTER UPDATE ON identities BEGIN
+  UPDATE artifacts SET relationships_json = NULL, relationship_ends = NULL
+  WHERE id IN (OLD.agent_id, NEW.agent_id) AND relationships_json IS NOT NULL;
+END;
+CREATE TRIGGER identities_form_on_delete AFTER DELETE ON identities BEGIN
+  UPDATE artifacts SET relationships_json = NULL, relationship_ends = NULL
+  WHERE id = OLD.agent_id AND relationships_json IS NOT NULL;
 END;

@@ -1,18 +1,20 @@
--- Registry schema, version 4 (PostgreSQL): each latest artifact's relationships in their ready form
--- (`relationships_json`, with `relationship_ends`, the workspaces of the other ends; see
--- src/shared/relationship-forms.ts), as SQLite's migration 005. The triggers drop a form whenever
--- anything it was built from changes, whoever writes (this code, older code during a rolling
--- deploy or after a rollback): a relationship written or removed drops its ends' forms; a row that
--- becomes or stops being the latest version, or moves workspace, drops the forms of every version
--- of it and of its relationships' other ends. The store writes the missing forms again in the
--- importing transaction and when it opens (relationship-forms.ts); reads compute the
--- relationships of a row without one, as they always did. Each trigger first takes the imports'
--- advisory lock (73100003, import-lock.ts IMPORT_LOCK) shared: a writer that does not take it
--- itself (an operator's SQL) then waits for a running import or fill, and they wait for it, so no
--- fill rebuilds a form from a row such a writer has changed but not yet committed. The importing
--- session holds the lock already, so its own triggers never wait.
+-- Registry schema, version 4 (PostgreSQL): each latest artifact's relationships in their ready
+-- form (`relationships_json`, with `relationship_ends`, the workspaces of the other ends, and
+-- `identity_json`, an agent's masked identity; see src/shared/relationship-forms.ts), as SQLite's
+-- migration 005. The triggers drop a form whenever anything it was built from changes, whoever
+-- writes (this code, older code during a rolling deploy or after a rollback): a relationship
+-- written or removed drops its ends' forms, an identity its agent's; a row that becomes or stops
+-- being the latest version, or moves workspace, drops the forms of every version of it and of its
+-- relationships' other ends. The store writes the missing forms again in the importing
+-- transaction and when it opens (relationship-forms.ts); reads compute the relationships of a row
+-- without one, as they always did. Each trigger first takes the imports' advisory lock (73100003,
+-- import-lock.ts IMPORT_LOCK) shared: a writer that does not take it itself (an operator's SQL)
+-- then waits for a running import or fill, and they wait for it, so no fill rebuilds a form from a
+-- row such a writer has changed but not yet committed. The importing session holds the lock
+-- already, so its own triggers never wait.
 -- Never edit once released: add a new numbered file.
-ALTER TABLE artifacts ADD COLUMN relationships_json TEXT, ADD COLUMN relationship_ends TEXT;
+ALTER TABLE artifacts ADD COLUMN relationships_json TEXT, ADD COLUMN relationship_ends TEXT,
+  ADD COLUMN identity_json TEXT;
 CREATE INDEX artifacts_relationships_unready ON artifacts (seq) WHERE is_latest AND relationships_json IS NULL;
 
 CREATE FUNCTION drop_relationship_forms(ids TEXT[]) RETURNS void LANGUAGE sql AS $$
@@ -53,3 +55,19 @@ BEGIN
 END $$;
 CREATE TRIGGER artifacts_form_changed AFTER INSERT OR DELETE OR UPDATE OF is_latest, workspace_id, id ON artifacts
   FOR EACH ROW EXECUTE FUNCTION artifacts_form_changed();
+
+CREATE FUNCTION identities_form_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_advisory_xact_lock_shared(73100003);
+  IF TG_OP IN ('UPDATE', 'DELETE') THEN
+    UPDATE artifacts SET relationships_json = NULL, relationship_ends = NULL
+    WHERE id = OLD.agent_id AND relationships_json IS NOT NULL;
+  END IF;
+  IF TG_OP IN ('INSERT', 'UPDATE') THEN
+    UPDATE artifacts SET relationships_json = NULL, relationship_ends = NULL
+    WHERE id = NEW.agent_id AND relationships_json IS NOT NULL;
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER identities_form_changed AFTER INSERT OR UPDATE OR DELETE ON identities
+  FOR EACH ROW EXECUTE FUNCTION identities_form_changed();
