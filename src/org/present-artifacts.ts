@@ -85,7 +85,9 @@ function presentArtifactJson(row: ReadyArtifact, access: Access, extras: Artifac
   let out = `${row.api_json.slice(0, -1)},"permissions":${JSON.stringify(access.artifactPermissions(row))}`;
   const identity = extras.identities.get(row.id);
   if (identity !== undefined) out += `,"identity":${JSON.stringify(maskIdentity(identity))}`;
-  else if (row.relationships?.identity !== undefined) out += `,"identity":${row.relationships.identity}`;
+  // Only agents show one (an identity row may outlive its agent's kind, as on the object path).
+  else if (row.kind === 'agent' && row.relationships?.identity !== undefined)
+    out += `,"identity":${row.relationships.identity}`;
   const rel = extras.relationships.get(row.id);
   if (rel !== undefined) out += `,"relationships":${JSON.stringify(rel)}`;
   else if (row.relationships !== undefined) out += `,"relationships":${row.relationships.json}`;

@@ -232,7 +232,8 @@ async function expectFormsCurrent(store: RegistryStore): Promise<void> {
   expect(page.items.length).toBeGreaterThan(10);
   for (const row of page.items) {
     const { relationships, otherEndWorkspaces } = await store.getRelationshipsWithEnds([row.id]);
-    const identities = await store.getIdentitiesOfAgents([row.id]);
+    // Only an agent shows an identity: a row of another kind may have an identity row left over.
+    const identities = row.kind === 'agent' ? await store.getIdentitiesOfAgents([row.id]) : [];
     expect(row.relationships, row.id).toEqual(
       relationshipForms([row.id], relationships, otherEndWorkspaces, identities).get(row.id),
     );
@@ -353,6 +354,24 @@ export async function expectRelationshipFormsFollowChanges(
     store = await open();
     await expectFormsCurrent(store);
     expect(await identityOf('ag-2')).toBeNull();
+
+    // ag-2, with an identity again, re-imported as a tool: the identity row stays, a tool's form holds none.
+    await exec(
+      "INSERT INTO identities (agent_id, client_id, credential_kind) VALUES ('ag-2', 'client-ag-2c', 'oidc_client')",
+    );
+    const retyped = smallBundle();
+    const tl1 = retyped.artifacts.find((a) => a.id === 'tl-1') as Record<string, unknown>;
+    retyped.artifacts = retyped.artifacts.filter((a) => a.id !== 'ag-2');
+    retyped.artifacts.push({
+      ...tl1,
+      id: 'ag-2',
+      name: 'now_a_tool',
+      workspace_id: 'ws-a-sub',
+      version_ordinal: 2,
+    } as never);
+    await store.importBundle(parseBundle(retyped));
+    expect((await readyOf(store, 'ag-2'))?.kind).toBe('tool');
+    expect((await readyOf(store, 'ag-2'))?.relationships?.identity).toBeUndefined();
 
     // A removed artifact leaves its neighbours' forms: ag-3 was tl-4's only other end.
     expect((await formOf(store, 'tl-4'))?.incoming).toEqual(['ag-3']);

@@ -9,7 +9,7 @@ import fastJson from 'fast-json-stringify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadAccess } from '../../src/auth/access.ts';
 import { agentSchema, toolSchema } from '../../src/domain/artifact-schemas.ts';
-import { loadArtifactExtras, presentArtifact } from '../../src/org/present-artifacts.ts';
+import { loadArtifactExtras, presentArtifact, presentArtifactsJson } from '../../src/org/present-artifacts.ts';
 import { parseBundle } from '../../src/store/bundle.ts';
 import { TEST_API_KEY, smallBundle } from '../fixtures/small-bundle.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
@@ -157,6 +157,19 @@ describe('ready relationships after imports change what they show', () => {
     await app.registry.importBundle(parseBundle(linked));
     expect(incomingOf(await tools('u-viewer'), 'tl-1')).toEqual(['ag-1']);
     expect(incomingOf(await tools('u-admin'), 'tl-1')).toEqual(['ag-1', 'ag-3']);
+  });
+
+  it('a row that is no agent never shows an identity, even one its stored form still holds', async () => {
+    const caller = await app.authenticator.authenticate((await headersOf('u-admin', app)).authorization);
+    const access = await loadAccess(app.registry, caller);
+    const form = { json: '{"count":0,"incoming":[],"outgoing":[]}', endWorkspaces: [], identity: '{"client_id":"c"}' };
+    const row = { id: 'x-1', workspace_id: 'ws-a-team', created_by: 'u-admin', api_json: '{"id":"x-1"}' };
+    const [tool, agent] = await presentArtifactsJson(app.registry, access, [
+      { ...row, kind: 'tool', relationships: form },
+      { ...row, kind: 'agent', relationships: form },
+    ]);
+    expect(JSON.parse(tool ?? '{}')).not.toHaveProperty('identity');
+    expect(JSON.parse(agent ?? '{}')).toHaveProperty('identity', { client_id: 'c' });
   });
 
   it('an other end moved out of the viewer’s workspaces leaves the viewer’s lists, not the admin’s', async () => {

@@ -19,8 +19,8 @@ export async function fillRelationshipForms(
   client: pg.ClientBase,
   after = '0',
 ): Promise<{ last: string; written: number }> {
-  const { rows } = await client.query<{ seq: string; id: string }>(
-    'SELECT seq, id FROM artifacts WHERE is_latest AND relationships_json IS NULL AND seq > $1 ORDER BY seq LIMIT $2',
+  const { rows } = await client.query<{ seq: string; id: string; kind: string }>(
+    'SELECT seq, id, kind FROM artifacts WHERE is_latest AND relationships_json IS NULL AND seq > $1 ORDER BY seq LIMIT $2',
     [after, BATCH],
   );
   let written = 0;
@@ -37,7 +37,9 @@ export async function fillRelationshipForms(
       if (r.from_workspace_id != null) workspaceOf.set(r.from_id as string, r.from_workspace_id as string);
       if (r.to_workspace_id != null) workspaceOf.set(r.to_id as string, r.to_workspace_id as string);
     }
-    const identities = await client.query<Row>('SELECT * FROM identities WHERE agent_id = ANY($1::text[])', [ids]);
+    const identities = await client.query<Row>('SELECT * FROM identities WHERE agent_id = ANY($1::text[])', [
+      rows.filter((r) => r.kind === 'agent').map((r) => r.id),
+    ]);
     const forms = relationshipForms(ids, rels.rows.map(toRelationship), workspaceOf, identities.rows.map(toIdentity));
     const ready = rows.flatMap((r) => {
       const form = forms.get(r.id);

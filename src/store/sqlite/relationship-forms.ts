@@ -15,9 +15,9 @@ const IN = 'IN (SELECT value FROM json_each(?))';
 export function fillRelationshipForms(db: DatabaseSync, after = 0): { last: number; written: number } {
   const rows = db
     .prepare(
-      'SELECT seq, id FROM artifacts WHERE is_latest = 1 AND relationships_json IS NULL AND seq > ? ORDER BY seq LIMIT ?',
+      'SELECT seq, id, kind FROM artifacts WHERE is_latest = 1 AND relationships_json IS NULL AND seq > ? ORDER BY seq LIMIT ?',
     )
-    .all(after, BATCH) as { seq: number; id: string }[];
+    .all(after, BATCH) as { seq: number; id: string; kind: string }[];
   let written = 0;
   if (rows.length > 0) {
     const ids = rows.map((r) => r.id);
@@ -35,7 +35,8 @@ export function fillRelationshipForms(db: DatabaseSync, after = 0): { last: numb
         .all(ends)
         .map((r) => [r.id as string, r.workspace_id as string]),
     );
-    const identities = db.prepare(`SELECT * FROM identities WHERE agent_id ${IN}`).all(list).map(toIdentity);
+    const agents = JSON.stringify(rows.filter((r) => r.kind === 'agent').map((r) => r.id));
+    const identities = db.prepare(`SELECT * FROM identities WHERE agent_id ${IN}`).all(agents).map(toIdentity);
     const write = db.prepare(
       'UPDATE artifacts SET relationships_json = ?, relationship_ends = ?, identity_json = ? WHERE seq = ? AND relationships_json IS NULL',
     );

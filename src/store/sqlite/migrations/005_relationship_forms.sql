@@ -55,3 +55,15 @@ CREATE TRIGGER identities_form_on_delete AFTER DELETE ON identities BEGIN
   UPDATE artifacts SET relationships_json = NULL, relationship_ends = NULL
   WHERE id = OLD.agent_id AND relationships_json IS NOT NULL;
 END;
+-- INSERT OR REPLACE and UPDATE OR REPLACE delete the rows they conflict with (another agent's, by
+-- client id or key hash) without firing delete triggers: drop those agents' forms first.
+CREATE TRIGGER identities_form_before_insert BEFORE INSERT ON identities BEGIN
+  UPDATE artifacts SET relationships_json = NULL, relationship_ends = NULL
+  WHERE relationships_json IS NOT NULL AND id IN (SELECT agent_id FROM identities
+    WHERE agent_id = NEW.agent_id OR client_id = NEW.client_id OR api_key_hash = NEW.api_key_hash);
+END;
+CREATE TRIGGER identities_form_before_update BEFORE UPDATE ON identities BEGIN
+  UPDATE artifacts SET relationships_json = NULL, relationship_ends = NULL
+  WHERE relationships_json IS NOT NULL AND id IN (SELECT agent_id FROM identities
+    WHERE agent_id = NEW.agent_id OR client_id = NEW.client_id OR api_key_hash = NEW.api_key_hash);
+END;
