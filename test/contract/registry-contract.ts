@@ -395,6 +395,8 @@ export async function expectRelationshipFormsFollowChanges(
     store = await open();
     await store.importBundle(parseBundle({ organizations: [{ id: 'org-z', name: 'Z', status: 'active' }] }));
     expect((await formOf(store, 'tl-1'))?.incoming).toEqual(['ag-1']);
+    // Reads computed per request answer too (one workspace per end).
+    expect((await store.getRelationshipsWithEnds(['tl-1'])).otherEndWorkspaces.has('ag-1')).toBe(true);
   } finally {
     await store.close();
   }

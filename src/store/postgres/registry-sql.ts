@@ -5,6 +5,37 @@
  */
 import type { ArtifactQuery, ArtifactSort, ToolAggregateQuery } from '../registry-port.ts';
 import { likeEscape, searchWords, TOOL_GROUP_COLUMNS, type CompiledQuery } from '../sql-text.ts';
+import type { Row } from '../sql-rows.ts';
+
+/** Relationships `r` with either end among $1 (text[]), in the order of the port. */
+export const RELATIONSHIPS_OF =
+  'WHERE r.from_id = ANY($1::text[]) OR r.to_id = ANY($1::text[]) ORDER BY r.from_id COLLATE "C", r.to_id COLLATE "C", r.rel_type COLLATE "C"';
+
+/**
+ * The workspace of the latest version of the artifact `${end}_id` of `r`, looked up by id (a join
+ * was planned as hash joins over every latest artifact); the newest should a writer have left two
+ * latest rows. `skipAsked`: null for an end among $1, whose workspace the caller knows.
+ */
+function endWorkspaceSql(end: 'from' | 'to', skipAsked: boolean): string {
+  const lookup = `(SELECT a.workspace_id FROM artifacts a WHERE a.is_latest AND a.id = r.${end}_id ORDER BY a.version_ordinal DESC LIMIT 1)`;
+  const value = skipAsked ? `CASE WHEN r.${end}_id = ANY($1::text[]) THEN NULL ELSE ${lookup} END` : lookup;
+  return `${value} AS ${end}_workspace_id`;
+}
+
+/** The relationships of `RELATIONSHIPS_OF` with their ends' workspaces (`endWorkspaceSql`). */
+export function relationshipsWithEndsSql(skipAsked: boolean): string {
+  return `SELECT r.*, ${endWorkspaceSql('from', skipAsked)}, ${endWorkspaceSql('to', skipAsked)} FROM relationships r ${RELATIONSHIPS_OF}`;
+}
+
+/** Artifact id to workspace id, from rows of `relationshipsWithEndsSql` (ends without one left out). */
+export function endWorkspacesOf(rows: readonly Row[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const r of rows) {
+    if (r.from_workspace_id != null) out.set(r.from_id as string, r.from_workspace_id as string);
+    if (r.to_workspace_id != null) out.set(r.to_id as string, r.to_workspace_id as string);
+  }
+  return out;
+}
 
 /** Every word of the text, all required, as a tsquery source; null when no word remains. */
 function tsQuery(text: string): string | null {

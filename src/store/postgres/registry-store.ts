@@ -37,16 +37,19 @@ import {
 } from '../sql-rows.ts';
 import { importBundle } from './import-bundle.ts';
 import { isConnectionFailure } from './pool.ts';
-import { artifactSearchSql, toolAggregateSql } from './registry-sql.ts';
+import {
+  artifactSearchSql,
+  endWorkspacesOf,
+  RELATIONSHIPS_OF,
+  relationshipsWithEndsSql,
+  toolAggregateSql,
+} from './registry-sql.ts';
 import { sqlNumber } from '../sql-values.ts';
 import { freshRead } from '../../shared/fresh-read.ts';
 
 const ID = 'id COLLATE "C"';
 
 const ARTIFACT_COLUMNS = artifactColumns();
-/** Relationships `r` with either end among $1, in the order of the port. */
-const RELATIONSHIPS_OF =
-  'WHERE r.from_id = ANY($1::text[]) OR r.to_id = ANY($1::text[]) ORDER BY r.from_id COLLATE "C", r.to_id COLLATE "C", r.rel_type COLLATE "C"';
 /** The columns of the page's `artifacts a`, whole and ready. */
 const PAGE_COLUMNS = artifactColumns('a');
 const READY_PAGE_COLUMNS = readyArtifactColumns('a');
@@ -286,24 +289,10 @@ export class PostgresRegistryStore implements RegistryStore {
     return (await this.all(`SELECT r.* FROM relationships r ${RELATIONSHIPS_OF}`, [artifactIds])).map(toRelationship);
   }
 
-  /**
-   * One round trip: each relationship with the workspace of each end not among the ids asked,
-   * looked up by id (scalar subqueries: a join was planned as hash joins over every latest artifact).
-   */
+  /** One round trip: each relationship with the workspace of each end not among the ids asked. */
   async getRelationshipsWithEnds(artifactIds: readonly string[]): Promise<RelationshipsWithEnds> {
-    const workspaceOf = (end: string) =>
-      `CASE WHEN r.${end}_id = ANY($1::text[]) THEN NULL
-        ELSE (SELECT a.workspace_id FROM artifacts a WHERE a.is_latest AND a.id = r.${end}_id) END AS ${end}_workspace_id`;
-    const rows = await this.all(
-      `SELECT r.*, ${workspaceOf('from')}, ${workspaceOf('to')} FROM relationships r ${RELATIONSHIPS_OF}`,
-      [artifactIds],
-    );
-    const otherEndWorkspaces = new Map<string, string>();
-    for (const r of rows) {
-      if (r.from_workspace_id != null) otherEndWorkspaces.set(r.from_id as string, r.from_workspace_id as string);
-      if (r.to_workspace_id != null) otherEndWorkspaces.set(r.to_id as string, r.to_workspace_id as string);
-    }
-    return { relationships: rows.map(toRelationship), otherEndWorkspaces };
+    const rows = await this.all(relationshipsWithEndsSql(true), [artifactIds]);
+    return { relationships: rows.map(toRelationship), otherEndWorkspaces: endWorkspacesOf(rows) };
   }
 
   async getIdentitiesOfAgents(agentIds: readonly string[]) {

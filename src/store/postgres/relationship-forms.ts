@@ -8,11 +8,9 @@
 import type pg from 'pg';
 import { relationshipForms } from '../../shared/relationship-forms.ts';
 import { toIdentity, toRelationship, type Row } from '../sql-rows.ts';
+import { endWorkspacesOf, relationshipsWithEndsSql } from './registry-sql.ts';
 
 const BATCH = 500;
-/** The workspace of an id's latest version (the newest, should a writer have left two). */
-const latestWorkspace = (id: string) =>
-  `SELECT a.workspace_id FROM artifacts a WHERE a.is_latest AND a.id = ${id} ORDER BY a.version_ordinal DESC LIMIT 1`;
 
 /** Writes the forms of up to BATCH latest rows without one from `seq` `after` on, in the client's transaction; answers how many it wrote and the last `seq` seen ('' when none is left). */
 export async function fillRelationshipForms(
@@ -26,17 +24,8 @@ export async function fillRelationshipForms(
   let written = 0;
   if (rows.length > 0) {
     const ids = rows.map((r) => r.id);
-    const rels = await client.query<Row>(
-      `SELECT r.*, (${latestWorkspace('r.from_id')}) AS from_workspace_id, (${latestWorkspace('r.to_id')}) AS to_workspace_id
-       FROM relationships r WHERE r.from_id = ANY($1::text[]) OR r.to_id = ANY($1::text[])
-       ORDER BY r.from_id COLLATE "C", r.to_id COLLATE "C", r.rel_type COLLATE "C"`,
-      [ids],
-    );
-    const workspaceOf = new Map<string, string>();
-    for (const r of rels.rows) {
-      if (r.from_workspace_id != null) workspaceOf.set(r.from_id as string, r.from_workspace_id as string);
-      if (r.to_workspace_id != null) workspaceOf.set(r.to_id as string, r.to_workspace_id as string);
-    }
+    const rels = await client.query<Row>(relationshipsWithEndsSql(false), [ids]);
+    const workspaceOf = endWorkspacesOf(rels.rows);
     const identities = await client.query<Row>('SELECT * FROM identities WHERE agent_id = ANY($1::text[])', [
       rows.filter((r) => r.kind === 'agent').map((r) => r.id),
     ]);

@@ -9,6 +9,19 @@ type CompiledQuery = Compiled<string | number | null>;
 
 const IN = 'IN (SELECT value FROM json_each(?))';
 
+/** The relationships with either end in a JSON id list (bound twice), in the port's order (from, to, type). */
+export const RELATIONSHIPS_OF_IDS = `SELECT * FROM relationships WHERE from_id ${IN} OR to_id ${IN} ORDER BY from_id, to_id, rel_type`;
+
+/**
+ * Latest versions by id (followed by an id test). Without statistics the planner scans the
+ * (is_latest, kind, …) index with a Bloom filter over every latest row; the partial id index looks
+ * up exactly the ids asked for.
+ */
+export const LATEST_BY_ID = 'artifacts INDEXED BY artifacts_latest_id WHERE is_latest = 1 AND id';
+
+/** `id, workspace_id` of the latest version of each id in a JSON list. */
+export const LATEST_WORKSPACES = `SELECT id, workspace_id FROM ${LATEST_BY_ID} ${IN}`;
+
 /**
  * Full-text query for FTS5: every word of the text as a quoted token, all required. Quoting
  * makes FTS5 operators (`OR`, `NEAR`, `*`, `-`, `:`) plain words. Null when no word remains.

@@ -40,17 +40,18 @@ import {
   toWorkspace,
   type Row,
 } from '../sql-rows.ts';
-import { artifactSearchSql, toolAggregateSql } from './registry-sql.ts';
+import {
+  artifactSearchSql,
+  LATEST_BY_ID,
+  LATEST_WORKSPACES,
+  RELATIONSHIPS_OF_IDS,
+  toolAggregateSql,
+} from './registry-sql.ts';
 import { WalIndexHeader } from './wal-index.ts';
 
 const IN = 'IN (SELECT value FROM json_each(?))';
 const ARTIFACT_COLUMNS = artifactColumns();
 const READY_COLUMNS = readyArtifactColumns();
-/**
- * Latest versions by id. Without statistics the planner scans the (is_latest, kind, …) index with
- * a Bloom filter over every latest row; the partial id index looks up exactly the ids asked for.
- */
-const LATEST_BY_ID = 'artifacts INDEXED BY artifacts_latest_id WHERE is_latest = 1 AND id';
 
 /** The RegistryStore port over one SQLite file (or `:memory:`); see the port for the invariants. */
 export class SqliteRegistryStore implements RegistryStore {
@@ -293,11 +294,7 @@ export class SqliteRegistryStore implements RegistryStore {
 
   async getRelationships(artifactIds: readonly string[]) {
     const ids = JSON.stringify(artifactIds);
-    return this.all(
-      `SELECT * FROM relationships WHERE from_id ${IN} OR to_id ${IN} ORDER BY from_id, to_id, rel_type`,
-      ids,
-      ids,
-    ).map(toRelationship);
+    return this.all(RELATIONSHIPS_OF_IDS, ids, ids).map(toRelationship);
   }
 
   /** Two statements: a join would look up both ends of every relationship, and was slower. */
@@ -305,10 +302,7 @@ export class SqliteRegistryStore implements RegistryStore {
     const relationships = await this.getRelationships(artifactIds);
     const asked = new Set(artifactIds);
     const others = new Set(relationships.flatMap((r) => [r.from.id, r.to.id]).filter((id) => !asked.has(id)));
-    const rows =
-      others.size === 0
-        ? []
-        : this.all(`SELECT id, workspace_id FROM ${LATEST_BY_ID} ${IN}`, JSON.stringify([...others]));
+    const rows = others.size === 0 ? [] : this.all(LATEST_WORKSPACES, JSON.stringify([...others]));
     return { relationships, otherEndWorkspaces: new Map(rows.map((r) => [r.id as string, r.workspace_id as string])) };
   }
 

@@ -7,6 +7,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { relationshipForms } from '../../shared/relationship-forms.ts';
 import { toIdentity, toRelationship } from '../sql-rows.ts';
+import { LATEST_WORKSPACES, RELATIONSHIPS_OF_IDS } from './registry-sql.ts';
 
 const BATCH = 500;
 const IN = 'IN (SELECT value FROM json_each(?))';
@@ -22,16 +23,11 @@ export function fillRelationshipForms(db: DatabaseSync, after = 0): { last: numb
   if (rows.length > 0) {
     const ids = rows.map((r) => r.id);
     const list = JSON.stringify(ids);
-    const rels = db
-      .prepare(`SELECT * FROM relationships WHERE from_id ${IN} OR to_id ${IN} ORDER BY from_id, to_id, rel_type`)
-      .all(list, list)
-      .map(toRelationship);
+    const rels = db.prepare(RELATIONSHIPS_OF_IDS).all(list, list).map(toRelationship);
     const ends = JSON.stringify([...new Set(rels.flatMap((r) => [r.from.id, r.to.id]))]);
     const workspaceOf = new Map(
       db
-        .prepare(
-          `SELECT id, workspace_id FROM artifacts INDEXED BY artifacts_latest_id WHERE is_latest = 1 AND id ${IN}`,
-        )
+        .prepare(LATEST_WORKSPACES)
         .all(ends)
         .map((r) => [r.id as string, r.workspace_id as string]),
     );
