@@ -86,11 +86,10 @@ function presentArtifactJson(row: ReadyArtifact, access: Access, extras: Artifac
   const identity = extras.identities.get(row.id);
   if (identity !== undefined) out += `,"identity":${JSON.stringify(maskIdentity(identity))}`;
   // Only agents show one (an identity row may outlive its agent's kind, as on the object path).
-  else if (row.kind === 'agent' && row.relationships?.identity !== undefined)
-    out += `,"identity":${row.relationships.identity}`;
+  else if (row.kind === 'agent' && row.extras?.identity !== undefined) out += `,"identity":${row.extras.identity}`;
   const rel = extras.relationships.get(row.id);
   if (rel !== undefined) out += `,"relationships":${JSON.stringify(rel)}`;
-  else if (row.relationships !== undefined) out += `,"relationships":${row.relationships.json}`;
+  else if (row.extras !== undefined) out += `,"relationships":${row.extras.relationships}`;
   return `${out}}`;
 }
 
@@ -99,7 +98,7 @@ export type ArtifactJson = string;
 
 /** Whether the caller sees a row's ready relationships as they are: every other end's workspace is readable. */
 function showsReady(row: ReadyArtifact, access: Access): boolean {
-  return row.relationships !== undefined && row.relationships.endWorkspaces.every((ws) => access.canRead(ws));
+  return row.extras !== undefined && row.extras.endWorkspaces.every((ws) => access.canRead(ws));
 }
 
 /** The rows presented to this caller as JSON text, every lookup batched over the page. */
@@ -110,7 +109,7 @@ export async function presentArtifactsJson(
 ): Promise<ArtifactJson[]> {
   if (rows.length === 0) return [];
   const shownReady = new Set(rows.filter((row) => showsReady(row, access)).map((row) => row.id));
-  const identityReady = new Set(rows.filter((row) => row.relationships !== undefined).map((row) => row.id));
+  const identityReady = new Set(rows.filter((row) => row.extras !== undefined).map((row) => row.id));
   const extras = await loadArtifactExtras(store, access, rows, shownReady, identityReady);
   return rows.map((row) => presentArtifactJson(row, access, extras));
 }

@@ -28,10 +28,10 @@ export interface ArtifactRelationships {
   outgoing: RelationshipView[];
 }
 
-/** The stored, ready form of an artifact's relationships (see the module comment). */
-export interface RelationshipForm {
-  /** `ArtifactRelationships` as JSON text. */
-  json: string;
+/** What a stored artifact keeps ready of its per-reader members (see the module comment). */
+export interface ReadyExtras {
+  /** Its `ArtifactRelationships`, every known other end shown, as JSON text. */
+  relationships: string;
   /** The workspaces of its relationships' other ends, sorted, each once. */
   endWorkspaces: readonly string[];
   /** An agent's masked identity (`maskIdentity`) as JSON text, when it has one: it is the same for every reader. */
@@ -96,14 +96,14 @@ export function relationshipForms(
   rels: readonly Relationship[],
   workspaceOf: ReadonlyMap<string, string>,
   identities: readonly Identity[] = [],
-): Map<string, RelationshipForm> {
+): Map<string, ReadyExtras> {
   const identityOf = new Map(identities.map((i) => [i.agent_id, i]));
   const byId = new Map<string, Relationship[]>(ids.map((id) => [id, []]));
   for (const r of rels) {
     byId.get(r.from.id)?.push(r);
     if (r.to.id !== r.from.id) byId.get(r.to.id)?.push(r);
   }
-  const forms = new Map<string, RelationshipForm>();
+  const forms = new Map<string, ReadyExtras>();
   for (const [id, own] of byId) {
     const known = (end: string) => end === id || workspaceOf.has(end);
     const [relationships] = artifactRelationships([id], own, known).values();
@@ -113,7 +113,7 @@ export function relationshipForms(
       const ws = other === id ? undefined : workspaceOf.get(other);
       if (ws !== undefined) ends.add(ws);
     }
-    const form: RelationshipForm = { json: JSON.stringify(relationships), endWorkspaces: [...ends].sort() };
+    const form: ReadyExtras = { relationships: JSON.stringify(relationships), endWorkspaces: [...ends].sort() };
     const identity = identityOf.get(id);
     if (identity !== undefined) form.identity = JSON.stringify(maskIdentity(identity));
     forms.set(id, form);

@@ -9,7 +9,7 @@
  * - batch methods (`get*`) take any number of ids, ignore unknown ones and make one round trip;
  * - `importBundle` is all-or-nothing and idempotent (re-import updates in place).
  */
-import type { RelationshipForm } from '../shared/relationship-forms.ts';
+import type { ReadyExtras } from '../shared/relationship-forms.ts';
 import type {
   ArtifactKind,
   ArtifactVersion,
@@ -68,8 +68,8 @@ export interface ReadyArtifact {
   created_by: string;
   /** The stored ready-to-send form (shared/api-document.ts); serialized from the document for a row without one. */
   api_json: string;
-  /** The stored ready form of its relationships (shared/relationship-forms.ts), when the row has one. */
-  relationships?: RelationshipForm;
+  /** Its relationships and masked identity as stored ready (shared/relationship-forms.ts), when the row has them. */
+  extras?: ReadyExtras;
 }
 
 export interface RelationshipsWithEnds {

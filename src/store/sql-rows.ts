@@ -186,11 +186,11 @@ export function toReadyArtifact(r: Row): ReadyArtifact {
     api_json: opt(r.api_json) ?? apiDocumentJsonOf(kind, r.doc as string),
   };
   if (r.relationships_json != null) {
-    ready.relationships = {
-      json: r.relationships_json as string,
+    ready.extras = {
+      relationships: r.relationships_json as string,
       endWorkspaces: JSON.parse(r.relationship_ends as string) as string[],
     };
-    if (r.identity_json != null) ready.relationships.identity = r.identity_json as string;
+    if (r.identity_json != null) ready.extras.identity = r.identity_json as string;
   }
   return ready;
 }

@@ -234,16 +234,19 @@ async function expectFormsCurrent(store: RegistryStore): Promise<void> {
     const { relationships, otherEndWorkspaces } = await store.getRelationshipsWithEnds([row.id]);
     // Only an agent shows an identity: a row of another kind may have an identity row left over.
     const identities = row.kind === 'agent' ? await store.getIdentitiesOfAgents([row.id]) : [];
-    expect(row.relationships, row.id).toEqual(
+    expect(row.extras, row.id).toEqual(
       relationshipForms([row.id], relationships, otherEndWorkspaces, identities).get(row.id),
     );
   }
 }
 
 const formOf = async (store: RegistryStore, id: string) => {
-  const form = (await readyOf(store, id))?.relationships;
+  const form = (await readyOf(store, id))?.extras;
   if (form === undefined) return undefined;
-  const parsed = JSON.parse(form.json) as { incoming: { from: { id: string } }[]; outgoing: { to: { id: string } }[] };
+  const parsed = JSON.parse(form.relationships) as {
+    incoming: { from: { id: string } }[];
+    outgoing: { to: { id: string } }[];
+  };
   return {
     incoming: parsed.incoming.map((r) => r.from.id),
     outgoing: parsed.outgoing.map((r) => r.to.id),
@@ -334,7 +337,7 @@ export async function expectRelationshipFormsFollowChanges(
 
     // Identities: a rotated client id and a removed identity change ag-1's and ag-2's forms.
     const identityOf = async (id: string) =>
-      JSON.parse((await readyOf(store, id))?.relationships?.identity ?? 'null') as Record<string, unknown> | null;
+      JSON.parse((await readyOf(store, id))?.extras?.identity ?? 'null') as Record<string, unknown> | null;
     expect(await identityOf('ag-2')).toEqual({
       client_id: 'client-ag-2',
       credential_kind: 'api_key',
@@ -349,7 +352,7 @@ export async function expectRelationshipFormsFollowChanges(
     await expectFormsCurrent(store);
     expect(await identityOf('ag-1')).toEqual({ client_id: 'client-ag-1b', credential_kind: 'oidc_client' });
     await exec("DELETE FROM identities WHERE agent_id = 'ag-2'");
-    expect((await readyOf(store, 'ag-2'))?.relationships).toBeUndefined();
+    expect((await readyOf(store, 'ag-2'))?.extras).toBeUndefined();
     await store.close();
     store = await open();
     await expectFormsCurrent(store);
@@ -371,7 +374,7 @@ export async function expectRelationshipFormsFollowChanges(
     } as never);
     await store.importBundle(parseBundle(retyped));
     expect((await readyOf(store, 'ag-2'))?.kind).toBe('tool');
-    expect((await readyOf(store, 'ag-2'))?.relationships?.identity).toBeUndefined();
+    expect((await readyOf(store, 'ag-2'))?.extras?.identity).toBeUndefined();
 
     // A removed artifact leaves its neighbours' forms: ag-3 was tl-4's only other end.
     expect((await formOf(store, 'tl-4'))?.incoming).toEqual(['ag-3']);
@@ -651,15 +654,15 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
         expect(ready.total).toBe(whole.total);
         const expected = [];
         for (const a of whole.items) {
-          const relationships = await formOf(a.id);
-          if (relationships?.json.includes('"count":0') === false) withRelationships++;
+          const extras = await formOf(a.id);
+          if (extras?.relationships.includes('"count":0') === false) withRelationships++;
           expected.push({
             id: a.id,
             kind: a.kind,
             workspace_id: a.workspace_id,
             created_by: a.created_by,
             api_json: apiDocumentJson(a.kind, a.doc),
-            relationships,
+            extras,
           });
         }
         expect(ready.items).toEqual(expected);

@@ -77,40 +77,30 @@ describe('sqlite registry engine specifics', () => {
     const file = tempFile();
     const store = new SqliteRegistryStore(file);
     const db = new DatabaseSync(file);
-    try {
-      await store.importBundle(parseBundle(smallBundle()));
-      const identityOf = async (id: string) => {
-        const page = await store.findReadyArtifacts({
-          kind: 'agent',
-          workspaceIds: ['ws-a', 'ws-a-other', 'ws-a-sub', 'ws-a-team'],
-          sorts: [{ field: 'name', desc: false }],
-          limit: 50,
-          offset: 0,
-        });
-        const form = page.items.find((a) => a.id === id)?.relationships;
-        return form === undefined ? 'no form' : JSON.parse(form.identity ?? 'null');
-      };
-      expect(await identityOf('ag-2')).toMatchObject({ client_id: 'client-ag-2' });
-      // ag-3 takes ag-2's client id: SQLite deletes ag-2's identity row to make room.
-      db.exec(
-        "INSERT OR REPLACE INTO identities (agent_id, client_id, credential_kind) VALUES ('ag-3', 'client-ag-2', 'oidc_client')",
-      );
-      expect(await identityOf('ag-2')).toBe('no form');
-      await store.close();
-      const reopened = new SqliteRegistryStore(file);
-      const page = await reopened.findReadyArtifacts({
+    // An agent's stored identity: 'no form' when its form was dropped, null when it has none.
+    const identityOf = async (reader: SqliteRegistryStore, id: string) => {
+      const page = await reader.findReadyArtifacts({
         kind: 'agent',
         workspaceIds: ['ws-a', 'ws-a-other', 'ws-a-sub', 'ws-a-team'],
         sorts: [{ field: 'name', desc: false }],
         limit: 50,
         offset: 0,
       });
-      const identities = Object.fromEntries(page.items.map((a) => [a.id, a.relationships?.identity ?? null]));
-      expect(identities['ag-2']).toBeNull();
-      expect(JSON.parse(identities['ag-3'] ?? 'null')).toEqual({
-        client_id: 'client-ag-2',
-        credential_kind: 'oidc_client',
-      });
+      const extras = page.items.find((a) => a.id === id)?.extras;
+      return extras === undefined ? 'no form' : (JSON.parse(extras.identity ?? 'null') as unknown);
+    };
+    try {
+      await store.importBundle(parseBundle(smallBundle()));
+      expect(await identityOf(store, 'ag-2')).toMatchObject({ client_id: 'client-ag-2' });
+      // ag-3 takes ag-2's client id: SQLite deletes ag-2's identity row to make room.
+      db.exec(
+        "INSERT OR REPLACE INTO identities (agent_id, client_id, credential_kind) VALUES ('ag-3', 'client-ag-2', 'oidc_client')",
+      );
+      expect(await identityOf(store, 'ag-2')).toBe('no form');
+      await store.close();
+      const reopened = new SqliteRegistryStore(file);
+      expect(await identityOf(reopened, 'ag-2')).toBeNull();
+      expect(await identityOf(reopened, 'ag-3')).toEqual({ client_id: 'client-ag-2', credential_kind: 'oidc_client' });
       await reopened.close();
     } finally {
       db.close();

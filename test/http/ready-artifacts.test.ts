@@ -162,11 +162,15 @@ describe('ready relationships after imports change what they show', () => {
   it('a row that is no agent never shows an identity, even one its stored form still holds', async () => {
     const caller = await app.authenticator.authenticate((await headersOf('u-admin', app)).authorization);
     const access = await loadAccess(app.registry, caller);
-    const form = { json: '{"count":0,"incoming":[],"outgoing":[]}', endWorkspaces: [], identity: '{"client_id":"c"}' };
+    const extras = {
+      relationships: '{"count":0,"incoming":[],"outgoing":[]}',
+      endWorkspaces: [],
+      identity: '{"client_id":"c"}',
+    };
     const row = { id: 'x-1', workspace_id: 'ws-a-team', created_by: 'u-admin', api_json: '{"id":"x-1"}' };
     const [tool, agent] = await presentArtifactsJson(app.registry, access, [
-      { ...row, kind: 'tool', relationships: form },
-      { ...row, kind: 'agent', relationships: form },
+      { ...row, kind: 'tool', extras },
+      { ...row, kind: 'agent', extras },
     ]);
     expect(JSON.parse(tool ?? '{}')).not.toHaveProperty('identity');
     expect(JSON.parse(agent ?? '{}')).toHaveProperty('identity', { client_id: 'c' });

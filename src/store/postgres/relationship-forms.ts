@@ -34,7 +34,14 @@ export async function fillRelationshipForms(
       const form = forms.get(r.id);
       return form === undefined
         ? []
-        : [{ seq: r.seq, json: form.json, ends: JSON.stringify(form.endWorkspaces), identity: form.identity ?? null }];
+        : [
+            {
+              seq: r.seq,
+              json: form.relationships,
+              ends: JSON.stringify(form.endWorkspaces),
+              identity: form.identity ?? null,
+            },
+          ];
     });
     const { rowCount } = await client.query(
       `UPDATE artifacts a SET relationships_json = v.j, relationship_ends = v.e, identity_json = v.i

@@ -41,7 +41,7 @@ export function fillRelationshipForms(db: DatabaseSync, after = 0): { last: numb
       const form = forms.get(r.id);
       if (form !== undefined)
         written += Number(
-          write.run(form.json, JSON.stringify(form.endWorkspaces), form.identity ?? null, r.seq).changes,
+          write.run(form.relationships, JSON.stringify(form.endWorkspaces), form.identity ?? null, r.seq).changes,
         );
     }
   }
