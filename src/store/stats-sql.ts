@@ -25,7 +25,8 @@ import { DUCKDB, type SqlDialect } from './sql-dialect.ts';
 import { sqlText } from './sql-values.ts';
 import { SPAN_DIMENSION_COLUMNS, SPAN_MEASURE_COLUMNS } from './span-columns.ts';
 
-const COLUMN: Record<Dimension, string> = {
+/** The span (and rollup) column of each dimension. */
+const DIMENSION_COLUMN: Record<Dimension, string> = {
   harness: 'harness',
   skill: 'skill',
   skill_version: 'skill_version',
@@ -92,7 +93,40 @@ export interface RowSource {
   crossingTraces?(q: AggregateQuery, param: Param): string | null;
   /** How the engine stores `dim` when its column holds codes instead of values (absent: the values). */
   codes?(dim: Dimension): DimensionCodes | undefined;
+  /**
+   * The parts of a query the compiler found summable (SummedShape) from the engine's rollups
+   * instead of every row, or null when the engine cannot answer this one that way.
+   */
+  summed?(q: AggregateQuery, shape: SummedShape): string | null;
 }
+
+/**
+ * A query whose parts an engine may sum from rollups: at most one group dimension, filters on that
+ * dimension only, and parts that are counts, token sums, distinct traces (summed marks, see
+ * postgres/rollups.ts) or percentiles (read from the invocations). The engine's SQL yields the
+ * output group column, `bucket` (with a bucket) and p_<part> for each part; a grouped time series
+ * also has a totals row per group with a null bucket, as the compiler's own series.
+ */
+export interface SummedShape {
+  parts: readonly SummedPart[];
+  /** The grouped dimension's column, or null. */
+  group: { dim: Dimension; column: string; out: string } | null;
+  /** The bucket start of a column of Unix seconds, or null without a bucket. */
+  bucket: ((column: string) => string) | null;
+  /** Whether a totals row per group is asked for (a grouped time series). */
+  totals: boolean;
+  /** The predicate on span (and rollup) columns besides the time range: workspaces, filters, onlyGroups. */
+  rest: string;
+  param: Param;
+  dialect: SqlDialect;
+}
+
+export type SummedPart = 'spans' | 'inv' | 'err' | 'tool' | 'tokens' | 'traces' | 'p50' | 'p90' | 'p99';
+const SUMMABLE = new Set<string>(['spans', 'inv', 'err', 'tool', 'tokens', 'traces', 'p50', 'p90', 'p99']);
+
+/** The nearest-rank percentile of a summed quantile part, over `column` (an ordered-set aggregate). */
+export const summedQuantile = (p: SummedPart, dialect: SqlDialect, column: string): string | null =>
+  QUANTILE[p] === undefined ? null : dialect.percentile(QUANTILE[p], column);
 
 /** An engine's integer codes for a dimension's values (DuckDB's dictionary). */
 export interface DimensionCodes {
@@ -236,8 +270,8 @@ function finalSql(m: Measure): string {
 }
 
 /** Bucket start in Unix seconds: UTC days, or ISO weeks (Monday; 1970-01-01 was a Thursday, hence +3). */
-function bucketSql(bucket: 'day' | 'week', dialect: SqlDialect): string {
-  const day = dialect.intDiv('start_s', '86400');
+function bucketSql(bucket: 'day' | 'week', dialect: SqlDialect, column = 'start_s'): string {
+  const day = dialect.intDiv(column, '86400');
   return bucket === 'day' ? `${day} * 86400` : `(${day} - ((${day} + 3) % 7)) * 86400`;
 }
 
@@ -254,7 +288,7 @@ function filterSql(
   dialect: SqlDialect,
   encode: (v: string | number) => string | number,
 ): string {
-  const col = COLUMN[f.key];
+  const col = DIMENSION_COLUMN[f.key];
   switch (f.op) {
     case 'exists':
       return `${col} IS NOT NULL`;
@@ -287,6 +321,19 @@ function commonWhere(
   return [
     `start_s >= ${param(q.startS)}`,
     `start_s < ${param(q.endS)}`,
+    restWhere(q, source, param, dialect, extra),
+  ].join(' AND ');
+}
+
+/** commonWhere without the time range. */
+function restWhere(
+  q: AggregateQuery,
+  source: RowSource,
+  param: Param,
+  dialect: SqlDialect,
+  extra: (() => string) | null,
+): string {
+  return [
     inListSql('workspace_id', q.workspaceIds, param, dialect),
     ...q.filters.map((f) => filterSql(f, param, dialect, (v) => storedValue(source, f.key, v))),
     ...(extra === null ? [] : [extra()]),
@@ -497,15 +544,78 @@ export function compileAggregate(
   const top = grouped ? q.top : undefined;
   const only = grouped ? q.onlyGroups : undefined;
   const cols = groupColumns(q, source, param, dialect);
-  const narrow = only !== undefined && top === undefined ? () => onlyGroupsRowsSql(only, (d) => COLUMN[d], cols) : null;
-  const rows = source.sql(q, commonWhere(q, source, param, dialect, narrow), param);
+  const narrow =
+    only !== undefined && top === undefined ? () => onlyGroupsRowsSql(only, (d) => DIMENSION_COLUMN[d], cols) : null;
   // Ranked measures are computed even when not asked for (they are not returned).
   const ranked = (top ?? [])
     .map((r) => r.by)
     .filter((by): by is Measure => (MEASURES as readonly string[]).includes(by));
   const measures = [...new Set([...q.measures, ...ranked])];
   const parts = [...new Set(measures.flatMap((m) => PARTS[m]))];
-  const dimCols = q.groupBy.map((d) => COLUMN[d]);
+  const dimCols = q.groupBy.map((d) => DIMENSION_COLUMN[d]);
+  const groups = q.groupBy.map((d) => `"g_${d}"`);
+  const outKeys = [...groups, ...(q.bucket !== undefined ? ['bucket'] : [])];
+  const columns = [...outKeys, ...measures.map((m) => `"m_${m}"`)];
+  const finals = measures.map((m) => `${finalSql(m)} AS "m_${m}"`);
+  const summed = summedSeries(q, source, parts, {
+    param,
+    dialect,
+    rest: () => restWhere(q, source, param, dialect, narrow),
+  });
+  // The placeholders of a summed statement that was not written are dropped with it.
+  if (summed === null) params.length = 0;
+  const sql =
+    summed !== null
+      ? `SELECT ${[...outKeys, ...finals].join(', ')} FROM (${summed}) series`
+      : rowsAggregate(q, source, { parts, dimCols, groups, outKeys, finals, param, dialect, narrow });
+  // onlyGroups is checked on the result unless the rows were narrowed to exactly its groups (one dimension, no top).
+  const exactOnly = only !== undefined && (top !== undefined || q.groupBy.length > 1) ? only : undefined;
+  if (top === undefined && exactOnly === undefined) return { sql, params };
+  return { sql: keepGroupsSql(sql, columns, q.bucket !== undefined, cols, { top, only: exactOnly }), params };
+}
+
+/** The query's summed series from the source's rollups (RowSource.summed), when its shape allows and the source can. */
+function summedSeries(
+  q: AggregateQuery,
+  source: RowSource,
+  parts: readonly Part[],
+  o: { param: Param; dialect: SqlDialect; rest: () => string },
+): string | null {
+  if (source.summed === undefined || q.groupBy.length > 1) return null;
+  const dim = q.groupBy[0];
+  if (q.filters.some((f) => f.key !== dim)) return null;
+  if (!parts.every((p): p is SummedPart => SUMMABLE.has(p))) return null;
+  return source.summed(q, {
+    parts,
+    group: dim === undefined ? null : { dim, column: DIMENSION_COLUMN[dim], out: `"g_${dim}"` },
+    bucket: q.bucket === undefined ? null : (column) => bucketSql(q.bucket as 'day' | 'week', o.dialect, column),
+    totals: q.bucket !== undefined && dim !== undefined,
+    get rest() {
+      return o.rest();
+    },
+    param: o.param,
+    dialect: o.dialect,
+  });
+}
+
+/** The statement over every row of the source (the compiler's own aggregation). */
+function rowsAggregate(
+  q: AggregateQuery,
+  source: RowSource,
+  o: {
+    parts: Part[];
+    dimCols: string[];
+    groups: string[];
+    outKeys: string[];
+    finals: string[];
+    param: Param;
+    dialect: SqlDialect;
+    narrow: (() => string) | null;
+  },
+): string {
+  const { parts, dimCols, groups, outKeys, finals, param, dialect } = o;
+  const grouped = q.groupBy.length > 0;
+  const rows = source.sql(q, commonWhere(q, source, param, dialect, o.narrow), param);
   // A materialized source keeps only the columns the aggregation reads, where the engine does not
   // prune them itself: the dimensions not grouped by were needed by the filters alone, which the
   // source has applied.
@@ -513,10 +623,6 @@ export function compileAggregate(
     source.rescan || dialect.prunesColumns
       ? rows
       : `SELECT ${[...new Set([...BASE_COLUMNS, ...dimCols])].join(', ')} FROM (${rows}) source_rows`;
-  const groups = q.groupBy.map((d) => `"g_${d}"`);
-  const outKeys = [...groups, ...(q.bucket !== undefined ? ['bucket'] : [])];
-  const columns = [...outKeys, ...measures.map((m) => `"m_${m}"`)];
-  const finals = measures.map((m) => `${finalSql(m)} AS "m_${m}"`);
   const metricParts = parts.filter(isMetricPart);
   const bucket = q.bucket === undefined ? null : bucketSql(q.bucket, dialect);
   const metrics =
@@ -555,10 +661,7 @@ export function compileAggregate(
           );
     sql = `WITH base AS ${metrics === null ? 'NOT MATERIALIZED' : reuse} (${base})\nSELECT ${[...outKeys, ...finals].join(', ')} FROM (${gb}) gb`;
   }
-  // onlyGroups is checked on the result unless the rows were narrowed to exactly its groups (one dimension, no top).
-  const exactOnly = only !== undefined && (top !== undefined || q.groupBy.length > 1) ? only : undefined;
-  if (top === undefined && exactOnly === undefined) return { sql, params };
-  return { sql: keepGroupsSql(sql, columns, q.bucket !== undefined, cols, { top, only: exactOnly }), params };
+  return sql;
 }
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));

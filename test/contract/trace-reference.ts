@@ -6,6 +6,7 @@
  */
 import { expect } from 'vitest';
 import {
+  HARNESS_MEASURES,
   MEASURES,
   bucketStart,
   compareGroups,
@@ -140,8 +141,17 @@ export function reference(all: SpanRow[], q: AggregateQuery, points: readonly Me
     if (!sessions.has(gk)) sessions.set(gk, { g, ids: new Set() });
     if (s.session !== null) sessions.get(gk)?.ids.add(`${s.workspace_id}|${s.session}`);
   }
+  // Metric points make rows (a bucket with points and no spans) only for a query that sums them.
+  const sumsPoints = [...q.measures, ...(q.top ?? []).map((r) => r.by)].some((m) =>
+    (HARNESS_MEASURES as readonly string[]).includes(m),
+  );
   const inRange = points.filter(
-    (p) => p.org_id === q.orgId && p.time_s >= q.startS && p.time_s < q.endS && q.workspaceIds.includes(p.workspace_id),
+    (p) =>
+      sumsPoints &&
+      p.org_id === q.orgId &&
+      p.time_s >= q.startS &&
+      p.time_s < q.endS &&
+      q.workspaceIds.includes(p.workspace_id),
   );
   for (const { g, ids } of sessions.values())
     for (const p of inRange)

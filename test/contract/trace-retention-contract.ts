@@ -16,7 +16,8 @@ export interface RetentionSteps {
   afterPrune?: (store: TraceStore) => Promise<void>;
 }
 
-const CUTOFF = END - 20 * 86400;
+// Inside a day: the pairs it cuts keep spans on the day it falls on (PostgreSQL's rollups mark them special).
+const CUTOFF = END - 20 * 86400 + 5 * 3600 + 17;
 
 export function retentionContract(engine: string, open: () => Promise<TraceStore>, steps: RetentionSteps = {}): void {
   describe(`trace store retention: ${engine}`, () => {
@@ -41,6 +42,12 @@ export function retentionContract(engine: string, open: () => Promise<TraceStore
         { ...base, groupBy: ['model'], bucket: 'day', measures: ['traces', 'spans', 'lines_added'] },
       ],
       ['a table by tool', { ...base, groupBy: ['tool'], measures: ['tool_calls', 'latency_p90', 'commits'] }],
+      // Shapes PostgreSQL sums from its rollups.
+      [
+        'a summed day series by model',
+        { ...base, groupBy: ['model'], bucket: 'day', measures: ['traces', 'spans', 'tokens', 'latency_p99'] },
+      ],
+      ['summed traces by user', { ...base, groupBy: ['user'], measures: ['traces', 'error_rate'] }],
     ];
     let pruned = 0;
 

@@ -81,6 +81,38 @@ async function sealEverything(store: PostgresTraceStore, client: pg.Client): Pro
     .toBe(0);
 }
 
+/**
+ * The rollups' invariants (rollups.ts), written here independently of their SQL: skill_rollup holds
+ * exactly the sums of skill_spans per (skill, day, workspace, dimension values); a pair that is not
+ * special lies on one day in one workspace and marks one span per pair (bit 1) and per model (bit
+ * 128) and tool (bit 64) value; every pair on several days or workspaces is special.
+ */
+async function expectRollupsConsistent(client: pg.Client): Promise<void> {
+  const key = `org_id, of_skill, (start_s / 86400) * 86400, workspace_id, harness, skill, skill_version, command, mcp, tool, model, user_id`;
+  const sums = `count(*), count(*) FILTER (WHERE is_invocation), count(*) FILTER (WHERE is_invocation AND is_error),
+    count(*) FILTER (WHERE is_tool_call), COALESCE(sum(tokens), 0), count(*) FILTER (WHERE firsts & 1 <> 0),
+    count(*) FILTER (WHERE firsts & 64 <> 0), count(*) FILTER (WHERE firsts & 128 <> 0)`;
+  const stored = `SELECT org_id, of_skill, day_s, workspace_id, harness, skill, skill_version, command, mcp, tool, model,
+    user_id, spans, inv, err, tool_calls, tokens, f_trace, f_tool, f_model FROM skill_rollup`;
+  const computed = `SELECT ${key}, ${sums} FROM skill_spans GROUP BY ${key}`;
+  const differ = await client.query<{ n: string }>(
+    `SELECT count(*) AS n FROM ((${stored} EXCEPT ${computed}) UNION ALL (${computed} EXCEPT ${stored})) d`,
+  );
+  expect(Number(differ.rows[0]?.n)).toBe(0);
+  const rollups = await client.query<{ n: string }>('SELECT count(*) AS n FROM skill_rollup');
+  expect(Number(rollups.rows[0]?.n)).toBeGreaterThan(0);
+  const badPairs = await client.query<{ n: string }>(
+    `SELECT count(*) AS n FROM (SELECT org_id, of_skill, trace_key FROM skill_spans k
+      WHERE NOT EXISTS (SELECT 1 FROM skill_special p WHERE p.org_id = k.org_id AND p.of_skill = k.of_skill AND p.trace_key = k.trace_key)
+      GROUP BY org_id, of_skill, trace_key
+      HAVING count(DISTINCT start_s / 86400) > 1 OR count(DISTINCT workspace_id) > 1
+        OR count(*) FILTER (WHERE firsts & 1 <> 0) <> 1
+        OR count(*) FILTER (WHERE firsts & 128 <> 0) <> count(DISTINCT COALESCE(model, '-'))
+        OR count(*) FILTER (WHERE firsts & 64 <> 0) <> count(DISTINCT COALESCE(tool, '-'))) bad`,
+  );
+  expect(Number(badPairs.rows[0]?.n)).toBe(0);
+}
+
 const reachable = await postgresReachable();
 describe.runIf(reachable)('PostgreSQL sealing', () => {
   afterAll(async () => {
@@ -95,6 +127,40 @@ describe.runIf(reachable)('PostgreSQL sealing', () => {
         seal: async () => expect(await store.seal()).toBe(true),
       });
     } finally {
+      await store.close();
+    }
+  });
+
+  it('keeps the rollups equal to the sealed rows through rewrites and retention, and sums them exactly', async () => {
+    const schema = freshSchemaName('t_seal');
+    const store = await open(schema);
+    const client = await sql(schema);
+    try {
+      const rnd = prng(11);
+      // Spans in random order: pairs gain spans and mappings after some of theirs were sealed.
+      const all = shuffle(spans(11), rnd);
+      for (let i = 0; i < all.length;) {
+        const batch = all.slice(i, i + 1 + Math.floor(rnd() * 300));
+        i += batch.length;
+        await store.insertSpans(batch);
+        if (rnd() < 0.5) await store.seal();
+      }
+      await sealEverything(store, client);
+      await expectRollupsConsistent(client);
+      const rewritten = await client.query<{ n: string }>('SELECT count(*) AS n FROM skill_special');
+      expect(Number(rewritten.rows[0]?.n)).toBeGreaterThan(0);
+      await expectExact(store, all);
+      // A cutoff inside a day cuts pairs: what is left of them is special, the sums lose the rest.
+      const cutoff = Math.min(...all.map((r) => r.start_s)) + 4 * 86400 + 7 * 3600;
+      expect(await store.pruneBefore(cutoff)).toBeGreaterThan(0);
+      await expectRollupsConsistent(client);
+      // A range reaching before the cutoff sees what a range from it sees (a mapping stays while its spans do).
+      for (const q of QUERIES) {
+        const across = { ...q, startS: cutoff - 86400 };
+        expectSameRows(await store.aggregate(across), reference(all, { ...q, startS: cutoff }));
+      }
+    } finally {
+      await client.end();
       await store.close();
     }
   });
@@ -218,11 +284,11 @@ describe.runIf(reachable)('PostgreSQL sealing', () => {
     const client = await sql(schema);
     try {
       // Back to the version 2 schema, with spans stored by it.
-      await client.query(`DROP TABLE skill_spans, sealed; ALTER TABLE spans DROP COLUMN xid;
+      await client.query(`DROP TABLE skill_spans, sealed, skill_rollup, skill_special; ALTER TABLE spans DROP COLUMN xid;
         ALTER TABLE trace_skills DROP COLUMN xid; DROP INDEX trace_skills_trace;
         ALTER TABLE spans DROP CONSTRAINT spans_trace_id_hex;
         ALTER TABLE trace_skills DROP CONSTRAINT trace_skills_trace_id_hex;
-        DELETE FROM traces_schema_migrations WHERE name = '003_sealed_skill_spans.sql'`);
+        DELETE FROM traces_schema_migrations WHERE name IN ('003_sealed_skill_spans.sql', '004_skill_rollups.sql')`);
       const all = spans(9);
       for (const r of all) await client.query(INSERT_SPAN, spanParams(r));
       await client.query(

@@ -89,6 +89,23 @@ export const QUERIES: AggregateQuery[] = [
     groupBy: ['tool'],
     measures: ['traces', 'tokens', 'error_rate', 'latency_p99', 'sessions'],
   },
+  // Shapes PostgreSQL sums from its rollups (one dimension, filters on it, no distinct sessions or users).
+  {
+    ...base,
+    bucket: 'day',
+    groupBy: ['model'],
+    measures: ['traces', 'tokens', 'error_rate', 'latency_p99', 'spans', 'tool_calls', 'latency_p50'],
+  },
+  {
+    ...base,
+    startS: base.startS + 5 * 3600,
+    endS: base.endS - 7 * 3600,
+    groupBy: ['tool'],
+    filters: [{ key: 'tool', op: 'neq', values: ['get_file'] }],
+    measures: ['traces', 'tokens', 'success_rate', 'latency_p90'],
+  },
+  { ...base, skill: 'sk-b', bucket: 'week', measures: ['traces', 'spans', 'tokens_per_trace'] },
+  { ...base, startS: base.startS + 86400 + 1, measures: ['traces', 'latency_p99', 'skill_invocations'] },
 ];
 
 /**

@@ -84,7 +84,7 @@ describe('compiled statistics SQL', () => {
       expect(await duck.compile(query)).toMatchSnapshot();
     });
     it(`postgres: ${name}`, () => {
-      const rows = skillRows({ watermark: '1000', unsealedSpans: true, unsealedMappings: true });
+      const rows = skillRows({ watermark: '1000', unsealedSpans: true, unsealedMappings: true, rollups: true });
       expect(compileAggregate(query, rows, POSTGRES)).toMatchSnapshot();
     });
   }

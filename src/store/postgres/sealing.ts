@@ -20,6 +20,7 @@
  */
 import type pg from 'pg';
 import { SPAN_DIMENSION_COLUMNS, SPAN_MEASURE_COLUMNS } from '../span-columns.ts';
+import { EMPTY_ROLLUPS_SQL, ROLLUP_SOURCE_COLUMNS, marksSql, rollupDeltaSql, specialPairsSql } from './rollups.ts';
 
 /**
  * The advisory lock of sealing and retention (one replica at a time), as SQL: advisory locks are
@@ -42,6 +43,9 @@ const SEALED: [string, string][] = [
 const sealedColumns = SEALED.map(([column]) => column).join(', ');
 const sealedRow = SEALED.map(([column, value]) => `${value} AS ${column}`).join(', ');
 
+/** Memory per sort or hash of a sealing step (one replica seals at a time). */
+const SEAL_WORK_MEM = '64MB';
+
 /** What one step did: `locked` when another replica held the lock; `more` when it stopped at its bound. */
 export interface StepResult {
   locked: boolean;
@@ -60,7 +64,8 @@ export async function sealStep(client: pg.ClientBase, maxSpans: number): Promise
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
     try {
-      await client.query('SET LOCAL statement_timeout = 0');
+      // The marks' window sorts and the rollup sums of a step of STEP spans fit in memory.
+      await client.query(`SET LOCAL statement_timeout = 0; SET LOCAL work_mem = '${SEAL_WORK_MEM}'`);
       // W' is the snapshot's xmin, or lower where the bound falls: the first xid past maxSpans
       // spans, or, when one transaction holds them all, the next xid after it.
       const marks = await client.query<{ w0: string; w1: string; capped: boolean }>(
@@ -94,8 +99,6 @@ async function sealRange(client: pg.ClientBase, w0: string, w1: string): Promise
     SELECT DISTINCT org_id, trace_id, skill FROM trace_skills WHERE xid >= $1::xid8 AND xid < $2::xid8`,
     range,
   );
-  await client.query(`DELETE FROM skill_spans s USING seal_changed c
-    WHERE s.org_id = c.org_id AND s.of_skill = c.skill AND s.trace_key = c.trace_id::uuid`);
   // The skills (with versions) of every trace with a newly sealed span or a changed pair.
   await client.query(
     `CREATE TEMP TABLE seal_versions ON COMMIT DROP AS
@@ -108,11 +111,25 @@ async function sealRange(client: pg.ClientBase, w0: string, w1: string): Promise
     GROUP BY m.org_id, m.trace_id, m.skill`,
     range,
   );
-  await client.query('ANALYZE seal_changed, seal_versions');
-  // Inserted sorted by skill and time: a skill's rows of one step share pages.
+  // Pairs gaining spans that already have sealed ones are rewritten whole too: their marks
+  // (rollups.ts) are over all of a pair's spans.
   await client.query(
-    `INSERT INTO skill_spans (${sealedColumns})
-    SELECT * FROM (
+    `INSERT INTO seal_changed SELECT v.org_id, v.trace_id, v.skill FROM seal_versions v
+    WHERE EXISTS (SELECT 1 FROM skill_spans k WHERE k.org_id = v.org_id AND k.of_skill = v.skill AND k.trace_key = v.trace_id::uuid)
+    EXCEPT SELECT org_id, trace_id, skill FROM seal_changed`,
+  );
+  await client.query('ANALYZE seal_changed, seal_versions');
+  await client.query(`WITH gone AS (DELETE FROM skill_spans s USING seal_changed c
+    WHERE s.org_id = c.org_id AND s.of_skill = c.skill AND s.trace_key = c.trace_id::uuid
+    RETURNING ${ROLLUP_SOURCE_COLUMNS.split(', ')
+      .map((c) => `s.${c}`)
+      .join(', ')})
+  ${rollupDeltaSql('gone', -1)}`);
+  // Inserted sorted by skill, then invocations apart (percentiles read those alone), then time: a
+  // skill's rows of one step share pages. Each pair's rows here are all its sealed spans.
+  await client.query(
+    `WITH written AS (INSERT INTO skill_spans (${sealedColumns}, firsts)
+    SELECT ${sealedColumns}, ${marksSql()} AS firsts FROM (
       SELECT ${sealedRow} FROM spans s JOIN seal_versions v ON v.org_id = s.org_id AND v.trace_id = s.trace_id
       WHERE s.xid >= $1::xid8 AND s.xid < $2::xid8
       UNION ALL
@@ -120,8 +137,12 @@ async function sealRange(client: pg.ClientBase, w0: string, w1: string): Promise
       JOIN seal_versions v ON v.org_id = c.org_id AND v.trace_id = c.trace_id AND v.skill = c.skill
       JOIN spans s ON s.org_id = c.org_id AND s.trace_id = c.trace_id
       WHERE s.xid < $1::xid8
-    ) r ORDER BY org_id, of_skill, start_s`,
+    ) r ORDER BY org_id, of_skill, is_invocation, start_s
+    RETURNING ${ROLLUP_SOURCE_COLUMNS}),
+  special AS (${specialPairsSql('written')})
+  ${rollupDeltaSql('written', 1)}`,
     range,
   );
+  await client.query(EMPTY_ROLLUPS_SQL);
   await client.query('UPDATE sealed SET w = $1::xid8', [w1]);
 }

@@ -10,7 +10,9 @@
  * (the store runs both in one REPEATABLE READ transaction) and bound as a value, so the planner
  * knows how few rows lie above it.
  */
-import { SOURCE_COLUMNS, spanSourceColumns, type RowSource } from '../stats-sql.ts';
+import type { AggregateQuery } from '../trace-port.ts';
+import { SOURCE_COLUMNS, spanSourceColumns, type Param, type RowSource, type SummedShape } from '../stats-sql.ts';
+import { summedSql } from './summed-rows.ts';
 
 const SEALED_COLUMNS = SOURCE_COLUMNS.join(', ');
 const SPAN_COLUMNS = spanSourceColumns('trace_id::uuid');
@@ -21,9 +23,29 @@ export interface SealedMarks {
   /** Whether any span, or any mapping, has xid >= W (else its tail is left out: it is empty). */
   unsealedSpans: boolean;
   unsealedMappings: boolean;
+  /** Whether statistics may sum the rollups (summed-rows.ts); off, every query reads rows. */
+  rollups: boolean;
 }
 
 export function skillRows(marks: SealedMarks): RowSource {
+  /** The tails' SELECTs (none while everything is sealed). */
+  function tails(where: () => string, param: Param, org: string, skill: string, version: string | null): string[] {
+    if (!marks.unsealedSpans && !marks.unsealedMappings) return [];
+    const w = `${param(marks.watermark)}::xid8`;
+    const maps = (alias: string) =>
+      `${alias}.org_id = ${org} AND ${alias}.skill = ${skill}${version === null ? '' : ` AND ${alias}.skill_version = ${version}`}`;
+    const branches: string[] = [];
+    if (marks.unsealedSpans)
+      branches.push(`SELECT ${SPAN_COLUMNS} FROM spans
+WHERE org_id = ${org} AND xid >= ${w} AND ${where()}
+AND EXISTS (SELECT 1 FROM trace_skills m WHERE ${maps('m')} AND m.trace_id = spans.trace_id)`);
+    if (marks.unsealedMappings)
+      branches.push(`SELECT ${SPAN_COLUMNS} FROM spans
+WHERE org_id = ${org} AND xid < ${w} AND ${where()}
+AND trace_id IN (SELECT m.trace_id FROM trace_skills m WHERE m.xid >= ${w} AND ${maps('m')}
+  AND NOT EXISTS (SELECT 1 FROM trace_skills o WHERE ${maps('o')} AND o.trace_id = m.trace_id AND o.xid < ${w}))`);
+    return branches;
+  }
   return {
     // A bitmap scan of the skill's rows and possibly two joins: kept once rather than read again.
     rescan: false,
@@ -33,21 +55,15 @@ export function skillRows(marks: SealedMarks): RowSource {
       const version = q.skillVersion === undefined ? null : param(q.skillVersion);
       const sealed = `SELECT ${SEALED_COLUMNS} FROM skill_spans
 WHERE org_id = ${org} AND of_skill = ${skill}${version === null ? '' : ` AND ${version} = ANY(of_versions)`} AND ${where}`;
-      if (!marks.unsealedSpans && !marks.unsealedMappings) return sealed;
-      const w = `${param(marks.watermark)}::xid8`;
-      const maps = (alias: string) =>
-        `${alias}.org_id = ${org} AND ${alias}.skill = ${skill}${version === null ? '' : ` AND ${alias}.skill_version = ${version}`}`;
-      const branches = [sealed];
-      if (marks.unsealedSpans)
-        branches.push(`SELECT ${SPAN_COLUMNS} FROM spans
-WHERE org_id = ${org} AND xid >= ${w} AND ${where}
-AND EXISTS (SELECT 1 FROM trace_skills m WHERE ${maps('m')} AND m.trace_id = spans.trace_id)`);
-      if (marks.unsealedMappings)
-        branches.push(`SELECT ${SPAN_COLUMNS} FROM spans
-WHERE org_id = ${org} AND xid < ${w} AND ${where}
-AND trace_id IN (SELECT m.trace_id FROM trace_skills m WHERE m.xid >= ${w} AND ${maps('m')}
-  AND NOT EXISTS (SELECT 1 FROM trace_skills o WHERE ${maps('o')} AND o.trace_id = m.trace_id AND o.xid < ${w}))`);
-      return branches.join('\nUNION ALL ');
+      return [sealed, ...tails(() => where, param, org, skill, version)].join('\nUNION ALL ');
     },
+    ...(marks.rollups && {
+      summed: (q: AggregateQuery, shape: SummedShape) =>
+        summedSql(q, shape, (where) =>
+          marks.unsealedSpans || marks.unsealedMappings
+            ? tails(where, shape.param, shape.param(q.orgId), shape.param(q.skill), null)
+            : [],
+        ),
+    }),
   };
 }

@@ -30,6 +30,7 @@ import { compileToolUsage, toToolUsageRows } from '../tool-usage-sql.ts';
 import { sealInBackground } from '../seal-timer.ts';
 import { SEALING_LOCK, sealStep } from './sealing.ts';
 import { skillRows } from './skill-rows.ts';
+import { EMPTY_ROLLUPS_SQL, ROLLUP_SOURCE_COLUMNS, rollupDeltaSql } from './rollups.ts';
 
 const ROWS_PER_CHUNK = 1000;
 /** Each column of `spans` with the SpanRow value it stores, declared together so they cannot drift apart. */
@@ -78,6 +79,11 @@ export interface PostgresTraceOptions {
   sealStepSpans?: number;
   /** Where a failed background step is reported (default: stderr; at most once a minute). */
   onNotice?: (message: string) => void;
+  /**
+   * Whether statistics sum the rollups where a query's shape allows (summed-rows.ts; default
+   * true). Off, every query reads rows: tests compare the two answers.
+   */
+  rollups?: boolean;
 }
 
 /**
@@ -98,6 +104,7 @@ export class PostgresTraceStore implements TraceStore {
   private sealing: Promise<boolean> | null = null;
   private readonly notice: (message: string) => void;
   private readonly sealStepSpans: number;
+  private readonly rollups: boolean;
 
   /** `rows`: the size of `spans` as the planner last estimated it. */
   constructor(pool: pg.Pool, rows = 0, options: PostgresTraceOptions = {}) {
@@ -105,6 +112,7 @@ export class PostgresTraceStore implements TraceStore {
     this.analyzedRows = rows;
     this.notice = options.onNotice ?? ((message) => process.stderr.write(`trace store: ${message}\n`));
     this.sealStepSpans = options.sealStepSpans ?? 500_000;
+    this.rollups = options.rollups ?? true;
     // A tick while a step runs (the first after a migration may take minutes) is skipped, not queued.
     this.timer = sealInBackground(
       options.sealEveryMs ?? 5_000,
@@ -158,7 +166,7 @@ export class PostgresTraceStore implements TraceStore {
     const rows = this.analyzedRows + this.unanalyzed;
     this.unanalyzed = 0;
     this.analyzing = this.pool
-      .query('ANALYZE spans, trace_skills, skill_spans')
+      .query('ANALYZE spans, trace_skills, skill_spans, skill_rollup, skill_special')
       .then(
         () => {
           this.analyzedRows = rows;
@@ -287,7 +295,18 @@ export class PostgresTraceStore implements TraceStore {
       if (lock.rows[0]?.ok !== true) return;
       await client.query(`SELECT pg_advisory_xact_lock(${SEALING_LOCK})`);
       deleted = (await client.query('DELETE FROM spans WHERE start_s < $1', [cutoffS])).rowCount ?? 0;
-      await client.query('DELETE FROM skill_spans WHERE start_s < $1', [cutoffS]);
+      // The rollups lose what the sealed rows counted; a pair that keeps some of its rows may have
+      // lost its marked ones, so it becomes special (rollups.ts), and pairs left with no rows stop being special.
+      await client.query(
+        `WITH gone AS (DELETE FROM skill_spans WHERE start_s < $1 RETURNING ${ROLLUP_SOURCE_COLUMNS}),
+        special AS (INSERT INTO skill_special (org_id, of_skill, trace_key)
+          SELECT DISTINCT org_id, of_skill, trace_key FROM gone ON CONFLICT DO NOTHING)
+        ${rollupDeltaSql('gone', -1)}`,
+        [cutoffS],
+      );
+      await client.query(EMPTY_ROLLUPS_SQL);
+      await client.query(`DELETE FROM skill_special p WHERE NOT EXISTS (SELECT 1 FROM skill_spans k
+        WHERE k.org_id = p.org_id AND k.of_skill = p.of_skill AND k.trace_key = p.trace_key)`);
       await client.query(
         `DELETE FROM trace_skills t WHERE t.start_s < $1
         AND NOT EXISTS (SELECT 1 FROM spans s WHERE s.trace_id = t.trace_id AND s.org_id = t.org_id)`,
@@ -319,7 +338,7 @@ export class PostgresTraceStore implements TraceStore {
         const { w, spans, mappings } = marks.rows[0] as { w: string; spans: boolean; mappings: boolean };
         const { sql, params } = compileAggregate(
           query,
-          skillRows({ watermark: w, unsealedSpans: spans, unsealedMappings: mappings }),
+          skillRows({ watermark: w, unsealedSpans: spans, unsealedMappings: mappings, rollups: this.rollups }),
           POSTGRES,
         );
         const result = (await client.query(sql, params)).rows as Record<string, unknown>[];

@@ -1,0 +1,28 @@
+-- Rollups of the sealed layout (src/store/postgres/rollups.ts): what statistics can sum instead of
+-- reading every span of a skill's range.
+-- skill_spans.firsts: bit 0 marks one span of each (skill, trace) pair, bit 1 + i one span of each
+-- (pair, value of the i-th dimension of rollups.ts), among all the pair's sealed spans; sealing
+-- writes a pair's spans whole, so the marks count distinct traces as sums.
+ALTER TABLE skill_spans ADD COLUMN firsts INTEGER NOT NULL DEFAULT 0;
+-- One row per (skill, UTC day, workspace, dimension values) of the sealed spans: their additive
+-- measures and the number of marked spans per bit. Sealing and retention keep it equal to the sums
+-- of skill_spans (rows reaching zero spans are deleted).
+CREATE TABLE skill_rollup (
+  org_id TEXT NOT NULL, of_skill TEXT NOT NULL, day_s BIGINT NOT NULL, workspace_id TEXT NOT NULL,
+  harness TEXT, skill TEXT, skill_version INTEGER, command TEXT, mcp TEXT, tool TEXT, model TEXT, user_id TEXT,
+  spans BIGINT NOT NULL, inv BIGINT NOT NULL, err BIGINT NOT NULL, tool_calls BIGINT NOT NULL, tokens BIGINT NOT NULL,
+  f_trace BIGINT NOT NULL, f_harness BIGINT NOT NULL, f_skill BIGINT NOT NULL, f_skill_version BIGINT NOT NULL,
+  f_command BIGINT NOT NULL, f_mcp BIGINT NOT NULL, f_tool BIGINT NOT NULL, f_model BIGINT NOT NULL, f_user_id BIGINT NOT NULL,
+  CONSTRAINT skill_rollup_key UNIQUE NULLS NOT DISTINCT
+    (org_id, of_skill, day_s, workspace_id, harness, skill, skill_version, command, mcp, tool, model, user_id));
+CREATE INDEX skill_rollup_empty ON skill_rollup (org_id) WHERE spans = 0;
+-- The (skill, trace) pairs whose marks a sum cannot use: sealed spans on more than one UTC day or in
+-- more than one workspace, or spans removed by retention. Statistics count them from their rows.
+CREATE TABLE skill_special (org_id TEXT NOT NULL, of_skill TEXT NOT NULL, trace_key UUID NOT NULL,
+  PRIMARY KEY (org_id, of_skill, trace_key));
+-- Percentiles read the invocations of a range only.
+CREATE INDEX skill_spans_invocations ON skill_spans (org_id, of_skill, start_s) WHERE is_invocation;
+-- Everything is sealed again, with marks and sums, by the next steps (statistics stay exact
+-- meanwhile: they read the unsealed spans from `spans`).
+TRUNCATE skill_spans;
+UPDATE sealed SET w = '0';

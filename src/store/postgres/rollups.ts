@@ -1,0 +1,107 @@
+/**
+ * PostgreSQL's rollups of the sealed layout (migration 004): what the statistics sum instead of
+ * reading every span of a skill's range, kept by sealing (sealing.ts) and retention in the same
+ * transactions that change `skill_spans`, so a statement's snapshot sees both alike.
+ *
+ * - Marks (`skill_spans.firsts`): among the sealed spans of one (skill, trace) pair, one span has
+ *   bit 0, and for each dimension of ROLLUP_DIMENSIONS one span per value has that dimension's
+ *   bit. Sealing writes a pair's spans whole (a pair that gains spans or a mapping is rewritten),
+ *   so the marks are over all of them. For a pair whose spans lie on one UTC day in one workspace,
+ *   the number of marked spans in a group of one dimension (or of none) is the number of its
+ *   traces there: COUNT(DISTINCT trace) becomes a sum.
+ * - Special pairs (`skill_special`): the others (spans on several days or in several workspaces,
+ *   or cut by retention). Statistics subtract their marks and count them from their rows.
+ * - `skill_rollup`: per (skill, day, workspace, dimension values) the sums of the sealed spans'
+ *   counts, tokens and marks, maintained as deltas (rows that reach zero spans are deleted).
+ *   Costs are not summed here: floating-point sums kept as deltas would drift from the rows' sum.
+ */
+
+/** The dimensions whose marks the rollups keep, as span columns, each with its bit (1 << (index + 1)). */
+const ROLLUP_DIMENSIONS = [
+  'harness',
+  'skill',
+  'skill_version',
+  'command',
+  'mcp',
+  'tool',
+  'model',
+  'user_id',
+] as const;
+
+/** The mark bit of distinct traces grouped by `column` (null: not grouped). */
+export function markBit(column: string | null): number {
+  if (column === null) return 1;
+  const i = (ROLLUP_DIMENSIONS as readonly string[]).indexOf(column);
+  if (i < 0) throw new Error(`no marks for ${column}`);
+  return 1 << (i + 1);
+}
+
+/** The rollup column counting the marks of `column` (null: distinct traces, not grouped). */
+export const markColumn = (column: string | null): string => (column === null ? 'f_trace' : `f_${column}`);
+
+/**
+ * The marks of each row of a set holding every sealed span of its pairs (org_id, of_skill,
+ * trace_key): a window per bit.
+ */
+export function marksSql(): string {
+  const pair = 'org_id, of_skill, trace_key';
+  const bit = (partition: string, value: number) =>
+    `CASE WHEN row_number() OVER (PARTITION BY ${partition}) = 1 THEN ${value} ELSE 0 END`;
+  return [bit(pair, 1), ...ROLLUP_DIMENSIONS.map((c) => bit(`${pair}, ${c}`, markBit(c)))].join(' + ');
+}
+
+const KEY = ['org_id', 'of_skill', 'day_s', 'workspace_id', ...ROLLUP_DIMENSIONS];
+const SUMS: [string, string][] = [
+  ['spans', 'COUNT(*)'],
+  ['inv', 'COUNT(*) FILTER (WHERE is_invocation)'],
+  ['err', 'COUNT(*) FILTER (WHERE is_invocation AND is_error)'],
+  ['tool_calls', 'COUNT(*) FILTER (WHERE is_tool_call)'],
+  ['tokens', 'COALESCE(SUM(tokens), 0)'],
+  [markColumn(null), `COUNT(*) FILTER (WHERE firsts & 1 <> 0)`],
+  ...ROLLUP_DIMENSIONS.map((c): [string, string] => [
+    markColumn(c),
+    `COUNT(*) FILTER (WHERE firsts & ${markBit(c)} <> 0)`,
+  ]),
+];
+
+/** The columns of skill_spans a rollup delta reads from its rows. */
+export const ROLLUP_SOURCE_COLUMNS = [
+  'org_id',
+  'of_skill',
+  'trace_key',
+  'workspace_id',
+  'start_s',
+  ...ROLLUP_DIMENSIONS,
+  'is_invocation',
+  'is_tool_call',
+  'is_error',
+  'tokens',
+  'firsts',
+].join(', ');
+
+/**
+ * Adds (sign 1) or subtracts (sign -1) the sums of the span rows of `from` (a CTE of skill_spans
+ * rows with ROLLUP_SOURCE_COLUMNS) to the rollups: one INSERT ... ON CONFLICT.
+ */
+export function rollupDeltaSql(from: string, sign: 1 | -1): string {
+  const day = '(start_s / 86400) * 86400';
+  const keys = KEY.map((k) => (k === 'day_s' ? `${day} AS day_s` : k));
+  const sums = SUMS.map(([c, sql]) => `${sign === 1 ? '' : '-'}${sql} AS ${c}`);
+  return `INSERT INTO skill_rollup (${[...KEY, ...SUMS.map(([c]) => c)].join(', ')})
+SELECT ${[...keys, ...sums].join(', ')} FROM ${from} GROUP BY ${KEY.map((k) => (k === 'day_s' ? day : k)).join(', ')}
+ON CONFLICT ON CONSTRAINT skill_rollup_key DO UPDATE SET ${SUMS.map(([c]) => `${c} = skill_rollup.${c} + EXCLUDED.${c}`).join(', ')}`;
+}
+
+/** Deletes the rollup rows that no span counts in any more. */
+export const EMPTY_ROLLUPS_SQL = 'DELETE FROM skill_rollup WHERE spans = 0';
+
+/**
+ * Records as special the pairs of `from` (rows holding every sealed span of their pairs) whose
+ * spans lie on several UTC days or in several workspaces.
+ */
+export function specialPairsSql(from: string): string {
+  return `INSERT INTO skill_special (org_id, of_skill, trace_key)
+SELECT org_id, of_skill, trace_key FROM ${from} GROUP BY org_id, of_skill, trace_key
+HAVING MIN(start_s / 86400) <> MAX(start_s / 86400) OR MIN(workspace_id) <> MAX(workspace_id)
+ON CONFLICT DO NOTHING`;
+}
