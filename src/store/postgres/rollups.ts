@@ -17,16 +17,7 @@
  */
 
 /** The dimensions whose marks the rollups keep, as span columns, each with its bit (1 << (index + 1)). */
-const ROLLUP_DIMENSIONS = [
-  'harness',
-  'skill',
-  'skill_version',
-  'command',
-  'mcp',
-  'tool',
-  'model',
-  'user_id',
-] as const;
+const ROLLUP_DIMENSIONS = ['harness', 'skill', 'skill_version', 'command', 'mcp', 'tool', 'model', 'user_id'] as const;
 
 /** The mark bit of distinct traces grouped by `column` (null: not grouped). */
 export function markBit(column: string | null): number {
