@@ -13,15 +13,24 @@ CREATE TABLE skill_rollup (
   spans BIGINT NOT NULL, inv BIGINT NOT NULL, err BIGINT NOT NULL, tool_calls BIGINT NOT NULL, tokens BIGINT NOT NULL,
   f_trace BIGINT NOT NULL, f_harness BIGINT NOT NULL, f_skill BIGINT NOT NULL, f_skill_version BIGINT NOT NULL,
   f_command BIGINT NOT NULL, f_mcp BIGINT NOT NULL, f_tool BIGINT NOT NULL, f_model BIGINT NOT NULL, f_user_id BIGINT NOT NULL,
+  -- The key, with the sums as included columns: a query's days of one skill are read from the index alone.
   CONSTRAINT skill_rollup_key UNIQUE NULLS NOT DISTINCT
-    (org_id, of_skill, day_s, workspace_id, harness, skill, skill_version, command, mcp, tool, model, user_id));
+    (org_id, of_skill, day_s, workspace_id, harness, skill, skill_version, command, mcp, tool, model, user_id)
+    INCLUDE (spans, inv, err, tool_calls, tokens, f_trace, f_harness, f_skill, f_skill_version, f_command, f_mcp,
+      f_tool, f_model, f_user_id));
 CREATE INDEX skill_rollup_empty ON skill_rollup (org_id) WHERE spans = 0;
 -- The (skill, trace) pairs whose marks a sum cannot use: sealed spans on more than one UTC day or in
 -- more than one workspace, or spans removed by retention. Statistics count them from their rows.
 CREATE TABLE skill_special (org_id TEXT NOT NULL, of_skill TEXT NOT NULL, trace_key UUID NOT NULL,
   PRIMARY KEY (org_id, of_skill, trace_key));
--- Percentiles read the invocations of a range only.
-CREATE INDEX skill_spans_invocations ON skill_spans (org_id, of_skill, start_s) WHERE is_invocation;
+-- Percentiles read the invocations of a range from this index alone (durations with every column a
+-- summed query may group or filter by).
+CREATE INDEX skill_spans_invocations ON skill_spans (org_id, of_skill, start_s)
+  INCLUDE (duration_ms, workspace_id, harness, skill, skill_version, command, mcp, tool, model, user_id) WHERE is_invocation;
+-- Reads from indexes alone skip the table only on pages the visibility map marks all-visible:
+-- autovacuum visits these tables after 1 % of new or changed rows instead of 20 %.
+ALTER TABLE skill_spans SET (autovacuum_vacuum_insert_scale_factor = 0.01, autovacuum_vacuum_scale_factor = 0.01);
+ALTER TABLE skill_rollup SET (autovacuum_vacuum_insert_scale_factor = 0.01, autovacuum_vacuum_scale_factor = 0.01);
 -- Everything is sealed again, with marks and sums, by the next steps (statistics stay exact
 -- meanwhile: they read the unsealed spans from `spans`).
 TRUNCATE skill_spans;
