@@ -86,13 +86,33 @@ ON CONFLICT ON CONSTRAINT skill_rollup_key DO UPDATE SET ${SUMS.map(([c]) => `${
 /** Deletes the rollup rows that no span counts in any more. */
 export const EMPTY_ROLLUPS_SQL = 'DELETE FROM skill_rollup WHERE spans = 0';
 
+/** Keeps a special pair's [first_s, last_s] around every one of its spans the statement writes. */
+const WIDEN = `ON CONFLICT (org_id, of_skill, trace_key) DO UPDATE SET first_s = LEAST(skill_special.first_s, EXCLUDED.first_s),
+  last_s = GREATEST(skill_special.last_s, EXCLUDED.last_s)`;
+
 /**
  * Records as special the pairs of `from` (rows holding every sealed span of their pairs) whose
- * spans lie on several UTC days or in several workspaces.
+ * spans lie on several UTC days or in several workspaces, and widens the time range of every
+ * special pair among them.
  */
 export function specialPairsSql(from: string): string {
-  return `INSERT INTO skill_special (org_id, of_skill, trace_key)
-SELECT org_id, of_skill, trace_key FROM ${from} GROUP BY org_id, of_skill, trace_key
-HAVING MIN(start_s / 86400) <> MAX(start_s / 86400) OR MIN(workspace_id) <> MAX(workspace_id)
-ON CONFLICT DO NOTHING`;
+  return `INSERT INTO skill_special (org_id, of_skill, trace_key, first_s, last_s)
+SELECT w.org_id, w.of_skill, w.trace_key, MIN(w.start_s), MAX(w.start_s) FROM ${from} w
+GROUP BY w.org_id, w.of_skill, w.trace_key
+HAVING MIN(w.start_s / 86400) <> MAX(w.start_s / 86400) OR MIN(w.workspace_id) <> MAX(w.workspace_id)
+  OR EXISTS (SELECT 1 FROM skill_special p WHERE p.org_id = w.org_id AND p.of_skill = w.of_skill AND p.trace_key = w.trace_key)
+${WIDEN}`;
+}
+
+/**
+ * Records as special every pair of `gone` (sealed rows a statement deletes) with the time range of
+ * its rows as the statement's snapshot sees them (the deleted ones included: a wider range is sound).
+ */
+export function cutPairsSql(gone: string): string {
+  return `INSERT INTO skill_special (org_id, of_skill, trace_key, first_s, last_s)
+SELECT k.org_id, k.of_skill, k.trace_key, MIN(k.start_s), MAX(k.start_s)
+FROM skill_spans k JOIN (SELECT DISTINCT org_id, of_skill, trace_key FROM ${gone}) g
+  ON g.org_id = k.org_id AND g.of_skill = k.of_skill AND g.trace_key = k.trace_key
+GROUP BY k.org_id, k.of_skill, k.trace_key
+${WIDEN}`;
 }

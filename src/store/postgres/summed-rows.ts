@@ -58,7 +58,7 @@ export function summedSql(
   const ctes: string[] = [];
   if (tailSql.length > 0) ctes.push(`tail AS MATERIALIZED (${tailSql.join('\nUNION ALL ')})`);
   ctes.push(
-    `sp AS MATERIALIZED (SELECT trace_key FROM skill_special WHERE ${ofSkill}${tailSql.length > 0 ? ' UNION SELECT trace_key FROM tail' : ''})`,
+    `sp AS MATERIALIZED (SELECT trace_key FROM skill_special WHERE ${ofSkill} AND last_s >= ${d0} AND first_s < ${d1}${tailSql.length > 0 ? ' UNION SELECT trace_key FROM tail' : ''})`,
   );
   const bit = markBit(column);
   ctes.push(`raw AS MATERIALIZED (SELECT ${rowCols}, 1 AS adds, 0 AS marked FROM skill_spans

@@ -30,7 +30,7 @@ import { compileToolUsage, toToolUsageRows } from '../tool-usage-sql.ts';
 import { sealInBackground } from '../seal-timer.ts';
 import { SEALING_LOCK, sealStep } from './sealing.ts';
 import { skillRows } from './skill-rows.ts';
-import { EMPTY_ROLLUPS_SQL, ROLLUP_SOURCE_COLUMNS, rollupDeltaSql } from './rollups.ts';
+import { EMPTY_ROLLUPS_SQL, ROLLUP_SOURCE_COLUMNS, cutPairsSql, rollupDeltaSql } from './rollups.ts';
 
 const ROWS_PER_CHUNK = 1000;
 /** Each column of `spans` with the SpanRow value it stores, declared together so they cannot drift apart. */
@@ -299,8 +299,7 @@ export class PostgresTraceStore implements TraceStore {
       // lost its marked ones, so it becomes special (rollups.ts), and pairs left with no rows stop being special.
       await client.query(
         `WITH gone AS (DELETE FROM skill_spans WHERE start_s < $1 RETURNING ${ROLLUP_SOURCE_COLUMNS}),
-        special AS (INSERT INTO skill_special (org_id, of_skill, trace_key)
-          SELECT DISTINCT org_id, of_skill, trace_key FROM gone ON CONFLICT DO NOTHING)
+        special AS (${cutPairsSql('gone')})
         ${rollupDeltaSql('gone', -1)}`,
         [cutoffS],
       );

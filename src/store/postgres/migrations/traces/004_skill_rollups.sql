@@ -21,8 +21,10 @@ CREATE TABLE skill_rollup (
 CREATE INDEX skill_rollup_empty ON skill_rollup (org_id) WHERE spans = 0;
 -- The (skill, trace) pairs whose marks a sum cannot use: sealed spans on more than one UTC day or in
 -- more than one workspace, or spans removed by retention. Statistics count them from their rows.
+-- [first_s, last_s] holds the start of every sealed span of the pair: a query reads the pairs of its range.
 CREATE TABLE skill_special (org_id TEXT NOT NULL, of_skill TEXT NOT NULL, trace_key UUID NOT NULL,
-  PRIMARY KEY (org_id, of_skill, trace_key));
+  first_s BIGINT NOT NULL, last_s BIGINT NOT NULL, PRIMARY KEY (org_id, of_skill, trace_key));
+CREATE INDEX skill_special_time ON skill_special (org_id, of_skill, last_s);
 -- Percentiles read the invocations of a range from this index alone (durations with every column a
 -- summed query may group or filter by).
 CREATE INDEX skill_spans_invocations ON skill_spans (org_id, of_skill, start_s)
