@@ -20,7 +20,14 @@
  */
 import type pg from 'pg';
 import { SPAN_DIMENSION_COLUMNS, SPAN_MEASURE_COLUMNS } from '../span-columns.ts';
-import { EMPTY_ROLLUPS_SQL, ROLLUP_SOURCE_COLUMNS, marksSql, rollupDeltaSql, specialPairsSql } from './rollups.ts';
+import {
+  EMPTY_ROLLUPS_SQL,
+  MARKS_WINDOW,
+  ROLLUP_SOURCE_COLUMNS,
+  marksSql,
+  rollupDeltaSql,
+  specialPairsSql,
+} from './rollups.ts';
 
 /**
  * The advisory lock of sealing and retention (one replica at a time), as SQL: advisory locks are
@@ -137,7 +144,7 @@ async function sealRange(client: pg.ClientBase, w0: string, w1: string): Promise
       JOIN seal_versions v ON v.org_id = c.org_id AND v.trace_id = c.trace_id AND v.skill = c.skill
       JOIN spans s ON s.org_id = c.org_id AND s.trace_id = c.trace_id
       WHERE s.xid < $1::xid8
-    ) r ORDER BY org_id, of_skill, is_invocation, start_s
+    ) r ${MARKS_WINDOW} ORDER BY org_id, of_skill, is_invocation, start_s
     RETURNING ${ROLLUP_SOURCE_COLUMNS}),
   special AS (${specialPairsSql('written')})
   ${rollupDeltaSql('written', 1)}`,
