@@ -68,9 +68,10 @@ try {
   checkpoint.closeSync();
   // VACUUM: what autovacuum does within a minute with the tables' settings (migration 004), so the
   // rollups and invocations are read from their indexes alone.
-  await admin.query(
-    `ANALYZE ${schema}.spans; ANALYZE ${schema}.trace_skills; VACUUM ANALYZE ${schema}.skill_spans; VACUUM ANALYZE ${schema}.skill_rollup`,
-  );
+  // One statement each: VACUUM cannot run in the transaction of a multi-statement string.
+  for (const table of ['spans', 'trace_skills']) await admin.query(`ANALYZE ${schema}.${table}`);
+  for (const table of ['skill_spans', 'skill_rollup', 'skill_special'])
+    await admin.query(`VACUUM ANALYZE ${schema}.${table}`);
 
   const query: AggregateQuery = {
     orgId: 'org',
