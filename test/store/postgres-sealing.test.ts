@@ -179,6 +179,30 @@ describe.runIf(reachable)('PostgreSQL sealing', () => {
     }
   });
 
+  it('refuses writes to skill_spans from a writer that does not keep the rollups (an older release), and seals and prunes itself', async () => {
+    const schema = freshSchemaName('t_seal');
+    const store = await open(schema);
+    const client = await sql(schema);
+    try {
+      const all = spans(12);
+      await store.insertSpans(all);
+      await sealEverything(store, client);
+      for (const statement of [
+        'DELETE FROM skill_spans WHERE start_s < 0',
+        'INSERT INTO skill_spans SELECT * FROM skill_spans WHERE false',
+        'UPDATE skill_spans SET tokens = tokens WHERE false',
+        'TRUNCATE skill_spans',
+      ])
+        await expect(client.query(statement), statement).rejects.toThrow(/only by gateways that keep its rollups/);
+      await expectRollupsConsistent(client);
+      expect(await store.pruneBefore(Math.min(...all.map((r) => r.start_s)) + 86400)).toBeGreaterThan(0);
+      await expectRollupsConsistent(client);
+    } finally {
+      await client.end();
+      await store.close();
+    }
+  });
+
   it('counts a trace for a skill named after its spans were sealed, exactly once', async () => {
     const store = await open();
     try {

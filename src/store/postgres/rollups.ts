@@ -91,6 +91,12 @@ SELECT ${[...keys, ...sums].join(', ')} FROM ${from} GROUP BY ${KEY.map((k) => (
 ON CONFLICT ON CONSTRAINT skill_rollup_key DO UPDATE SET ${SUMS.map(([c]) => `${c} = skill_rollup.${c} + EXCLUDED.${c}`).join(', ')}`;
 }
 
+/**
+ * Declares that this transaction keeps the rollups with what it writes to skill_spans: without it,
+ * migration 004's trigger refuses the statement (an older release's sealing or retention).
+ */
+export const KEEPS_ROLLUPS = "SET LOCAL gateway.rollups = 'kept'";
+
 /** Deletes the rollup rows that no span counts in any more. */
 export const EMPTY_ROLLUPS_SQL = 'DELETE FROM skill_rollup WHERE spans = 0';
 

@@ -22,6 +22,7 @@ import type pg from 'pg';
 import { SPAN_DIMENSION_COLUMNS, SPAN_MEASURE_COLUMNS } from '../span-columns.ts';
 import {
   EMPTY_ROLLUPS_SQL,
+  KEEPS_ROLLUPS,
   MARKS_WINDOW,
   ROLLUP_SOURCE_COLUMNS,
   marksSql,
@@ -72,7 +73,7 @@ export async function sealStep(client: pg.ClientBase, maxSpans: number): Promise
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
     try {
       // The marks' window sorts and the rollup sums of a step of STEP spans fit in memory.
-      await client.query(`SET LOCAL statement_timeout = 0; SET LOCAL work_mem = '${SEAL_WORK_MEM}'`);
+      await client.query(`SET LOCAL statement_timeout = 0; SET LOCAL work_mem = '${SEAL_WORK_MEM}'; ${KEEPS_ROLLUPS}`);
       // W' is the snapshot's xmin, or lower where the bound falls: the first xid past maxSpans
       // spans, or, when one transaction holds them all, the next xid after it.
       const marks = await client.query<{ w0: string; w1: string; capped: boolean }>(

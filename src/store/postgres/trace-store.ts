@@ -30,7 +30,7 @@ import { compileToolUsage, toToolUsageRows } from '../tool-usage-sql.ts';
 import { sealInBackground } from '../seal-timer.ts';
 import { SEALING_LOCK, sealStep } from './sealing.ts';
 import { skillRows } from './skill-rows.ts';
-import { EMPTY_ROLLUPS_SQL, ROLLUP_SOURCE_COLUMNS, cutPairsSql, rollupDeltaSql } from './rollups.ts';
+import { EMPTY_ROLLUPS_SQL, KEEPS_ROLLUPS, ROLLUP_SOURCE_COLUMNS, cutPairsSql, rollupDeltaSql } from './rollups.ts';
 
 const ROWS_PER_CHUNK = 1000;
 /** Each column of `spans` with the SpanRow value it stores, declared together so they cannot drift apart. */
@@ -288,7 +288,7 @@ export class PostgresTraceStore implements TraceStore {
       // whatever the server's default isolation (a snapshot from before the wait would keep sealed
       // rows of the spans it deletes).
       await client.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
-      await client.query('SET LOCAL statement_timeout = 0');
+      await client.query(`SET LOCAL statement_timeout = 0; ${KEEPS_ROLLUPS}`);
       const lock = await client.query<{ ok: boolean }>(
         "SELECT pg_try_advisory_xact_lock(hashtext('gateway.trace_retention:' || current_schema())) AS ok",
       );

@@ -1,3 +1,9 @@
+-- The rollups' key treats nulls as equal (UNIQUE NULLS NOT DISTINCT), which PostgreSQL 15 brought.
+DO $$ BEGIN
+  IF current_setting('server_version_num')::int < 150000 THEN
+    RAISE EXCEPTION 'the gateway needs PostgreSQL 15 or newer; this server is %', current_setting('server_version');
+  END IF;
+END $$;
 -- Rollups of the sealed layout (src/store/postgres/rollups.ts): what statistics can sum instead of
 -- reading every span of a skill's range.
 -- skill_spans.firsts: bit 0 marks one span of each (skill, trace) pair, bit 1 + i one span of each
@@ -37,3 +43,16 @@ ALTER TABLE skill_rollup SET (autovacuum_vacuum_insert_scale_factor = 0.01, auto
 -- meanwhile: they read the unsealed spans from `spans`).
 TRUNCATE skill_spans;
 UPDATE sealed SET w = '0';
+-- Only gateways that keep the rollups write skill_spans: an older replica's sealing step or
+-- retention (during a rolling upgrade) would change rows without their sums, so its statements are
+-- refused (its statistics stay exact, read from rows; this release seals and prunes). Writers set
+-- gateway.rollups = 'kept' in the transaction that updates skill_rollup and skill_special too.
+CREATE OR REPLACE FUNCTION skill_spans_writers() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF current_setting('gateway.rollups', true) IS DISTINCT FROM 'kept' THEN
+    RAISE EXCEPTION 'skill_spans is written only by gateways that keep its rollups (trace migration 004)';
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER skill_spans_writers BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON skill_spans
+  FOR EACH STATEMENT EXECUTE FUNCTION skill_spans_writers();
