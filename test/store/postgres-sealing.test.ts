@@ -76,7 +76,7 @@ async function sealEverything(store: PostgresTraceStore, client: pg.Client): Pro
         );
         return Number(left.rows[0]?.n);
       },
-      { timeout: 30_000, interval: 50 },
+      { timeout: 120_000, interval: 50 },
     )
     .toBe(0);
 }
@@ -121,7 +121,8 @@ async function expectRollupsConsistent(client: pg.Client): Promise<void> {
 }
 
 const reachable = await postgresReachable();
-describe.runIf(reachable)('PostgreSQL sealing', () => {
+// Sealing steps are real PostgreSQL work: on a busy 2-core machine a test may take a minute, which is no failure.
+describe.runIf(reachable)('PostgreSQL sealing', { timeout: 180_000 }, () => {
   afterAll(async () => {
     for (const s of schemas) await dropSchema(s);
   });
