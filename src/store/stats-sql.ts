@@ -308,8 +308,9 @@ const storedValue = (source: RowSource, dim: Dimension, v: string | number): str
   source.codes?.(dim)?.encode(v) ?? v;
 
 /**
- * The predicate every source applies to its span columns: time range, workspaces, filters, and
- * `extra` (the rows of onlyGroups, when they can be narrowed before aggregating).
+ * The predicate every source applies to its span columns: time range (unless `time` is false: a
+ * summed query bounds its rollups by days), workspaces, filters, and `extra` (the rows of
+ * onlyGroups, when they can be narrowed before aggregating).
  */
 function commonWhere(
   q: AggregateQuery,
@@ -317,23 +318,10 @@ function commonWhere(
   param: Param,
   dialect: SqlDialect,
   extra: (() => string) | null,
+  time = true,
 ): string {
   return [
-    `start_s >= ${param(q.startS)}`,
-    `start_s < ${param(q.endS)}`,
-    restWhere(q, source, param, dialect, extra),
-  ].join(' AND ');
-}
-
-/** commonWhere without the time range. */
-function restWhere(
-  q: AggregateQuery,
-  source: RowSource,
-  param: Param,
-  dialect: SqlDialect,
-  extra: (() => string) | null,
-): string {
-  return [
+    ...(time ? [`start_s >= ${param(q.startS)}`, `start_s < ${param(q.endS)}`] : []),
     inListSql('workspace_id', q.workspaceIds, param, dialect),
     ...q.filters.map((f) => filterSql(f, param, dialect, (v) => storedValue(source, f.key, v))),
     ...(extra === null ? [] : [extra()]),
@@ -560,7 +548,7 @@ export function compileAggregate(
   const summed = summedSeries(q, source, parts, {
     param,
     dialect,
-    rest: () => restWhere(q, source, param, dialect, narrow),
+    rest: () => commonWhere(q, source, param, dialect, narrow, false),
   });
   // The placeholders of a summed statement that was not written are dropped with it.
   if (summed === null) params.length = 0;
