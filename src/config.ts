@@ -196,7 +196,8 @@ export function loadConfig(env: Env = process.env): Config {
     bounds: {
       otlpMaxDecompressedBytes: int(env, 'OTLP_MAX_DECOMPRESSED_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       otlpMaxSpans: int(env, 'OTLP_MAX_SPANS', 10_000, 1, 1_000_000),
-      maxValueBytes: int(env, 'OTLP_MAX_VALUE_BYTES', 256, 16, 65_536),
+      // At most 256: PostgreSQL's rollup and invocation indexes hold nine such values in a 2,704-byte index row.
+      maxValueBytes: int(env, 'OTLP_MAX_VALUE_BYTES', 256, 16, 256),
       spanMaxTokens: int(env, 'SPAN_MAX_TOKENS', 100_000_000, 1, Number.MAX_SAFE_INTEGER),
       spanMaxCostUsd: int(env, 'SPAN_MAX_COST_USD', 10_000, 1, 1_000_000_000),
       spanMaxDurationS: int(env, 'SPAN_MAX_DURATION_S', 30 * 86400, 1, 366 * 86400),

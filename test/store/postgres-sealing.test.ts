@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openPostgresTraces } from '../../src/store/postgres/open.ts';
 import type { PostgresTraceStore } from '../../src/store/postgres/trace-store.ts';
 import { sealStep } from '../../src/store/postgres/sealing.ts';
-import type { SpanRow } from '../../src/store/trace-port.ts';
+import type { AggregateQuery, SpanRow } from '../../src/store/trace-port.ts';
 import { prng } from '../../src/shared/prng.ts';
 import { expectSameRows, reference } from '../contract/trace-reference.ts';
 import { PG_URL, dropSchema, freshSchemaName, postgresReachable } from '../contract/pg-schema.ts';
@@ -198,6 +198,81 @@ describe.runIf(reachable)('PostgreSQL sealing', { timeout: 180_000 }, () => {
       await expectRollupsConsistent(client);
       expect(await store.pruneBefore(Math.min(...all.map((r) => r.start_s)) + 86400)).toBeGreaterThan(0);
       await expectRollupsConsistent(client);
+    } finally {
+      await client.end();
+      await store.close();
+    }
+  });
+
+  it('seals spans whose every stored value has the longest length ingestion allows (256 bytes), and a pair too large to mark', async () => {
+    const schema = freshSchemaName('t_seal');
+    const store = await open(schema);
+    const client = await sql(schema);
+    try {
+      const rnd = prng(13);
+      // Values that do not compress: 256 random hex digits each.
+      const long = () =>
+        Array.from({ length: 32 }, () =>
+          Math.floor(rnd() * 2 ** 32)
+            .toString(16)
+            .padStart(8, '0'),
+        ).join('');
+      const skill = long();
+      const base = spans(13).find((r) => r.category === 'skill_invocation') as SpanRow;
+      const wide = (r: SpanRow): SpanRow => ({
+        ...r,
+        workspace_id: 'ws-1',
+        harness: long(),
+        command: long(),
+        mcp: long(),
+        tool: long(),
+        model: long(),
+        user: long(),
+        session: long(),
+      });
+      const invocation = wide({ ...base, skill });
+      const children = [1, 2, 3].map((i) =>
+        wide({
+          ...base,
+          span_id: `${base.span_id.slice(0, 13)}00${i}`,
+          category: 'model_call',
+          skill: null,
+          skill_version: null,
+        }),
+      );
+      // A trace of more spans than a marked pair may have, arriving in two parts.
+      const big = Array.from({ length: 1500 }, (_, i): SpanRow => ({
+        ...base,
+        trace_id: 'b'.repeat(32),
+        span_id: i.toString(16).padStart(16, '0'),
+        category: i === 0 ? ('skill_invocation' as const) : ('tool_call' as const),
+        skill: i === 0 ? skill : null,
+        tool: `t-${i % 7}`,
+        start_s: base.start_s + (i % 3600),
+      }));
+      const all = [invocation, ...children, ...big.slice(0, 700)];
+      await store.insertSpans(all);
+      await sealEverything(store, client);
+      await store.insertSpans(big.slice(700));
+      all.push(...big.slice(700));
+      await sealEverything(store, client);
+      await expectRollupsConsistent(client);
+      const special = await client.query<{ n: string }>(
+        "SELECT count(*) AS n FROM skill_special WHERE trace_key = 'bbbbbbbb-bbbb-bbbb-bbbb-bbbbbbbbbbbb'",
+      );
+      expect(Number(special.rows[0]?.n)).toBe(1);
+      const day = Math.floor(base.start_s / 86400) * 86400;
+      for (const groupBy of [[], ['model'], ['tool'], ['user']] as const) {
+        const q = {
+          ...QUERIES[0],
+          skill,
+          startS: day - 86400,
+          endS: day + 2 * 86400,
+          groupBy: [...groupBy],
+          measures: ['traces', 'spans', 'tokens', 'latency_p99'],
+        } as AggregateQuery;
+        expectSameRows(await store.aggregate(q), reference(all, q));
+      }
     } finally {
       await client.end();
       await store.close();

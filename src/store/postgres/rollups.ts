@@ -5,12 +5,14 @@
  *
  * - Marks (`skill_spans.firsts`): among the sealed spans of one (skill, trace) pair, one span has
  *   bit 0, and for each dimension of ROLLUP_DIMENSIONS one span per value has that dimension's
- *   bit. Sealing writes a pair's spans whole (a pair that gains spans or a mapping is rewritten),
- *   so the marks are over all of them. For a pair whose spans lie on one UTC day in one workspace,
+ *   bit. Sealing writes a pair's spans whole (a pair that is not special and gains spans, or any pair
+ *   that gains a mapping, is rewritten), so the marks are over all of them. For a pair whose spans lie on one UTC day in one workspace,
  *   the number of marked spans in a group of one dimension (or of none) is the number of its
  *   traces there: COUNT(DISTINCT trace) becomes a sum.
  * - Special pairs (`skill_special`): the others (spans on several days or in several workspaces,
- *   or cut by retention). Statistics subtract their marks and count them from their rows.
+ *   more than MARKED_PAIR_SPANS spans, or cut by retention). Statistics subtract their marks
+ *   (whatever they are) and count them from their rows, so a special pair that gains spans is not
+ *   rewritten: its new spans are added with marks of their own.
  * - `skill_rollup`: per (skill, day, workspace, dimension values) the sums of the sealed spans'
  *   counts, tokens and marks, maintained as deltas (rows that reach zero spans are deleted).
  *   Costs are not summed here: floating-point sums kept as deltas would drift from the rows' sum.
@@ -32,22 +34,22 @@ export const markColumn = (column: string | null): string => (column === null ? 
 
 /**
  * The marks of each row of a set holding every sealed span of its pairs (org_id, of_skill,
- * trace_key), over the window `pair_rows` of MARKS_WINDOW (one sort): a row carries a
- * dimension's bit when no earlier row of its pair has its value (array_position finds nulls too),
- * and bit 0 when it is its pair's first row. Nine window sorts, one per bit, cost twice as much.
+ * trace_key): a `row_number` window per bit, each an incremental sort after the first (an
+ * `array_position` over the earlier rows' values took one sort but grew with the square of a
+ * pair's spans).
  */
 export function marksSql(): string {
-  return [
-    'CASE WHEN row_number() OVER pair_rows = 1 THEN 1 ELSE 0 END',
-    ...ROLLUP_DIMENSIONS.map(
-      (c) => `CASE WHEN array_position(array_agg(${c}) OVER earlier_rows, ${c}) IS NULL THEN ${markBit(c)} ELSE 0 END`,
-    ),
-  ].join(' + ');
+  const pair = 'org_id, of_skill, trace_key';
+  const bit = (partition: string, value: number) =>
+    `CASE WHEN row_number() OVER (PARTITION BY ${partition}) = 1 THEN ${value} ELSE 0 END`;
+  return [bit(pair, 1), ...ROLLUP_DIMENSIONS.map((c) => bit(`${pair}, ${c}`, markBit(c)))].join(' + ');
 }
 
-/** The WINDOW clause marksSql's expression needs. */
-export const MARKS_WINDOW =
-  'WINDOW pair_rows AS (PARTITION BY org_id, of_skill, trace_key), earlier_rows AS (pair_rows ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)';
+/**
+ * The most sealed spans a pair may have and stay marked: a larger pair is special (counted from its
+ * rows), so sealing never rewrites more than this many spans of a pair that gains spans.
+ */
+export const MARKED_PAIR_SPANS = 1000;
 
 const KEY = ['org_id', 'of_skill', 'day_s', 'workspace_id', ...ROLLUP_DIMENSIONS];
 const SUMS: [string, string][] = [
@@ -105,15 +107,16 @@ const WIDEN = `ON CONFLICT (org_id, of_skill, trace_key) DO UPDATE SET first_s =
   last_s = GREATEST(skill_special.last_s, EXCLUDED.last_s)`;
 
 /**
- * Records as special the pairs of `from` (rows holding every sealed span of their pairs) whose
- * spans lie on several UTC days or in several workspaces, and widens the time range of every
- * special pair among them.
+ * Records as special the pairs of `from` (rows holding every sealed span of their pairs, or new
+ * spans of special pairs) whose spans lie on several UTC days or in several workspaces, or that
+ * have more than MARKED_PAIR_SPANS spans, and widens the time range of every special pair among them.
  */
 export function specialPairsSql(from: string): string {
   return `INSERT INTO skill_special (org_id, of_skill, trace_key, first_s, last_s)
 SELECT w.org_id, w.of_skill, w.trace_key, MIN(w.start_s), MAX(w.start_s) FROM ${from} w
 GROUP BY w.org_id, w.of_skill, w.trace_key
 HAVING MIN(w.start_s / 86400) <> MAX(w.start_s / 86400) OR MIN(w.workspace_id) <> MAX(w.workspace_id)
+  OR COUNT(*) > ${MARKED_PAIR_SPANS}
   OR EXISTS (SELECT 1 FROM skill_special p WHERE p.org_id = w.org_id AND p.of_skill = w.of_skill AND p.trace_key = w.trace_key)
 ${WIDEN}`;
 }

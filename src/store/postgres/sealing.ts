@@ -23,7 +23,6 @@ import { SPAN_DIMENSION_COLUMNS, SPAN_MEASURE_COLUMNS } from '../span-columns.ts
 import {
   EMPTY_ROLLUPS_SQL,
   KEEPS_ROLLUPS,
-  MARKS_WINDOW,
   ROLLUP_SOURCE_COLUMNS,
   marksSql,
   rollupDeltaSql,
@@ -119,11 +118,13 @@ async function sealRange(client: pg.ClientBase, w0: string, w1: string): Promise
     GROUP BY m.org_id, m.trace_id, m.skill`,
     range,
   );
-  // Pairs gaining spans that already have sealed ones are rewritten whole too: their marks
-  // (rollups.ts) are over all of a pair's spans.
+  // Pairs gaining spans that already have sealed ones are rewritten whole too, their marks
+  // (rollups.ts) being over all of a pair's spans; not special pairs, whose marks are not used (a
+  // pair of more than MARKED_PAIR_SPANS spans is special, so no rewrite exceeds that).
   await client.query(
     `INSERT INTO seal_changed SELECT v.org_id, v.trace_id, v.skill FROM seal_versions v
     WHERE EXISTS (SELECT 1 FROM skill_spans k WHERE k.org_id = v.org_id AND k.of_skill = v.skill AND k.trace_key = v.trace_id::uuid)
+    AND NOT EXISTS (SELECT 1 FROM skill_special p WHERE p.org_id = v.org_id AND p.of_skill = v.skill AND p.trace_key = v.trace_id::uuid)
     EXCEPT SELECT org_id, trace_id, skill FROM seal_changed`,
   );
   await client.query('ANALYZE seal_changed, seal_versions');
@@ -145,7 +146,7 @@ async function sealRange(client: pg.ClientBase, w0: string, w1: string): Promise
       JOIN seal_versions v ON v.org_id = c.org_id AND v.trace_id = c.trace_id AND v.skill = c.skill
       JOIN spans s ON s.org_id = c.org_id AND s.trace_id = c.trace_id
       WHERE s.xid < $1::xid8
-    ) r ${MARKS_WINDOW} ORDER BY org_id, of_skill, is_invocation, start_s
+    ) r ORDER BY org_id, of_skill, is_invocation, start_s
     RETURNING ${ROLLUP_SOURCE_COLUMNS}),
   special AS (${specialPairsSql('written')})
   ${rollupDeltaSql('written', 1)}`,

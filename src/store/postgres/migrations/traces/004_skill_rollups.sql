@@ -10,13 +10,18 @@ END $$;
 -- (pair, value of the i-th dimension of rollups.ts), among all the pair's sealed spans; sealing
 -- writes a pair's spans whole, so the marks count distinct traces as sums.
 ALTER TABLE skill_spans ADD COLUMN firsts INTEGER NOT NULL DEFAULT 0;
+-- Everything is sealed again, with marks and sums, by the next steps; emptied first, so the indexes
+-- below are built on an empty table (statistics stay exact
+-- meanwhile: they read the unsealed spans from `spans`).
+TRUNCATE skill_spans;
+UPDATE sealed SET w = '0';
 -- One row per (skill, UTC day, workspace, dimension values) of the sealed spans: their additive
 -- measures and the number of marked spans per bit. Sealing and retention keep it equal to the sums
 -- of skill_spans (rows reaching zero spans are deleted).
 CREATE TABLE skill_rollup (
   org_id TEXT NOT NULL, of_skill TEXT NOT NULL, day_s BIGINT NOT NULL, workspace_id TEXT NOT NULL,
   harness TEXT, skill TEXT, skill_version INTEGER, command TEXT, mcp TEXT, tool TEXT, model TEXT, user_id TEXT,
-  spans BIGINT NOT NULL, inv BIGINT NOT NULL, err BIGINT NOT NULL, tool_calls BIGINT NOT NULL, tokens BIGINT NOT NULL,
+  spans BIGINT NOT NULL, inv BIGINT NOT NULL, err BIGINT NOT NULL, tool_calls BIGINT NOT NULL, tokens NUMERIC NOT NULL,
   f_trace BIGINT NOT NULL, f_harness BIGINT NOT NULL, f_skill BIGINT NOT NULL, f_skill_version BIGINT NOT NULL,
   f_command BIGINT NOT NULL, f_mcp BIGINT NOT NULL, f_tool BIGINT NOT NULL, f_model BIGINT NOT NULL, f_user_id BIGINT NOT NULL,
   -- The key, with the sums as included columns: a query's days of one skill are read from the index alone.
@@ -39,10 +44,6 @@ CREATE INDEX skill_spans_invocations ON skill_spans (org_id, of_skill, start_s)
 -- autovacuum visits these tables after 1 % of new or changed rows instead of 20 %.
 ALTER TABLE skill_spans SET (autovacuum_vacuum_insert_scale_factor = 0.01, autovacuum_vacuum_scale_factor = 0.01);
 ALTER TABLE skill_rollup SET (autovacuum_vacuum_insert_scale_factor = 0.01, autovacuum_vacuum_scale_factor = 0.01);
--- Everything is sealed again, with marks and sums, by the next steps (statistics stay exact
--- meanwhile: they read the unsealed spans from `spans`).
-TRUNCATE skill_spans;
-UPDATE sealed SET w = '0';
 -- Only gateways that keep the rollups write skill_spans: an older replica's sealing step or
 -- retention (during a rolling upgrade) would change rows without their sums, so its statements are
 -- refused (its statistics stay exact, read from rows; this release seals and prunes). Writers set
