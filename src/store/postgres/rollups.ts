@@ -49,7 +49,7 @@ export function marksSql(): string {
  * The most sealed spans a pair may have and stay marked: a larger pair is special (counted from its
  * rows), so sealing never rewrites more than this many spans of a pair that gains spans.
  */
-export const MARKED_PAIR_SPANS = 1000;
+const MARKED_PAIR_SPANS = 1000;
 
 const KEY = ['org_id', 'of_skill', 'day_s', 'workspace_id', ...ROLLUP_DIMENSIONS];
 const SUMS: [string, string][] = [
