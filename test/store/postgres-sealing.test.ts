@@ -279,6 +279,34 @@ describe.runIf(reachable)('PostgreSQL sealing', { timeout: 180_000 }, () => {
     }
   });
 
+  it('keeps the mappings of one trace id in two organizations written in one batch', async () => {
+    const store = await open();
+    try {
+      const invocation = spans(14).find((r) => r.category === 'skill_invocation') as SpanRow;
+      const other = { ...invocation, org_id: 'org-2', span_id: 'e'.repeat(16) };
+      await store.insertSpans([invocation, other]);
+      for (const sealNow of [false, true]) {
+        if (sealNow) expect(await store.seal()).toBe(true);
+        for (const row of [invocation, other]) {
+          const q: AggregateQuery = {
+            ...QUERIES[0],
+            orgId: row.org_id,
+            skill: row.skill as string,
+            startS: row.start_s - 86400,
+            endS: row.start_s + 86400,
+            measures: ['traces', 'spans'],
+          } as AggregateQuery;
+          expect((await store.aggregate(q))[0]?.values, `${row.org_id} sealed ${sealNow}`).toEqual({
+            traces: 1,
+            spans: 1,
+          });
+        }
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
   it('counts a trace for a skill named after its spans were sealed, exactly once', async () => {
     const store = await open();
     try {

@@ -246,7 +246,7 @@ export class PostgresTraceStore implements TraceStore {
       const skills = new Map<string, SpanRow>();
       for (const r of rows)
         if (r.category === 'skill_invocation' && r.skill !== null)
-          skills.set(`${r.trace_id}\u0000${r.skill}\u0000${r.skill_version}`, r);
+          skills.set(`${r.org_id}\u0000${r.trace_id}\u0000${r.skill}\u0000${r.skill_version}`, r);
       await PostgresTraceStore.copyRows(
         client,
         'trace_skills',
