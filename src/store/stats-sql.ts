@@ -115,7 +115,10 @@ export interface SummedShape {
   bucket: ((column: string) => string) | null;
   /** Whether a totals row per group is asked for (a grouped time series). */
   totals: boolean;
-  /** The predicate on span (and rollup) columns besides the time range: workspaces, filters, onlyGroups. */
+  /**
+   * The predicate on span (and rollup) columns besides the time range: workspaces, filters,
+   * onlyGroups. Its placeholders are bound once; the engine may repeat it in several branches.
+   */
   rest: string;
   param: Param;
   dialect: SqlDialect;
@@ -578,9 +581,7 @@ function summedSeries(
     group: dim === undefined ? null : { dim, column: DIMENSION_COLUMN[dim], out: `"g_${dim}"` },
     bucket: q.bucket === undefined ? null : (column) => bucketSql(q.bucket as 'day' | 'week', o.dialect, column),
     totals: q.bucket !== undefined && dim !== undefined,
-    get rest() {
-      return o.rest();
-    },
+    rest: o.rest(),
     param: o.param,
     dialect: o.dialect,
   });

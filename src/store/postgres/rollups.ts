@@ -66,7 +66,7 @@ const SUMS: [string, string][] = [
 ];
 
 /** The columns of skill_spans a rollup delta reads from its rows. */
-export const ROLLUP_SOURCE_COLUMNS = [
+const SOURCE_COLUMNS = [
   'org_id',
   'of_skill',
   'trace_key',
@@ -78,11 +78,15 @@ export const ROLLUP_SOURCE_COLUMNS = [
   'is_error',
   'tokens',
   'firsts',
-].join(', ');
+];
+
+/** The RETURNING list of a statement that writes or deletes skill_spans rows a rollup delta then reads (`alias`: the table's). */
+export const rollupReturning = (alias?: string): string =>
+  `RETURNING ${SOURCE_COLUMNS.map((c) => (alias === undefined ? c : `${alias}.${c}`)).join(', ')}`;
 
 /**
  * Adds (sign 1) or subtracts (sign -1) the sums of the span rows of `from` (a CTE of skill_spans
- * rows with ROLLUP_SOURCE_COLUMNS) to the rollups: one INSERT ... ON CONFLICT.
+ * rows with the columns of rollupReturning) to the rollups: one INSERT ... ON CONFLICT.
  */
 export function rollupDeltaSql(from: string, sign: 1 | -1): string {
   const day = '(start_s / 86400) * 86400';

@@ -23,9 +23,9 @@ import { SPAN_DIMENSION_COLUMNS, SPAN_MEASURE_COLUMNS } from '../span-columns.ts
 import {
   EMPTY_ROLLUPS_SQL,
   KEEPS_ROLLUPS,
-  ROLLUP_SOURCE_COLUMNS,
   marksSql,
   rollupDeltaSql,
+  rollupReturning,
   specialPairsSql,
 } from './rollups.ts';
 
@@ -130,9 +130,7 @@ async function sealRange(client: pg.ClientBase, w0: string, w1: string): Promise
   await client.query('ANALYZE seal_changed, seal_versions');
   await client.query(`WITH gone AS (DELETE FROM skill_spans s USING seal_changed c
     WHERE s.org_id = c.org_id AND s.of_skill = c.skill AND s.trace_key = c.trace_id::uuid
-    RETURNING ${ROLLUP_SOURCE_COLUMNS.split(', ')
-      .map((c) => `s.${c}`)
-      .join(', ')})
+    ${rollupReturning('s')})
   ${rollupDeltaSql('gone', -1)}`);
   // Inserted sorted by skill, then invocations apart (percentiles read those alone), then time: a
   // skill's rows of one step share pages. Each pair's rows here are all its sealed spans.
@@ -147,7 +145,7 @@ async function sealRange(client: pg.ClientBase, w0: string, w1: string): Promise
       JOIN spans s ON s.org_id = c.org_id AND s.trace_id = c.trace_id
       WHERE s.xid < $1::xid8
     ) r ORDER BY org_id, of_skill, is_invocation, start_s
-    RETURNING ${ROLLUP_SOURCE_COLUMNS}),
+    ${rollupReturning()}),
   special AS (${specialPairsSql('written')})
   ${rollupDeltaSql('written', 1)}`,
     range,

@@ -29,7 +29,7 @@ export interface SealedMarks {
 
 export function skillRows(marks: SealedMarks): RowSource {
   /** The tails' SELECTs (none while everything is sealed). */
-  function tails(where: () => string, param: Param, org: string, skill: string, version: string | null): string[] {
+  function tails(where: string, param: Param, org: string, skill: string, version: string | null): string[] {
     if (!marks.unsealedSpans && !marks.unsealedMappings) return [];
     const w = `${param(marks.watermark)}::xid8`;
     const maps = (alias: string) =>
@@ -37,11 +37,11 @@ export function skillRows(marks: SealedMarks): RowSource {
     const branches: string[] = [];
     if (marks.unsealedSpans)
       branches.push(`SELECT ${SPAN_COLUMNS} FROM spans
-WHERE org_id = ${org} AND xid >= ${w} AND ${where()}
+WHERE org_id = ${org} AND xid >= ${w} AND ${where}
 AND EXISTS (SELECT 1 FROM trace_skills m WHERE ${maps('m')} AND m.trace_id = spans.trace_id)`);
     if (marks.unsealedMappings)
       branches.push(`SELECT ${SPAN_COLUMNS} FROM spans
-WHERE org_id = ${org} AND xid < ${w} AND ${where()}
+WHERE org_id = ${org} AND xid < ${w} AND ${where}
 AND trace_id IN (SELECT m.trace_id FROM trace_skills m WHERE m.xid >= ${w} AND ${maps('m')}
   AND NOT EXISTS (SELECT 1 FROM trace_skills o WHERE ${maps('o')} AND o.trace_id = m.trace_id AND o.xid < ${w}))`);
     return branches;
@@ -55,15 +55,11 @@ AND trace_id IN (SELECT m.trace_id FROM trace_skills m WHERE m.xid >= ${w} AND $
       const version = q.skillVersion === undefined ? null : param(q.skillVersion);
       const sealed = `SELECT ${SEALED_COLUMNS} FROM skill_spans
 WHERE org_id = ${org} AND of_skill = ${skill}${version === null ? '' : ` AND ${version} = ANY(of_versions)`} AND ${where}`;
-      return [sealed, ...tails(() => where, param, org, skill, version)].join('\nUNION ALL ');
+      return [sealed, ...tails(where, param, org, skill, version)].join('\nUNION ALL ');
     },
     ...(marks.rollups && {
       summed: (q: AggregateQuery, shape: SummedShape) =>
-        summedSql(q, shape, (where) =>
-          marks.unsealedSpans || marks.unsealedMappings
-            ? tails(where, shape.param, shape.param(q.orgId), shape.param(q.skill), null)
-            : [],
-        ),
+        summedSql(q, shape, (where, org, skill) => tails(where, shape.param, org, skill, null)),
     }),
   };
 }

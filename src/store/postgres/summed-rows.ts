@@ -31,12 +31,13 @@ const ADDITIVE: Partial<Record<SummedPart, { rollup: string; rows: string }>> = 
 /**
  * The summed SQL, or null when the query names a skill version (the rollups do not keep the
  * versions of a trace) or its range holds no full day. `tails` are the unsealed rows' SELECTs over
- * the range (skill-rows.ts; `where` is called only for SQL that is written), empty when everything is sealed.
+ * the range (skill-rows.ts), given the range's predicate and the placeholders of the organization
+ * and skill; empty when everything is sealed.
  */
 export function summedSql(
   q: AggregateQuery,
   shape: SummedShape,
-  tails: (where: () => string) => string[],
+  tails: (where: string, org: string, skill: string) => string[],
 ): string | null {
   if (q.skillVersion !== undefined) return null;
   const first = Math.ceil(q.startS / DAY) * DAY;
@@ -48,13 +49,13 @@ export function summedSql(
   const skill = param(q.skill);
   const d0 = param(first);
   const d1 = param(last);
-  const inRange = () => `start_s >= ${param(q.startS)} AND start_s < ${param(q.endS)} AND ${shape.rest}`;
+  const inRange = `start_s >= ${param(q.startS)} AND start_s < ${param(q.endS)} AND ${shape.rest}`;
   const inDays = `start_s >= ${d0} AND start_s < ${d1}`;
   const ofSkill = `org_id = ${org} AND of_skill = ${skill}`;
   const column = group?.column ?? null;
   const cols = ['trace_key', 'start_s', ...(column === null ? [] : [column])];
   const rowCols = [...cols, 'is_invocation', 'is_tool_call', 'is_error', 'tokens'].join(', ');
-  const tailSql = tails(inRange);
+  const tailSql = tails(inRange, org, skill);
   const ctes: string[] = [];
   if (tailSql.length > 0) ctes.push(`tail AS MATERIALIZED (${tailSql.join('\nUNION ALL ')})`);
   ctes.push(
@@ -62,9 +63,9 @@ export function summedSql(
   );
   const bit = markBit(column);
   ctes.push(`raw AS MATERIALIZED (SELECT ${rowCols}, 1 AS adds, 0 AS marked FROM skill_spans
-WHERE ${ofSkill} AND ${inRange()} AND NOT (${inDays})
+WHERE ${ofSkill} AND ${inRange} AND NOT (${inDays})
 UNION ALL SELECT ${rowCols}, 0 AS adds, CASE WHEN firsts & ${bit} <> 0 THEN 1 ELSE 0 END AS marked FROM skill_spans
-WHERE ${ofSkill} AND ${inRange()} AND ${inDays} AND trace_key IN (SELECT trace_key FROM sp)${
+WHERE ${ofSkill} AND ${inRange} AND ${inDays} AND trace_key IN (SELECT trace_key FROM sp)${
     tailSql.length > 0 ? `\nUNION ALL SELECT ${rowCols}, 1 AS adds, 0 AS marked FROM tail` : ''
   })`);
 
@@ -98,7 +99,7 @@ WHERE ${ofSkill} AND ${inRange()} AND ${inDays} AND trace_key IN (SELECT trace_k
   if (shape.parts.some((p) => summedQuantile(p, shape.dialect, 'duration_ms') !== null)) {
     const invocationCols = [...cols, 'duration_ms'].join(', ');
     const invocations = [
-      `SELECT ${invocationCols} FROM skill_spans WHERE ${ofSkill} AND is_invocation AND ${inRange()}`,
+      `SELECT ${invocationCols} FROM skill_spans WHERE ${ofSkill} AND is_invocation AND ${inRange}`,
       ...(tailSql.length > 0 ? [`SELECT ${invocationCols} FROM tail WHERE is_invocation`] : []),
     ];
     branches.push(

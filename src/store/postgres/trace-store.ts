@@ -30,7 +30,7 @@ import { compileToolUsage, toToolUsageRows } from '../tool-usage-sql.ts';
 import { sealInBackground } from '../seal-timer.ts';
 import { SEALING_LOCK, sealStep } from './sealing.ts';
 import { skillRows } from './skill-rows.ts';
-import { EMPTY_ROLLUPS_SQL, KEEPS_ROLLUPS, ROLLUP_SOURCE_COLUMNS, cutPairsSql, rollupDeltaSql } from './rollups.ts';
+import { EMPTY_ROLLUPS_SQL, KEEPS_ROLLUPS, cutPairsSql, rollupDeltaSql, rollupReturning } from './rollups.ts';
 
 const ROWS_PER_CHUNK = 1000;
 /** Each column of `spans` with the SpanRow value it stores, declared together so they cannot drift apart. */
@@ -298,7 +298,7 @@ export class PostgresTraceStore implements TraceStore {
       // The rollups lose what the sealed rows counted; a pair that keeps some of its rows may have
       // lost its marked ones, so it becomes special (rollups.ts), and pairs left with no rows stop being special.
       await client.query(
-        `WITH gone AS (DELETE FROM skill_spans WHERE start_s < $1 RETURNING ${ROLLUP_SOURCE_COLUMNS}),
+        `WITH gone AS (DELETE FROM skill_spans WHERE start_s < $1 ${rollupReturning()}),
         special AS (${cutPairsSql('gone')})
         ${rollupDeltaSql('gone', -1)}`,
         [cutoffS],
