@@ -124,8 +124,9 @@ export interface SummedShape {
   dialect: SqlDialect;
 }
 
-export type SummedPart = 'spans' | 'inv' | 'err' | 'tool' | 'tokens' | 'traces' | 'p50' | 'p90' | 'p99';
-const SUMMABLE = new Set<string>(['spans', 'inv', 'err', 'tool', 'tokens', 'traces', 'p50', 'p90', 'p99']);
+const SUMMED_PARTS = ['spans', 'inv', 'err', 'tool', 'tokens', 'traces', 'p50', 'p90', 'p99'] as const;
+export type SummedPart = (typeof SUMMED_PARTS)[number];
+const SUMMABLE = new Set<string>(SUMMED_PARTS);
 
 /** The nearest-rank percentile of a summed quantile part, over `column` (an ordered-set aggregate). */
 export const summedQuantile = (p: SummedPart, dialect: SqlDialect, column: string): string | null =>
