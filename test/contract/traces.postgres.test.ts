@@ -2,14 +2,15 @@
  * The trace contract on PostgreSQL, once per way its statistics query finds rows, as on DuckDB:
  * nothing sealed (every row from the unsealed tails), everything sealed (every row from
  * skill_spans), and sealed part of the way through loading (both at once); retention before and
- * after sealing.
+ * after sealing. The data crosses a month, so every answer reads two monthly partitions of `spans`
+ * (partitions.ts), and retention drops the first.
  */
 import { afterAll, describe } from 'vitest';
 import { openPostgresTraces } from '../../src/store/postgres/open.ts';
 import type { PostgresTraceStore } from '../../src/store/postgres/trace-store.ts';
 import type { TraceStore } from '../../src/store/trace-port.ts';
 import { PG_URL, dropSchema, freshSchemaName, postgresReachable } from './pg-schema.ts';
-import { traceContract } from './trace-contract.ts';
+import { END, traceContract } from './trace-contract.ts';
 import { retentionContract } from './trace-retention-contract.ts';
 
 const schemas: string[] = [];
@@ -17,7 +18,11 @@ if (await postgresReachable()) {
   const open = async () => {
     const schema = freshSchemaName('t_traces');
     schemas.push(schema);
-    return openPostgresTraces({ databaseUrl: PG_URL, requestTimeoutMs: 10_000 }, schema, { sealEveryMs: 0 });
+    // "Now" is the data's end, so its months (September and October 2026) are always partitioned.
+    return openPostgresTraces({ databaseUrl: PG_URL, requestTimeoutMs: 10_000 }, schema, {
+      sealEveryMs: 0,
+      now: () => END,
+    });
   };
   const seal = async (store: TraceStore) => {
     if (!(await (store as PostgresTraceStore).seal())) throw new Error('the sealing lock was taken');

@@ -45,5 +45,12 @@ export async function openPostgresTraces(
     await pool.end();
     throw err;
   }
-  return new PostgresTraceStore(pool, rows, options);
+  const store = new PostgresTraceStore(pool, rows, options);
+  try {
+    await store.maintainPartitions();
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  return store;
 }

@@ -31,6 +31,15 @@ import { sealInBackground } from '../seal-timer.ts';
 import { SEALING_LOCK, sealStep } from './sealing.ts';
 import { skillRows } from './skill-rows.ts';
 import { EMPTY_ROLLUPS_SQL, KEEPS_ROLLUPS, cutPairsSql, rollupDeltaSql, rollupReturning } from './rollups.ts';
+import { MonthPartitions } from './partitions.ts';
+
+/**
+ * Retention's locks, in the transaction that prunes: one replica at a time (another that finds
+ * the lock taken answers false and leaves the work to the holder), never during a sealing step
+ * (it waits for the sealing lock).
+ */
+const RETENTION_LOCKS = `SELECT CASE WHEN pg_try_advisory_xact_lock(hashtext('gateway.trace_retention:' || current_schema()))
+  THEN (SELECT true FROM pg_advisory_xact_lock(${SEALING_LOCK})) ELSE false END AS ok`;
 
 const ROWS_PER_CHUNK = 1000;
 /** Each column of `spans` with the SpanRow value it stores, declared together so they cannot drift apart. */
@@ -84,6 +93,8 @@ export interface PostgresTraceOptions {
    * true). Off, every query reads rows: tests compare the two answers.
    */
   rollups?: boolean;
+  /** Now, in epoch seconds, for the window of monthly partitions (partitions.ts; tests move it). */
+  now?: () => number;
 }
 
 /**
@@ -105,6 +116,7 @@ export class PostgresTraceStore implements TraceStore {
   private readonly notice: (message: string) => void;
   private readonly sealStepSpans: number;
   private readonly rollups: boolean;
+  private readonly partitions: MonthPartitions;
 
   /** `rows`: the size of `spans` as the planner last estimated it. */
   constructor(pool: pg.Pool, rows = 0, options: PostgresTraceOptions = {}) {
@@ -113,10 +125,17 @@ export class PostgresTraceStore implements TraceStore {
     this.notice = options.onNotice ?? ((message) => process.stderr.write(`trace store: ${message}\n`));
     this.sealStepSpans = options.sealStepSpans ?? 500_000;
     this.rollups = options.rollups ?? true;
-    // A tick while a step runs (the first after a migration may take minutes) is skipped, not queued.
+    this.partitions = new MonthPartitions(pool, options.now ?? (() => Date.now() / 1000), this.notice);
+    // A tick while a step runs (the first after a migration may take minutes) is skipped, not
+    // queued. Each tick also keeps the months ahead partitioned (hourly).
     this.timer = sealInBackground(
       options.sealEveryMs ?? 5_000,
-      () => (this.sealing === null ? this.seal() : Promise.resolve()),
+      async () => {
+        await this.partitions
+          .maintain()
+          .catch((err: unknown) => this.notice(`partition upkeep failed: ${String(err)}`));
+        if (this.sealing === null) await this.seal();
+      },
       this.notice,
       () => this.pool.ended,
     );
@@ -176,6 +195,11 @@ export class PostgresTraceStore implements TraceStore {
       .finally(() => {
         this.analyzing = null;
       });
+  }
+
+  /** Loads which monthly partitions exist and creates the months ahead (at start; then hourly). */
+  async maintainPartitions(): Promise<void> {
+    await this.partitions.maintain(true).catch((err: unknown) => this.unavailable(err));
   }
 
   private unavailable(err: unknown): never {
@@ -241,6 +265,7 @@ export class PostgresTraceStore implements TraceStore {
 
   async insertSpans(rows: readonly SpanRow[]): Promise<void> {
     if (rows.length === 0) return;
+    await this.partitions.cover('spans', rows, (r) => r.start_s).catch((err: unknown) => this.unavailable(err));
     await this.inTransaction(async (client) => {
       await PostgresTraceStore.copyRows(client, 'spans', SPAN_COLUMNS, rows, spanValues);
       const skills = new Map<string, SpanRow>();
@@ -264,6 +289,9 @@ export class PostgresTraceStore implements TraceStore {
 
   async insertMetricPoints(points: readonly MetricPointRow[]): Promise<void> {
     if (points.length === 0) return;
+    await this.partitions
+      .cover('metric_points', points, (p) => p.time_s)
+      .catch((err: unknown) => this.unavailable(err));
     await this.inTransaction((client) =>
       PostgresTraceStore.copyRows(
         client,
@@ -276,25 +304,25 @@ export class PostgresTraceStore implements TraceStore {
   }
 
   /**
-   * Retention, by one replica at a time (a transaction-scoped advisory lock; another replica that
-   * finds it taken answers 0 and leaves the work to the holder), without the request statement
-   * timeout, never during a sealing step (it waits for the sealing lock). A trace's mappings stay
-   * while any of its spans does; sealed rows go with their spans.
+   * Retention (under RETENTION_LOCKS), without the request statement timeout: the monthly
+   * partitions that end by the cutoff are dropped first (a short transaction of their own, so
+   * ingestion waits for no more than the drop), then the rows before the cutoff that are left (the
+   * cutoff's month, the default partition) are deleted with the sealed rows and rollups they
+   * count in. Between the two, statistics still count the dropped spans' sealed rows, as before
+   * pruning. A trace's mappings stay while any of its spans does.
    */
   async pruneBefore(cutoffS: number): Promise<number> {
-    let deleted = 0;
+    let deleted = await this.partitions
+      .dropBefore(cutoffS, RETENTION_LOCKS)
+      .catch((err: unknown) => this.unavailable(err));
     await this.inTransaction(async (client) => {
       // Each DELETE must see what sealing committed while this waited for its lock: READ COMMITTED
       // whatever the server's default isolation (a snapshot from before the wait would keep sealed
       // rows of the spans it deletes).
       await client.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
       await client.query(`SET LOCAL statement_timeout = 0; ${KEEPS_ROLLUPS}`);
-      const lock = await client.query<{ ok: boolean }>(
-        "SELECT pg_try_advisory_xact_lock(hashtext('gateway.trace_retention:' || current_schema())) AS ok",
-      );
-      if (lock.rows[0]?.ok !== true) return;
-      await client.query(`SELECT pg_advisory_xact_lock(${SEALING_LOCK})`);
-      deleted = (await client.query('DELETE FROM spans WHERE start_s < $1', [cutoffS])).rowCount ?? 0;
+      if ((await client.query<{ ok: boolean }>(RETENTION_LOCKS)).rows[0]?.ok !== true) return;
+      deleted += (await client.query('DELETE FROM spans WHERE start_s < $1', [cutoffS])).rowCount ?? 0;
       // The rollups lose what the sealed rows counted; a pair that keeps some of its rows may have
       // lost its marked ones, so it becomes special (rollups.ts), and pairs left with no rows stop being special.
       await client.query(

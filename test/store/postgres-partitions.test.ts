@@ -1,0 +1,351 @@
+/**
+ * The monthly partitions of PostgreSQL's raw trace tables (partitions.ts, trace migration 005):
+ * each month of the window in its own partition and every other row in the default one; a month
+ * created ahead takes its rows out of the default partition; retention drops whole months and
+ * counts their spans; busy locks leave rows where queries still find them; two replicas create one
+ * month at once; and a schema of the release before, sealed, migrated with its sealed layout kept.
+ * Statistics are compared with the TypeScript reference throughout.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openPostgresTraces } from '../../src/store/postgres/open.ts';
+import type { PostgresTraceStore } from '../../src/store/postgres/trace-store.ts';
+import { sealStep } from '../../src/store/postgres/sealing.ts';
+import { monthStart } from '../../src/store/postgres/partitions.ts';
+import type { MetricPointRow, SpanRow } from '../../src/store/trace-port.ts';
+import { expectSameRows, reference } from '../contract/trace-reference.ts';
+import { PG_URL, dropSchema, freshSchemaName, postgresReachable } from '../contract/pg-schema.ts';
+import { QUERIES as FIXTURE_QUERIES, spans as fixtureSpans } from './sealing-fixture.ts';
+
+/** "Now" is 1 November 2026 unless moved. */
+const NOW = Date.UTC(2026, 10, 1) / 1000;
+const month = (y: number, m: number) => Date.UTC(y, m - 1, 1) / 1000;
+/** The sealing fixture's spans and queries 26 days earlier: from 26 September to 6 October 2026. */
+const EARLIER = 26 * 86400;
+const spans = (seed: number) => fixtureSpans(seed).map((r) => ({ ...r, start_s: r.start_s - EARLIER }));
+const QUERIES = FIXTURE_QUERIES.map((q) => ({ ...q, startS: q.startS - EARLIER, endS: q.endS - EARLIER }));
+/** The partitions (names) the times fall in. */
+const monthsOf = (table: string, rows: SpanRow[]) =>
+  [
+    ...new Set(rows.map((r) => `${table}_p${new Date(r.start_s * 1000).toISOString().slice(0, 7).replace('-', '')}`)),
+  ].sort();
+
+const schemas: string[] = [];
+async function open(schema: string, now = NOW): Promise<PostgresTraceStore> {
+  if (!schemas.includes(schema)) schemas.push(schema);
+  return openPostgresTraces({ databaseUrl: PG_URL, requestTimeoutMs: 20_000 }, schema, {
+    sealEveryMs: 0,
+    now: () => now,
+  });
+}
+
+async function sql(schema: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}; SET search_path = ${schema}`);
+  return client;
+}
+
+async function count(client: pg.Client, query: string): Promise<number> {
+  return Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${query}`)).rows[0]?.n);
+}
+
+/** The partitions of `table` (their names), in order. */
+async function partitions(client: pg.Client, table: string): Promise<string[]> {
+  const res = await client.query<{ name: string }>(
+    `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+    WHERE i.inhparent = $1::regclass ORDER BY 1`,
+    [table],
+  );
+  return res.rows.map((r) => r.name);
+}
+
+const UNSEALED = 'spans WHERE xid >= (SELECT w FROM sealed)';
+
+/**
+ * Seals until no span lies above the watermark (another test file's transaction that began before
+ * these rows holds the watermark back until it ends; each step is exact either way).
+ */
+async function sealEverything(store: PostgresTraceStore, client: pg.Client): Promise<void> {
+  await expect
+    .poll(
+      async () => {
+        await store.seal();
+        return count(client, UNSEALED);
+      },
+      { timeout: 120_000, interval: 50 },
+    )
+    .toBe(0);
+}
+
+async function expectExact(store: PostgresTraceStore, stored: SpanRow[]): Promise<void> {
+  for (const q of QUERIES) expectSameRows(await store.aggregate(q), reference(stored, q));
+}
+
+function point(time_s: number, n: number): MetricPointRow {
+  return { org_id: 'org-1', workspace_id: 'ws-1', session: `s${n}`, metric: 'lines_added', time_s, value: n };
+}
+
+const reachable = await postgresReachable();
+describe.runIf(reachable)('PostgreSQL monthly partitions', { timeout: 180_000 }, () => {
+  afterAll(async () => {
+    for (const s of schemas) await dropSchema(s);
+  });
+
+  it('keeps each month of the window in its partition, the months ahead ready, and other times in the default partition', async () => {
+    const schema = freshSchemaName('t_part');
+    const store = await open(schema);
+    const client = await sql(schema);
+    try {
+      const all = spans(1);
+      // Far outside the window (24 months back, 3 ahead): a month with no partition.
+      const old = all.slice(0, 40).map((r) => ({ ...r, start_s: month(2020, 3) + 100 }));
+      const stored = [...all.slice(40), ...old];
+      for (let i = 0; i < stored.length; i += 1000) await store.insertSpans(stored.slice(i, i + 1000));
+      expect(monthsOf('spans', all)).toEqual(['spans_p202609', 'spans_p202610']);
+      expect(await partitions(client, 'spans')).toEqual([
+        'spans_default',
+        'spans_p202609',
+        'spans_p202610',
+        'spans_p202611',
+        'spans_p202612',
+        'spans_p202701',
+        'spans_p202702',
+      ]);
+      expect(await count(client, 'spans_default')).toBe(40);
+      expect(await count(client, 'spans_p202609')).toBe(stored.filter((r) => r.start_s < month(2026, 10)).length - 40);
+      expect(await store.countSpans()).toBe(stored.length);
+      await expectExact(store, stored);
+      await store.seal();
+      await expectExact(store, stored);
+      await store.insertMetricPoints([point(month(2026, 10) + 5, 1), point(month(2019, 1), 2)]);
+      expect(await count(client, 'metric_points_p202610')).toBe(1);
+      expect(await count(client, 'metric_points_default')).toBe(1);
+    } finally {
+      await client.end();
+      await store.close();
+    }
+  });
+
+  it('a month created ahead takes its rows out of the default partition', async () => {
+    const schema = freshSchemaName('t_part');
+    const client = await sql(schema);
+    // From late May into June 2027.
+    const shift = month(2027, 6) + 5 * 86400 - NOW + EARLIER;
+    const later = spans(2).map((r) => ({ ...r, start_s: r.start_s + shift }));
+    try {
+      const first = await open(schema);
+      try {
+        for (let i = 0; i < later.length; i += 1000) await first.insertSpans(later.slice(i, i + 1000));
+        await sealEverything(first, client);
+      } finally {
+        await first.close();
+      }
+      // June 2027 is past the window of 1 November 2026: every row is in the default partition.
+      expect(await count(client, 'spans_default')).toBe(later.length);
+      // Months later, the months ahead include June: its rows move, sealed as they were.
+      const store = await open(schema, month(2027, 5) + 3600);
+      try {
+        expect(await partitions(client, 'spans')).toContain('spans_p202706');
+        expect(await count(client, 'spans_p202705')).toBe(later.filter((r) => r.start_s < month(2027, 6)).length);
+        expect(await count(client, 'spans_p202706')).toBe(later.filter((r) => r.start_s >= month(2027, 6)).length);
+        expect(await count(client, 'spans_default')).toBe(0);
+        expect(await count(client, UNSEALED)).toBe(0);
+        expect(await count(client, 'spans_p202706')).toBeGreaterThan(0);
+        const shifted = QUERIES.map((q) => ({ ...q, startS: q.startS + shift, endS: q.endS + shift }));
+        for (const q of shifted) expectSameRows(await store.aggregate(q), reference(later, q));
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('retention drops the months that end by the cutoff whole, deletes the rest before it, and counts every span', async () => {
+    const schema = freshSchemaName('t_part');
+    const store = await open(schema);
+    const client = await sql(schema);
+    try {
+      const all = spans(3);
+      const old = all.slice(0, 25).map((r) => ({ ...r, start_s: month(2020, 3) + 100 }));
+      const stored = [...all.slice(25), ...old];
+      for (let i = 0; i < stored.length; i += 1000) await store.insertSpans(stored.slice(i, i + 1000));
+      await store.insertMetricPoints([point(month(2026, 9) + 5, 1), point(month(2026, 10) + 4 * 86400, 2)]);
+      await store.seal();
+      const cutoff = month(2026, 10) + 3 * 86400 + 17;
+      const pruned = await store.pruneBefore(cutoff);
+      expect(pruned).toBe(stored.filter((r) => r.start_s < cutoff).length);
+      expect(await partitions(client, 'spans')).not.toContain('spans_p202609');
+      expect(await partitions(client, 'metric_points')).not.toContain('metric_points_p202609');
+      expect(await count(client, 'metric_points')).toBe(1);
+      expect(await count(client, 'spans_default')).toBe(0);
+      expect(await count(client, 'spans_p202610')).toBe(stored.filter((r) => r.start_s >= cutoff).length);
+      // As the retention contract: answers from the cutoff on are what they were before pruning.
+      for (const q of QUERIES) {
+        const from = { ...q, startS: Math.max(q.startS, cutoff) };
+        expectSameRows(await store.aggregate(from), reference(stored, from));
+      }
+      expect(await store.pruneBefore(cutoff)).toBe(0);
+    } finally {
+      await client.end();
+      await store.close();
+    }
+  });
+
+  it('busy locks leave a new month in the default partition and make retention delete rows instead of dropping', async () => {
+    const schema = freshSchemaName('t_part');
+    const store = await open(schema);
+    const client = await sql(schema);
+    const reader = await sql(schema);
+    try {
+      const all = spans(4);
+      // A long reader of the default partition: attaching a month (which scans it) waits, then gives up.
+      await reader.query('BEGIN; SELECT count(*) FROM spans_default');
+      const backfill = all.map((r) => ({ ...r, start_s: r.start_s - NOW + month(2025, 6) }));
+      await store.insertSpans(backfill);
+      expect(await partitions(client, 'spans')).not.toContain('spans_p202505');
+      expect(await count(client, 'spans_default')).toBe(backfill.length);
+      await reader.query('COMMIT');
+      // A long reader of spans: dropping a month waits, then gives up; its rows are deleted instead.
+      await store.insertSpans(all);
+      await reader.query('BEGIN; SELECT count(*) FROM spans');
+      const cutoff = month(2026, 10);
+      const pruned = await store.pruneBefore(cutoff);
+      await reader.query('COMMIT');
+      expect(pruned).toBe([...backfill, ...all].filter((r) => r.start_s < cutoff).length);
+      expect(await partitions(client, 'spans')).toContain('spans_p202609');
+      expect(await count(client, 'spans_p202609')).toBe(0);
+      expect(await store.countSpans()).toBe(all.filter((r) => r.start_s >= cutoff).length);
+      // The next run drops the empty month.
+      expect(await store.pruneBefore(cutoff)).toBe(0);
+      expect(await partitions(client, 'spans')).not.toContain('spans_p202609');
+    } finally {
+      await reader.end();
+      await client.end();
+      await store.close();
+    }
+  });
+
+  it('a batch spread over a century creates no more partitions than the window has months', async () => {
+    const schema = freshSchemaName('t_part');
+    const store = await open(schema);
+    const client = await sql(schema);
+    try {
+      const one = spans(7)[0] as SpanRow;
+      // One span in each month from 1970 to 2069, and times no Date can hold.
+      const spread = Array.from({ length: 1200 }, (_, i) => ({
+        ...one,
+        span_id: `${i}`,
+        start_s: month(1970 + Math.floor(i / 12), (i % 12) + 1),
+      }));
+      spread.push({ ...one, span_id: 'far', start_s: 1e15 }, { ...one, span_id: 'before', start_s: -1e15 });
+      await store.insertSpans(spread);
+      const made = (await partitions(client, 'spans')).filter((p) => p !== 'spans_default');
+      // 24 months back, this one and 3 ahead.
+      expect(made).toHaveLength(28);
+      expect(made[0]).toBe('spans_p202411');
+      expect(made.at(-1)).toBe('spans_p202702');
+      expect(await count(client, 'spans_default')).toBe(spread.length - 28);
+      expect(await store.countSpans()).toBe(spread.length);
+    } finally {
+      await client.end();
+      await store.close();
+    }
+  });
+
+  it('two replicas creating the same months at once both write, into one partition per month', async () => {
+    const schema = freshSchemaName('t_part');
+    const a = await open(schema);
+    const b = await open(schema);
+    const client = await sql(schema);
+    try {
+      const all = spans(5).map((r) => ({ ...r, start_s: r.start_s - NOW + month(2025, 3) }));
+      const half = Math.floor(all.length / 2);
+      await Promise.all([a.insertSpans(all.slice(0, half)), b.insertSpans(all.slice(half))]);
+      expect((await partitions(client, 'spans')).filter((p) => p.startsWith('spans_p2025'))).toEqual(
+        monthsOf('spans', all),
+      );
+      expect(await count(client, 'spans_default')).toBe(0);
+      expect(await a.countSpans()).toBe(all.length);
+    } finally {
+      await client.end();
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('migrates a sealed schema of the release before: rows and their xids kept, nothing to seal again', async () => {
+    const schema = freshSchemaName('t_part');
+    schemas.push(schema);
+    const client = await sql(schema);
+    try {
+      const dir = path.join(import.meta.dirname, '../../src/store/postgres/migrations/traces');
+      await client.query(
+        'CREATE TABLE traces_schema_migrations (name TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())',
+      );
+      for (const name of [
+        '001_init.sql',
+        '002_metric_points.sql',
+        '003_sealed_skill_spans.sql',
+        '004_skill_rollups.sql',
+      ]) {
+        await client.query(readFileSync(path.join(dir, name), 'utf8'));
+        await client.query('INSERT INTO traces_schema_migrations (name) VALUES ($1)', [name]);
+      }
+      const all = spans(6);
+      const old = all.slice(0, 30).map((r) => ({ ...r, start_s: month(2019, 2) + 7 }));
+      const stored = [...all.slice(30), ...old];
+      const rows = stored.map(({ user, session, ...r }) => ({
+        ...r,
+        user_id: user,
+        session_id: session,
+        tokens: Math.round(r.tokens),
+      }));
+      const columns = Object.keys(rows[0] as object).join(', ');
+      await client.query(
+        `INSERT INTO spans (${columns}) SELECT ${columns} FROM json_populate_recordset(NULL::spans, $1)`,
+        [JSON.stringify(rows)],
+      );
+      await client.query(`INSERT INTO trace_skills (org_id, skill, skill_version, trace_id, start_s)
+        SELECT DISTINCT org_id, skill, skill_version, trace_id, start_s FROM spans WHERE category = 'skill_invocation'`);
+      await expect
+        .poll(
+          async () => {
+            await sealStep(client, 1_000_000);
+            return count(client, UNSEALED);
+          },
+          { timeout: 120_000, interval: 50 },
+        )
+        .toBe(0);
+      const before = (
+        await client.query('SELECT (SELECT w FROM sealed)::text AS w, (SELECT count(*) FROM skill_spans) AS n')
+      ).rows[0];
+      const xids = await count(client, 'spans WHERE xid < (SELECT w FROM sealed)');
+      const store = await open(schema);
+      try {
+        expect(await partitions(client, 'spans')).toEqual(
+          expect.arrayContaining(['spans_default', 'spans_p202611', ...monthsOf('spans', stored.slice(0, -30))]),
+        );
+        // The migration's window is around the time it runs: 24 months back, 3 ahead.
+        const now = Date.now() / 1000;
+        const outside = stored.filter((r) => r.start_s < monthStart(now, -24) || r.start_s >= monthStart(now, 4));
+        expect(outside.length).toBeGreaterThanOrEqual(30);
+        expect(await count(client, 'spans_default')).toBe(outside.length);
+        expect(
+          (await client.query('SELECT (SELECT w FROM sealed)::text AS w, (SELECT count(*) FROM skill_spans) AS n'))
+            .rows[0],
+        ).toEqual(before);
+        expect(await count(client, 'spans WHERE xid < (SELECT w FROM sealed)')).toBe(xids);
+        expect(xids).toBe(stored.length);
+        await expectExact(store, stored);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await client.end();
+    }
+  });
+});
