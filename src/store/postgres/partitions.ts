@@ -104,7 +104,10 @@ export class MonthPartitions {
     if (missing.size > 0) await this.create(table, [...missing]);
   }
 
-  /** Creates each missing month's partition in a transaction of its own, skipping recent failures. */
+  /**
+   * Creates each missing month's partition in a transaction of its own, skipping months that
+   * failed in the last RETRY_MS and stopping at the first that waited LOCK_WAIT in vain.
+   */
   private async create(table: PartitionedTable, months: number[]): Promise<void> {
     const known = this.known.get(table) as Set<number>;
     for (const month of months) {
@@ -120,10 +123,11 @@ export class MonthPartitions {
       } catch (err) {
         await client.query('ROLLBACK').catch(() => undefined);
         this.failedAt.set(key, Date.now());
-        if (!isLockTimeout(err))
-          this.notice(
-            `the ${table} partition of ${new Date(month * 1000).toISOString().slice(0, 7)} was not created (its rows stay in the default partition): ${err instanceof Error ? err.message : String(err)}`,
-          );
+        // One wait per batch at most: the other months are tried by the next batch.
+        if (isLockTimeout(err)) return;
+        this.notice(
+          `the ${table} partition of ${new Date(month * 1000).toISOString().slice(0, 7)} was not created (its rows stay in the default partition): ${err instanceof Error ? err.message : String(err)}`,
+        );
       } finally {
         client.release();
       }
