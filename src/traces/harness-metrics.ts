@@ -8,7 +8,7 @@
 import type { HarnessMeasure } from '../store/trace-port.ts';
 import type { DecodedMetricPoint } from './otlp-metrics.ts';
 import type { AttrValue } from './otlp-types.ts';
-import { NUL_REFUSED, hasNul, type SpanBounds } from './span-mapping.ts';
+import { NUL_REFUSED, futureTimeRefused, hasNul, type SpanBounds } from './span-mapping.ts';
 
 const LINES = 'claude_code.lines_of_code.count';
 /** Stored metrics by name; lines of code split by their `type` attribute. */
@@ -57,6 +57,9 @@ export function mapMetricPoint(p: DecodedMetricPoint, bounds: SpanBounds): Mappe
       invalid: `${p.name}: only delta sums are stored; set OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE=delta (Claude Code's default)`,
     };
   if (p.timeNs <= 0n) return { invalid: 'invalid time' };
+  const timeS = Number(p.timeNs / 1_000_000_000n);
+  const future = futureTimeRefused(timeS);
+  if (future !== null) return { invalid: future };
   if (p.value === null || !(p.value >= 0 && p.value <= MAX_POINT_VALUE))
     return { invalid: `value out of range (0 to ${MAX_POINT_VALUE.toLocaleString('en-US')} per point)` };
   const session = text(p.attributes.get('session.id')) ?? text(p.resource.get('session.id'));
@@ -66,5 +69,5 @@ export function mapMetricPoint(p: DecodedMetricPoint, bounds: SpanBounds): Mappe
   if (hasNul([session, workspace])) return { invalid: NUL_REFUSED };
   if (bytes(session) > bounds.maxValueBytes || bytes(workspace) > bounds.maxValueBytes)
     return { invalid: `an attribute value longer than ${bounds.maxValueBytes} bytes` };
-  return { invalid: null, metric, session, workspace, time_s: Number(p.timeNs / 1_000_000_000n), value: p.value };
+  return { invalid: null, metric, session, workspace, time_s: timeS, value: p.value };
 }

@@ -19,6 +19,19 @@ export interface SpanBounds {
   spanMaxDurationS: number;
 }
 
+/**
+ * The furthest ahead of the receiver's clock a span or metric point may start (seconds): a day of
+ * clock skew is accepted, a later time is refused. Stores keep a time partition for every month
+ * up to two ahead (postgres/partitions.ts) and retention only removes the past, so a time far in
+ * the future would be kept forever outside any partition.
+ */
+export const MAX_FUTURE_S = 86_400;
+
+/** Why a time (epoch seconds) is refused, or null. */
+export function futureTimeRefused(s: number, nowS = Date.now() / 1000): string | null {
+  return s > nowS + MAX_FUTURE_S ? "a start time more than a day ahead of the receiver's clock" : null;
+}
+
 /** What a span says about its skill before resolution: an id, a name, or nothing. */
 type SkillRef = { id: string } | { name: string };
 
@@ -101,7 +114,7 @@ function outOfBounds(
     return `cost out of range (0 to ${b.spanMaxCostUsd.toLocaleString('en-US')} USD per span)`;
   if (f.duration_ms > b.spanMaxDurationS * 1000)
     return `duration out of range (at most ${b.spanMaxDurationS.toLocaleString('en-US')} s)`;
-  return null;
+  return futureTimeRefused(f.start_s);
 }
 
 /** Maps one decoded span and checks it against `bounds`. */

@@ -224,4 +224,23 @@ describe('finding 5: statistics poisoning', () => {
     ]);
     expect(await totals('sk-2')).toEqual(before);
   });
+
+  it('refuses spans that start more than a day ahead of the receiver (kept forever, outside every time partition)', async () => {
+    const before = await totals('sk-2');
+    const now = Math.floor(Date.now() / 1000);
+    const res = await post(
+      otlpBody([
+        otlpSpan({ 'skill.id': 'sk-2' }, now + 2 * 86_400),
+        otlpSpan({ 'skill.id': 'sk-2' }, 9_000_000_000),
+        otlpSpan({ 'skill.id': 'sk-2' }, now + 600),
+      ]),
+      await t.auth('u-editor'),
+    );
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.text).partialSuccess).toEqual({
+      rejectedSpans: 2,
+      errorMessage: "2 span(s): a start time more than a day ahead of the receiver's clock",
+    });
+    expect((await totals('sk-2')).spans).toBe(before.spans + 1);
+  });
 });

@@ -192,6 +192,53 @@ describe.each(['json', 'protobuf'] as const)('POST /v1/metrics with Claude Code 
     expect(body).toContain(`gateway_otlp_records_total{signal="metrics",outcome="ignored"} 3\n`);
   });
 
+  it('refuses a point more than a day ahead of the receiver, storing nothing of it', async () => {
+    const ahead = Math.floor(Date.now() / 1000) + 2 * 86_400;
+    const message = {
+      resourceMetrics: [
+        {
+          resource: { attributes: kv(RESOURCE) },
+          scopeMetrics: [
+            {
+              metrics: [
+                {
+                  name: 'claude_code.commit.count',
+                  sum: {
+                    aggregationTemporality: 1,
+                    isMonotonic: true,
+                    dataPoints: [
+                      {
+                        timeUnixNano: `${ahead}000000000`,
+                        asInt: encoding === 'json' ? '5' : 5,
+                        attributes: kv(standard('s-skill')),
+                      },
+                    ],
+                  },
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    };
+    const before = await scalarStats(t, {
+      skill: 'sk-1',
+      start: NOW - 3600,
+      end: ahead + 3600,
+      measures: { commits: 'commits' },
+    });
+    const res = await post('metrics', message, encoding);
+    expect(res.statusCode, res.body).toBe(200);
+    if (encoding === 'json')
+      expect(res.json().partialSuccess).toEqual({
+        rejectedDataPoints: 1,
+        errorMessage: "1 data point(s): a start time more than a day ahead of the receiver's clock",
+      });
+    expect(
+      await scalarStats(t, { skill: 'sk-1', start: NOW - 3600, end: ahead + 3600, measures: { commits: 'commits' } }),
+    ).toEqual(before);
+  });
+
   it('a day series and a table by user carry the points in their own bucket and group', async () => {
     const res = await t.app.inject({
       method: 'POST',
