@@ -25,7 +25,7 @@ export interface SpanBounds {
  * up to two ahead (postgres/partitions.ts) and retention only removes the past, so a time far in
  * the future would be kept forever outside any partition.
  */
-export const MAX_FUTURE_S = 86_400;
+const MAX_FUTURE_S = 86_400;
 
 /** Why a time (epoch seconds) is refused, or null. */
 export function futureTimeRefused(s: number, nowS = Date.now() / 1000): string | null {

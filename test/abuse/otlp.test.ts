@@ -241,6 +241,6 @@ describe('finding 5: statistics poisoning', () => {
       rejectedSpans: 2,
       errorMessage: "2 span(s): a start time more than a day ahead of the receiver's clock",
     });
-    expect((await totals('sk-2')).spans).toBe(before.spans + 1);
+    expect((await totals('sk-2')).spans).toBe(Number(before.spans) + 1);
   });
 });

@@ -14,7 +14,8 @@ export async function migrate(pool: pg.Pool, store: keyof typeof LOCKS, schema =
   const client = await pool.connect();
   const applied: string[] = [];
   try {
-    await client.query('BEGIN');
+    // No statement timeout: a migration may copy a table (trace migration 005), however long it takes.
+    await client.query('BEGIN; SET LOCAL statement_timeout = 0');
     await client.query('SELECT pg_advisory_xact_lock($1)', [LOCKS[store]]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     await client.query(

@@ -1,68 +1,69 @@
 /**
  * The monthly partitions of the raw trace tables (trace migration 005): `spans` by start_s and
- * `metric_points` by time_s, one partition per UTC month inside a window around now (MONTHS_BACK
- * months back to MONTHS_AHEAD ahead), every other row in the default partition.
+ * `metric_points` by time_s, one partition per UTC month, every row of a month without one in the
+ * default partition.
  *
- * - Ahead: each replica makes sure, at start and then hourly, that the current month and the
- *   next MONTHS_AHEAD have partitions, so the months ingestion writes into exist before it does.
- * - On demand: a batch with rows of a month of the window that has no partition (a backfill)
- *   creates it first. Best effort: a month whose partition cannot be made now (its locks are busy
- *   for longer than LOCK_WAIT) keeps its rows in the default partition, where every query and
- *   retention still finds them; nothing waits on it and no insert fails for it.
- * - Retention drops the months that end before its cutoff whole (dropBefore), then deletes rows.
+ * - Ahead: each replica makes sure, at start and then hourly, that the months from MONTHS_BACK
+ *   back to MONTHS_AHEAD ahead have partitions. Ingestion refuses times more than a day ahead
+ *   (traces/span-mapping.ts), so a month gets its partition a month or more before its first row.
+ *   Nothing creates partitions while writing: a backfill of older months goes to the default
+ *   partition, and a batch's times never make tables.
+ * - Rows are never moved between partitions (a statement planned before a move would miss them):
+ *   a month whose rows are already in the default partition keeps them there, unpartitioned.
+ * - Retention (pruneMonths) drops the months that end by its cutoff whole, last in its
+ *   transaction, and deletes the rest of what lies before the cutoff.
  */
 import type pg from 'pg';
 
-const MONTHS_BACK = 24;
-const MONTHS_AHEAD = 3;
+const MONTHS_BACK = 2;
+const MONTHS_AHEAD = 2;
 /** How long creating or dropping a partition waits for its locks before leaving it for later. */
 const LOCK_WAIT = '2s';
-/** A month whose partition could not be made is not tried again for this long. */
-const RETRY_MS = 60_000;
 const MAINTAIN_EVERY_MS = 3_600_000;
 
 /** The partitioned tables, with the column they are partitioned by. */
 const PARTITIONED = { spans: 'start_s', metric_points: 'time_s' } as const;
-export type PartitionedTable = keyof typeof PARTITIONED;
+type PartitionedTable = keyof typeof PARTITIONED;
 const TABLES = Object.keys(PARTITIONED) as PartitionedTable[];
 
-/** The start of the UTC month of `s` (epoch seconds), `by` months later; NaN for an invalid time. */
+/** The start of the UTC month of `s` (epoch seconds), `by` months later. */
 export function monthStart(s: number, by = 0): number {
   const d = new Date(s * 1000);
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + by, 1) / 1000;
 }
 
-/** The month start a partition's name (`spans_p202611`) stands for, or null for another table. */
-function partitionMonth(table: PartitionedTable, name: string): number | null {
-  const m = new RegExp(`^${table}_p(\\d{4})(\\d{2})$`).exec(name);
-  return m === null ? null : Date.UTC(Number(m[1]), Number(m[2]) - 1, 1) / 1000;
+/** Errors that mean "not now": a lock not granted in time, or a deadlock with another replica's upkeep. */
+const isBusy = (err: unknown) => ['55P03', '40P01'].includes((err as { code?: string }).code ?? '');
+
+interface MonthPartition {
+  /** The partition's name, schema-qualified and quoted as SQL needs it. */
+  table: string;
+  month: number;
 }
 
-async function partitionsOf(client: pg.Pool | pg.ClientBase, table: PartitionedTable): Promise<Map<number, string>> {
-  const res = await client.query<{ name: string }>(
-    'SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = $1::regclass',
-    [table],
+/** The monthly partitions of `parent` in the current schema, oldest first. */
+async function monthsOf(client: pg.ClientBase | pg.Pool, parent: PartitionedTable): Promise<MonthPartition[]> {
+  const res = await client.query<{ table: string; name: string }>(
+    `SELECT c.oid::regclass::text AS table, c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+    WHERE i.inhparent = format('%I.%I', current_schema(), $1::text)::regclass ORDER BY c.relname`,
+    [parent],
   );
-  const months = new Map<number, string>();
-  for (const { name } of res.rows) {
-    const month = partitionMonth(table, name);
-    if (month !== null) months.set(month, name);
+  const months: MonthPartition[] = [];
+  for (const { table, name } of res.rows) {
+    const m = new RegExp(`^${parent}_p(\\d{4})(\\d{2})$`).exec(name);
+    if (m !== null) months.push({ table, month: Date.UTC(Number(m[1]), Number(m[2]) - 1, 1) / 1000 });
   }
   return months;
 }
 
-const isLockTimeout = (err: unknown) => (err as { code?: string }).code === '55P03';
-
 export class MonthPartitions {
-  /** Per table, the months known to have a partition (another replica's drop is seen at the next maintain). */
-  private readonly known = new Map<PartitionedTable, Set<number>>(TABLES.map((t) => [t, new Set<number>()]));
-  private readonly failedAt = new Map<string, number>();
-  private maintainedAt = -Infinity;
-
   private readonly pool: pg.Pool;
   /** Now, in epoch seconds (tests move it). */
   private readonly now: () => number;
   private readonly notice: (message: string) => void;
+  private maintainedAt = -Infinity;
+  /** Months reported as kept in the default partition (said once each). */
+  private readonly reported = new Set<string>();
 
   constructor(pool: pg.Pool, now: () => number, notice: (message: string) => void) {
     this.pool = pool;
@@ -70,105 +71,85 @@ export class MonthPartitions {
     this.notice = notice;
   }
 
-  /** Reloads which partitions exist and creates the months ahead, at most hourly unless `force`. */
+  /**
+   * Creates the window's missing months, each in a transaction of its own waiting at most
+   * LOCK_WAIT for its locks (a month not created now is tried at the next upkeep, an hour later,
+   * well before its first row). At most hourly unless `force`.
+   */
   async maintain(force = false): Promise<void> {
     if (!force && Date.now() - this.maintainedAt < MAINTAIN_EVERY_MS) return;
     this.maintainedAt = Date.now();
-    for (const table of TABLES) {
-      this.known.set(table, new Set((await partitionsOf(this.pool, table)).keys()));
-      const now = this.now();
-      await this.create(
-        table,
-        Array.from({ length: MONTHS_AHEAD + 1 }, (_, i) => monthStart(now, i)),
-      );
-    }
-  }
-
-  /** Creates the partitions missing for the months of the window the rows' times fall in. */
-  async cover<T>(table: PartitionedTable, rows: readonly T[], time: (row: T) => number): Promise<void> {
-    const known = this.known.get(table) as Set<number>;
     const now = this.now();
-    const first = monthStart(now, -MONTHS_BACK);
-    const end = monthStart(now, MONTHS_AHEAD + 1);
-    const missing = new Set<number>();
-    // Rows come in runs of one month: the last month seen is checked first.
-    let lo = NaN;
-    let hi = NaN;
-    for (const row of rows) {
-      const t = time(row);
-      if ((t >= lo && t < hi) || !(t >= first && t < end)) continue;
-      lo = monthStart(t);
-      hi = monthStart(lo, 1);
-      if (!known.has(lo)) missing.add(lo);
-    }
-    if (missing.size > 0) await this.create(table, [...missing]);
+    for (const table of TABLES)
+      for (let by = -MONTHS_BACK; by <= MONTHS_AHEAD; by++) await this.create(table, monthStart(now, by));
   }
 
-  /**
-   * Creates each missing month's partition in a transaction of its own, skipping months that
-   * failed in the last RETRY_MS and stopping at the first that waited LOCK_WAIT in vain.
-   */
-  private async create(table: PartitionedTable, months: number[]): Promise<void> {
-    const known = this.known.get(table) as Set<number>;
-    for (const month of months) {
-      const key = `${table}:${month}`;
-      if (known.has(month) || Date.now() - (this.failedAt.get(key) ?? -Infinity) < RETRY_MS) continue;
-      const client = await this.pool.connect();
-      try {
-        await client.query(`BEGIN; SET LOCAL lock_timeout = '${LOCK_WAIT}'`);
-        await client.query('SELECT trace_month_partition($1, $2, $3)', [table, PARTITIONED[table], month]);
-        await client.query('COMMIT');
-        known.add(month);
-        this.failedAt.delete(key);
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        this.failedAt.set(key, Date.now());
-        // One wait per batch at most: the other months are tried by the next batch.
-        if (isLockTimeout(err)) return;
-        this.notice(
-          `the ${table} partition of ${new Date(month * 1000).toISOString().slice(0, 7)} was not created (its rows stay in the default partition): ${err instanceof Error ? err.message : String(err)}`,
-        );
-      } finally {
-        client.release();
-      }
-    }
-  }
-
-  /**
-   * Retention's first part: drops the partitions of months that end by `cutoffS`, in one short
-   * transaction that first takes `locks` (SQL answering `ok`: whether this replica prunes now),
-   * then waits at most LOCK_WAIT for the tables. Answers the spans dropped; 0 when it could not (the rows
-   * are then deleted one by one, as in the default partition). Spans written into a dropped month
-   * between its count and its drop are gone uncounted.
-   */
-  async dropBefore(cutoffS: number, locks: string): Promise<number> {
+  private async create(table: PartitionedTable, month: number): Promise<void> {
     const client = await this.pool.connect();
-    let spans = 0;
     try {
-      await client.query('BEGIN');
-      if ((await client.query<{ ok: boolean }>(locks)).rows[0]?.ok !== true) {
-        await client.query('ROLLBACK');
-        return 0;
-      }
-      await client.query(`SET LOCAL lock_timeout = '${LOCK_WAIT}'`);
-      const dropped: [PartitionedTable, number][] = [];
-      for (const table of TABLES)
-        for (const [month, name] of await partitionsOf(client, table)) {
-          if (monthStart(month, 1) > cutoffS) continue;
-          if (table === 'spans')
-            spans += Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${name}`)).rows[0]?.n);
-          await client.query(`DROP TABLE ${name}`);
-          dropped.push([table, month]);
-        }
+      await client.query(`BEGIN; SET LOCAL lock_timeout = '${LOCK_WAIT}'`);
+      const res = await client.query<{ outcome: string }>('SELECT trace_month_partition($1, $2, $3) AS outcome', [
+        table,
+        PARTITIONED[table],
+        month,
+      ]);
       await client.query('COMMIT');
-      for (const [table, month] of dropped) this.known.get(table)?.delete(month);
-      return spans;
+      const key = `${table} ${new Date(month * 1000).toISOString().slice(0, 7)}`;
+      if (res.rows[0]?.outcome === 'in default' && !this.reported.has(key)) {
+        this.reported.add(key);
+        this.notice(`${key}: its rows were written before its partition existed and stay in the default partition`);
+      }
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
-      if (isLockTimeout(err)) return 0;
-      throw err;
+      if (!isBusy(err)) throw err;
     } finally {
       client.release();
     }
+  }
+}
+
+/**
+ * Retention's deletions of `spans` and `metric_points` before `cutoffS`, in the caller's
+ * transaction (which holds the retention locks and no statement timeout): rows of the months
+ * that are not dropped are deleted first; then the months that end by the cutoff are counted and
+ * dropped, last, so the drop's exclusive lock on the table is held only until the caller commits,
+ * right after. When the drop cannot get its locks within LOCK_WAIT (or deadlocks with another
+ * replica's upkeep) those months' rows are deleted instead. Answers the spans removed (rows
+ * written into a dropped month between its count and its drop, all before the cutoff, go uncounted).
+ */
+export async function pruneMonths(client: pg.ClientBase, cutoffS: number): Promise<number> {
+  const dropped = new Map<PartitionedTable, MonthPartition[]>();
+  let spans = 0;
+  for (const table of TABLES) {
+    const col = PARTITIONED[table];
+    const old = (await monthsOf(client, table)).filter((p) => monthStart(p.month, 1) <= cutoffS);
+    dropped.set(table, old);
+    // Every dropped month ends by `end`: what lies before the cutoff from there on, and anything
+    // before it in the default partition, is deleted by row.
+    const end = old.length === 0 ? -Infinity : monthStart((old.at(-1) as MonthPartition).month, 1);
+    const deleted = async (sql: string, params: number[]) => (await client.query(sql, params)).rowCount ?? 0;
+    const rows = Number.isFinite(end)
+      ? (await deleted(`DELETE FROM ${table} WHERE ${col} >= $1 AND ${col} < $2`, [end, cutoffS])) +
+        (await deleted(`DELETE FROM ${table}_default WHERE ${col} < $1`, [end]))
+      : await deleted(`DELETE FROM ${table} WHERE ${col} < $1`, [cutoffS]);
+    if (table === 'spans') spans += rows;
+  }
+  const months = dropped.get('spans') as MonthPartition[];
+  let inMonths = 0;
+  for (const p of months)
+    inMonths += Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${p.table}`)).rows[0]?.n);
+  await client.query(`SAVEPOINT drop_months; SET LOCAL lock_timeout = '${LOCK_WAIT}'`);
+  try {
+    for (const p of [...dropped.values()].flat()) await client.query(`DROP TABLE ${p.table}`);
+    await client.query('RELEASE SAVEPOINT drop_months');
+    return spans + inMonths;
+  } catch (err) {
+    if (!isBusy(err)) throw err;
+    await client.query('ROLLBACK TO SAVEPOINT drop_months');
+    for (const p of [...dropped.values()].flat()) {
+      const rows = (await client.query(`DELETE FROM ${p.table}`)).rowCount ?? 0;
+      if (months.includes(p)) spans += rows;
+    }
+    return spans;
   }
 }

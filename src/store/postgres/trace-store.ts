@@ -31,7 +31,7 @@ import { sealInBackground } from '../seal-timer.ts';
 import { SEALING_LOCK, sealStep } from './sealing.ts';
 import { skillRows } from './skill-rows.ts';
 import { EMPTY_ROLLUPS_SQL, KEEPS_ROLLUPS, cutPairsSql, rollupDeltaSql, rollupReturning } from './rollups.ts';
-import { MonthPartitions } from './partitions.ts';
+import { MonthPartitions, pruneMonths } from './partitions.ts';
 
 /**
  * Retention's locks, in the transaction that prunes: one replica at a time (another that finds
@@ -273,7 +273,6 @@ export class PostgresTraceStore implements TraceStore {
 
   async insertSpans(rows: readonly SpanRow[]): Promise<void> {
     if (rows.length === 0) return;
-    await this.partitions.cover('spans', rows, (r) => r.start_s).catch((err: unknown) => this.unavailable(err));
     await this.inTransaction(async (client) => {
       await PostgresTraceStore.copyRows(client, 'spans', SPAN_COLUMNS, rows, spanValues);
       const skills = new Map<string, SpanRow>();
@@ -297,9 +296,6 @@ export class PostgresTraceStore implements TraceStore {
 
   async insertMetricPoints(points: readonly MetricPointRow[]): Promise<void> {
     if (points.length === 0) return;
-    await this.partitions
-      .cover('metric_points', points, (p) => p.time_s)
-      .catch((err: unknown) => this.unavailable(err));
     await this.inTransaction((client) =>
       PostgresTraceStore.copyRows(
         client,
@@ -312,17 +308,13 @@ export class PostgresTraceStore implements TraceStore {
   }
 
   /**
-   * Retention (under RETENTION_LOCKS), without the request statement timeout: the monthly
-   * partitions that end by the cutoff are dropped first (a short transaction of their own, so
-   * ingestion waits for no more than the drop), then the rows before the cutoff that are left (the
-   * cutoff's month, the default partition) are deleted with the sealed rows and rollups they
-   * count in. Between the two, statistics still count the dropped spans' sealed rows, as before
-   * pruning. A trace's mappings stay while any of its spans does.
+   * Retention (under RETENTION_LOCKS), without the request statement timeout, in one transaction:
+   * the sealed rows before the cutoff with the rollups that count them, the mappings of traces
+   * left with no span (a trace's mappings stay while any of its spans does), then the spans and
+   * metric points (partitions.ts: the months that end by the cutoff dropped whole, last).
    */
   async pruneBefore(cutoffS: number): Promise<number> {
-    let deleted = await this.partitions
-      .dropBefore(cutoffS, RETENTION_LOCKS)
-      .catch((err: unknown) => this.unavailable(err));
+    let deleted = 0;
     await this.inTransaction(async (client) => {
       // Each DELETE must see what sealing committed while this waited for its lock: READ COMMITTED
       // whatever the server's default isolation (a snapshot from before the wait would keep sealed
@@ -330,7 +322,6 @@ export class PostgresTraceStore implements TraceStore {
       await client.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
       await client.query(`SET LOCAL statement_timeout = 0; ${KEEPS_ROLLUPS}`);
       if ((await client.query<{ ok: boolean }>(RETENTION_LOCKS)).rows[0]?.ok !== true) return;
-      deleted += (await client.query('DELETE FROM spans WHERE start_s < $1', [cutoffS])).rowCount ?? 0;
       // The rollups lose what the sealed rows counted; a pair that keeps some of its rows may have
       // lost its marked ones, so it becomes special (rollups.ts), and pairs left with no rows stop being special.
       await client.query(
@@ -342,12 +333,13 @@ export class PostgresTraceStore implements TraceStore {
       await client.query(EMPTY_ROLLUPS_SQL);
       await client.query(`DELETE FROM skill_special p WHERE NOT EXISTS (SELECT 1 FROM skill_spans k
         WHERE k.org_id = p.org_id AND k.of_skill = p.of_skill AND k.trace_key = p.trace_key)`);
+      // Every span before the cutoff goes below: a trace keeps its mappings while it has spans from the cutoff on.
       await client.query(
         `DELETE FROM trace_skills t WHERE t.start_s < $1
-        AND NOT EXISTS (SELECT 1 FROM spans s WHERE s.trace_id = t.trace_id AND s.org_id = t.org_id)`,
+        AND NOT EXISTS (SELECT 1 FROM spans s WHERE s.trace_id = t.trace_id AND s.org_id = t.org_id AND s.start_s >= $1)`,
         [cutoffS],
       );
-      await client.query('DELETE FROM metric_points WHERE time_s < $1', [cutoffS]);
+      deleted = await pruneMonths(client, cutoffS);
     });
     return deleted;
   }

@@ -1,30 +1,38 @@
 -- Raw spans and metric points in monthly range partitions (src/store/postgres/partitions.ts):
 -- retention drops a month whole instead of deleting its rows, and each month's indexes stay the
--- size of a month. Rows of a month with no partition (outside the window partitions.ts keeps)
--- land in the default partition, so no insert ever fails for its time.
+-- size of a month. Rows of a month with no partition land in the default partition, so no insert
+-- ever fails for its time.
 --
--- trace_month_partition(parent, column, month start) creates the partition of one UTC month if it
--- is missing: a table of its own first (with a CHECK of its range, so attaching it scans nothing
--- of it), the month's rows moved in from the default partition, then attached (which locks the
--- parent only in SHARE UPDATE EXCLUSIVE mode; CREATE TABLE ... PARTITION OF would take ACCESS
--- EXCLUSIVE). One caller at a time per schema (an advisory lock), so replicas do not race.
-CREATE FUNCTION trace_month_partition(parent TEXT, col TEXT, lo BIGINT) RETURNS BOOLEAN LANGUAGE plpgsql AS $$
+-- trace_month_partition(parent, column, month start) creates the partition of one UTC month, ahead
+-- of its rows: a table of its own first (with a CHECK of its range, so attaching it scans nothing
+-- of it), then attached (which locks the parent only in SHARE UPDATE EXCLUSIVE mode; CREATE TABLE
+-- ... PARTITION OF would take ACCESS EXCLUSIVE). It answers 'exists', 'created', or 'in default'
+-- when the default partition already holds rows of the month: those stay where they are (rows
+-- moved into a new partition would be missed by statements planned before the move, and by
+-- REPEATABLE READ snapshots taken before it), and so does the month. One caller at a time per
+-- schema (an advisory lock), so replicas do not race.
+CREATE FUNCTION trace_month_partition(parent TEXT, col TEXT, lo BIGINT) RETURNS TEXT LANGUAGE plpgsql AS $$
 DECLARE
   first TIMESTAMP := to_timestamp(lo) AT TIME ZONE 'UTC';
   hi BIGINT := extract(epoch FROM first + interval '1 month')::bigint;
   part TEXT := parent || '_p' || to_char(first, 'YYYYMM');
+  occupied BOOLEAN;
 BEGIN
   IF first <> date_trunc('month', first) THEN
     RAISE EXCEPTION 'trace_month_partition: % is not the start of a UTC month', lo;
   END IF;
   PERFORM pg_advisory_xact_lock(hashtext('gateway.trace_partitions:' || current_schema()));
-  IF to_regclass(quote_ident(part)) IS NOT NULL THEN RETURN false; END IF;
-  EXECUTE format('CREATE TABLE %I (LIKE %I INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', part, parent);
-  EXECUTE format('ALTER TABLE %I ADD CONSTRAINT %I CHECK (%I >= %s AND %I < %s)', part, part || '_range', col, lo, col, hi);
-  EXECUTE format('WITH moved AS (DELETE FROM %I WHERE %I >= %s AND %I < %s RETURNING *) INSERT INTO %I SELECT * FROM moved',
-    parent || '_default', col, lo, col, hi, part);
-  EXECUTE format('ALTER TABLE %I ATTACH PARTITION %I FOR VALUES FROM (%s) TO (%s)', parent, part, lo, hi);
-  RETURN true;
+  IF to_regclass(format('%I.%I', current_schema(), part)) IS NOT NULL THEN RETURN 'exists'; END IF;
+  EXECUTE format('SELECT EXISTS (SELECT 1 FROM %I.%I WHERE %I >= %s AND %I < %s)',
+    current_schema(), parent || '_default', col, lo, col, hi) INTO occupied;
+  IF occupied THEN RETURN 'in default'; END IF;
+  EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING DEFAULTS INCLUDING CONSTRAINTS)',
+    current_schema(), part, current_schema(), parent);
+  EXECUTE format('ALTER TABLE %I.%I ADD CONSTRAINT %I CHECK (%I >= %s AND %I < %s)',
+    current_schema(), part, part || '_range', col, lo, col, hi);
+  EXECUTE format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I FOR VALUES FROM (%s) TO (%s)',
+    current_schema(), parent, current_schema(), part, lo, hi);
+  RETURN 'created';
 END $$;
 
 -- The tables, rebuilt partitioned: the same columns in the same order (xid last), the rows copied
@@ -44,8 +52,9 @@ CREATE TABLE metric_points (
   time_s BIGINT NOT NULL, value DOUBLE PRECISION NOT NULL) PARTITION BY RANGE (time_s);
 CREATE TABLE metric_points_default PARTITION OF metric_points DEFAULT;
 
--- Partitions for the months the stored rows fall in, within the window partitions.ts keeps at
--- the time of this migration (24 months back, 3 ahead), created empty before the copy.
+-- Partitions for the months the stored rows fall in, from 24 months back to 2 ahead of the time
+-- of this migration, created empty before the copy (partitions.ts creates the months of its own
+-- window, a few around now, at start and hourly).
 DO $$
 DECLARE
   t RECORD;
@@ -55,7 +64,7 @@ BEGIN
     FOR m IN EXECUTE format(
       'SELECT DISTINCT extract(epoch FROM date_trunc(''month'', to_timestamp(%I) AT TIME ZONE ''UTC''))::bigint FROM %I
        WHERE %I >= extract(epoch FROM date_trunc(''month'', now() AT TIME ZONE ''UTC'') - interval ''24 months'')
-       AND %I < extract(epoch FROM date_trunc(''month'', now() AT TIME ZONE ''UTC'') + interval ''4 months'')',
+       AND %I < extract(epoch FROM date_trunc(''month'', now() AT TIME ZONE ''UTC'') + interval ''3 months'')',
       t.col, t.old, t.col, t.col) LOOP
       PERFORM trace_month_partition(t.parent, t.col, m);
     END LOOP;
