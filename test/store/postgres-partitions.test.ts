@@ -183,7 +183,9 @@ describe.runIf(reachable)('PostgreSQL monthly partitions', { timeout: 180_000 },
         (await creator.query('SELECT trace_month_partition($1, $2, $3) AS o', ['spans', 'start_s', month(2027, 2)]))
           .rows[0],
       ).toEqual({ o: 'created' });
-      const more = spans(9).map((r) => ({ ...r, span_id: `${r.span_id}m`, start_s: month(2020, 4) }));
+      // Rows of the month being created: routed to the default partition before the wait, they fail
+      // its new constraint once the creator commits, and the store writes them again.
+      const more = spans(9).map((r) => ({ ...r, span_id: `${r.span_id}m`, start_s: month(2027, 2) + 600 }));
       const pending = Promise.all([
         store.countSpans(),
         store.aggregate(QUERIES[0] as AggregateQuery),
@@ -199,8 +201,8 @@ describe.runIf(reachable)('PostgreSQL monthly partitions', { timeout: 180_000 },
       expect(counted).toBe(stored.length);
       expectSameRows(rows, reference(stored, QUERIES[0] as AggregateQuery));
       expect(await store.countSpans()).toBe(stored.length + more.length);
-      expect(await count(client, 'spans_default')).toBe(old.length + more.length);
-      expect(await partitions(client, 'spans')).toContain('spans_p202702');
+      expect(await count(client, 'spans_default')).toBe(old.length);
+      expect(await count(client, 'spans_p202702')).toBe(more.length);
     } finally {
       await creator.end();
       await client.end();

@@ -3,11 +3,13 @@
  * `metric_points` by time_s, one partition per UTC month, every row of a month without one in the
  * default partition.
  *
- * - Ahead: each replica makes sure, at start and then hourly, that the months from MONTHS_BACK
- *   back to MONTHS_AHEAD ahead have partitions. Ingestion refuses times more than a day ahead
- *   (traces/span-mapping.ts), so a month gets its partition a month or more before its first row.
- *   Nothing creates partitions while writing: a backfill of older months goes to the default
- *   partition, and a batch's times never make tables.
+ * - Ahead: each replica makes sure, at start, that the months from MONTHS_BACK back to
+ *   MONTHS_AHEAD ahead have partitions, and hourly the months from this one on. Ingestion refuses
+ *   times more than a day ahead (traces/span-mapping.ts), so a month gets its partition a month or
+ *   more before its first row. Nothing creates partitions while writing: a backfill of older
+ *   months goes to the default partition, and a batch's times never make tables. (A row routed to
+ *   the default partition during a month's ATTACH fails its new constraint; the store writes the
+ *   batch again once.)
  * - Rows are never moved between partitions (a statement planned before a move would miss them):
  *   a month whose rows are already in the default partition keeps them there, unpartitioned.
  * - Retention (pruneMonths) drops the months that end by its cutoff whole, last in its
@@ -74,14 +76,15 @@ export class MonthPartitions {
   /**
    * Creates the window's missing months, each in a transaction of its own waiting at most
    * LOCK_WAIT for its locks (a month not created now is tried at the next upkeep, an hour later,
-   * well before its first row). At most hourly unless `force`.
+   * well before its first row). At most hourly unless `force` (at start).
    */
   async maintain(force = false): Promise<void> {
     if (!force && Date.now() - this.maintainedAt < MAINTAIN_EVERY_MS) return;
     this.maintainedAt = Date.now();
     const now = this.now();
+    // The months back only at start (a new database's): hourly, retention may have dropped them.
     for (const table of TABLES)
-      for (let by = -MONTHS_BACK; by <= MONTHS_AHEAD; by++) await this.create(table, monthStart(now, by));
+      for (let by = force ? -MONTHS_BACK : 0; by <= MONTHS_AHEAD; by++) await this.create(table, monthStart(now, by));
   }
 
   private async create(table: PartitionedTable, month: number): Promise<void> {

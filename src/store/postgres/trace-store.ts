@@ -235,18 +235,23 @@ export class PostgresTraceStore implements TraceStore {
   }
 
   /** Runs `work` in one transaction on one connection; a failure rolls it back. */
-  private async inTransaction(work: (client: pg.PoolClient) => Promise<void>): Promise<void> {
+  private async inTransaction(work: (client: pg.PoolClient) => Promise<void>, retried = false): Promise<void> {
     const client = await this.pool.connect().catch((err: unknown) => this.unavailable(err));
+    let again = false;
     try {
       await client.query('BEGIN');
       await work(client);
       await client.query('COMMIT');
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
-      this.unavailable(err);
+      // A row routed to the default partition while a month's partition was being attached fails
+      // the default partition's new constraint (partitions.ts): written again, it goes to the month.
+      again = !retried && (err as { code?: string }).code === '23514';
+      if (!again) this.unavailable(err);
     } finally {
       client.release();
     }
+    if (again) await this.inTransaction(work, true);
   }
 
   /**
