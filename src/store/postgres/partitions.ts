@@ -82,15 +82,24 @@ export class MonthPartitions {
     if (!force && Date.now() - this.maintainedAt < MAINTAIN_EVERY_MS) return;
     this.maintainedAt = Date.now();
     const now = this.now();
-    // The months back only at start (a new database's): hourly, retention may have dropped them.
-    for (const table of TABLES)
-      for (let by = force ? -MONTHS_BACK : 0; by <= MONTHS_AHEAD; by++) await this.create(table, monthStart(now, by));
+    for (const table of TABLES) {
+      // The months back only for a table with none yet (a new database): otherwise retention may
+      // have dropped them, and they were created ahead of their rows anyway.
+      const fresh = force && (await monthsOf(this.pool, table)).length === 0;
+      for (let by = fresh ? -MONTHS_BACK : 0; by <= MONTHS_AHEAD; by++) await this.create(table, monthStart(now, by));
+    }
   }
 
+  /**
+   * Never fails: a month not created leaves its rows in the default partition, where they are
+   * read and pruned all the same. No statement timeout: ATTACH reads the whole default partition
+   * (under an exclusive lock on it, so readers of `spans` wait that long, once a month), and a
+   * timeout would leave the month unpartitioned for good.
+   */
   private async create(table: PartitionedTable, month: number): Promise<void> {
     const client = await this.pool.connect();
     try {
-      await client.query(`BEGIN; SET LOCAL lock_timeout = '${LOCK_WAIT}'`);
+      await client.query(`BEGIN; SET LOCAL lock_timeout = '${LOCK_WAIT}'; SET LOCAL statement_timeout = 0`);
       const res = await client.query<{ outcome: string }>('SELECT trace_month_partition($1, $2, $3) AS outcome', [
         table,
         PARTITIONED[table],
@@ -104,7 +113,8 @@ export class MonthPartitions {
       }
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
-      if (!isBusy(err)) throw err;
+      if (!isBusy(err))
+        this.notice(`partition upkeep of ${table}: ${err instanceof Error ? err.message : String(err)}`);
     } finally {
       client.release();
     }
@@ -143,6 +153,9 @@ export async function pruneMonths(client: pg.ClientBase, cutoffS: number): Promi
     inMonths += Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${p.table}`)).rows[0]?.n);
   await client.query(`SAVEPOINT drop_months; SET LOCAL lock_timeout = '${LOCK_WAIT}'`);
   try {
+    // Both tables at once, in the order statistics lock them: one wait of at most LOCK_WAIT.
+    if ([...dropped.values()].some((ps) => ps.length > 0))
+      await client.query('LOCK TABLE spans, metric_points IN ACCESS EXCLUSIVE MODE');
     for (const p of [...dropped.values()].flat()) await client.query(`DROP TABLE ${p.table}`);
     await client.query('RELEASE SAVEPOINT drop_months');
     return spans + inMonths;

@@ -246,7 +246,8 @@ export class PostgresTraceStore implements TraceStore {
       await client.query('ROLLBACK').catch(() => undefined);
       // A row routed to the default partition while a month's partition was being attached fails
       // the default partition's new constraint (partitions.ts): written again, it goes to the month.
-      again = !retried && (err as { code?: string }).code === '23514';
+      const { code, table } = err as { code?: string; table?: string };
+      again = !retried && code === '23514' && table?.endsWith('_default') === true;
       if (!again) this.unavailable(err);
     } finally {
       client.release();
@@ -358,8 +359,12 @@ export class PostgresTraceStore implements TraceStore {
    */
   async aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]> {
     const rows = await this.withClient(signal, async (client) => {
+      // The raw tables are locked before the snapshot is taken (LOCK takes none): a snapshot taken
+      // while retention drops a month, before its commit, would see its deletions undone but the
+      // dropped month gone (partitions.ts).
       await client.query(
-        `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL jit = off; SET LOCAL work_mem = '${STATS_WORK_MEM}'`,
+        `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL jit = off; SET LOCAL work_mem = '${STATS_WORK_MEM}';
+        LOCK TABLE spans, metric_points IN ACCESS SHARE MODE`,
       );
       try {
         const marks = await client.query<{ w: string; spans: boolean; mappings: boolean }>(

@@ -30,8 +30,15 @@ BEGIN
     current_schema(), part, current_schema(), parent);
   EXECUTE format('ALTER TABLE %I.%I ADD CONSTRAINT %I CHECK (%I >= %s AND %I < %s)',
     current_schema(), part, part || '_range', col, lo, col, hi);
-  EXECUTE format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I FOR VALUES FROM (%s) TO (%s)',
-    current_schema(), parent, current_schema(), part, lo, hi);
+  -- ATTACH checks that the default partition holds no row of the month: a row written there since
+  -- the check above (not yet committed then) fails it, and the month stays in the default partition.
+  BEGIN
+    EXECUTE format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I FOR VALUES FROM (%s) TO (%s)',
+      current_schema(), parent, current_schema(), part, lo, hi);
+  EXCEPTION WHEN check_violation THEN
+    EXECUTE format('DROP TABLE %I.%I', current_schema(), part);
+    RETURN 'in default';
+  END;
   RETURN 'created';
 END $$;
 
