@@ -166,6 +166,41 @@ describe.runIf(reachable)('PostgreSQL monthly partitions', { timeout: 180_000 },
     }
   });
 
+  it('a guard left by an interrupted creation is finished, or dropped when the month has rows in the default partition', async () => {
+    const schema = freshSchemaName('t_part');
+    const client = await sql(schema);
+    try {
+      await (await open(schema)).close();
+      // Guards of February and March 2027 (past the window of 1 November 2026), as a creator that
+      // stopped after its first step leaves them; March has rows in the default partition.
+      const march = spans(11).map((r) => ({ ...r, start_s: month(2027, 3) + 100 }));
+      const first = await open(schema);
+      await first.insertSpans(march);
+      await first.close();
+      for (const m of [month(2027, 2), month(2027, 3)])
+        await client.query(
+          `ALTER TABLE spans_default ADD CONSTRAINT spans_p${new Date(m * 1000).toISOString().slice(0, 7).replace('-', '')}_guard
+          CHECK (start_s < ${m} OR start_s >= ${m + 28 * 86400}) NOT VALID`,
+        );
+      const guards = "pg_constraint WHERE conrelid = 'spans_default'::regclass AND conname LIKE '%guard'";
+      expect(await count(client, guards)).toBe(2);
+      // In January, February and March are among the months ahead.
+      const store = await open(schema, month(2027, 1) + 3600);
+      try {
+        expect(await partitions(client, 'spans')).toContain('spans_p202702');
+        expect(await partitions(client, 'spans')).not.toContain('spans_p202703');
+        expect(await count(client, guards)).toBe(0);
+        // March's rows are still written to the default partition.
+        await store.insertSpans(march.map((r) => ({ ...r, span_id: `${r.span_id}x` })));
+        expect(await count(client, 'spans_default')).toBe(2 * march.length);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await client.end();
+    }
+  });
+
   it('readers and writers during the creation of a month wait for it and see every row', async () => {
     const schema = freshSchemaName('t_part');
     const store = await open(schema);

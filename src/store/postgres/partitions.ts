@@ -22,6 +22,10 @@ const MONTHS_AHEAD = 2;
 /** How long creating or dropping a partition waits for its locks before leaving it for later. */
 const LOCK_WAIT = '2s';
 const MAINTAIN_EVERY_MS = 3_600_000;
+/** How long a creator waits for another replica's creation to end. */
+const CREATOR_WAIT = '30s';
+/** One creator of partitions at a time per schema (trace_month_partition takes the same key). */
+const PARTITIONS_LOCK = "hashtext('gateway.trace_partitions:' || current_schema())";
 
 /** The partitioned tables, with the column they are partitioned by. */
 const PARTITIONED = { spans: 'start_s', metric_points: 'time_s' } as const;
@@ -91,32 +95,66 @@ export class MonthPartitions {
   }
 
   /**
-   * Never fails: a month not created leaves its rows in the default partition, where they are
-   * read and pruned all the same. No statement timeout: ATTACH reads the whole default partition
-   * (under an exclusive lock on it, so readers of `spans` wait that long, once a month), and a
-   * timeout would leave the month unpartitioned for good.
+   * The three steps of trace migration 005 (guard, validate, attach), each a transaction of its
+   * own waiting at most LOCK_WAIT for its locks, under the partitions' advisory lock held across
+   * them. No statement timeout: validating reads
+   * the whole default partition (without blocking its readers and writers), and a timeout would
+   * leave the month unpartitioned for good. Never fails: a month not created leaves its rows in
+   * the default partition, where they are read and pruned all the same.
    */
   private async create(table: PartitionedTable, month: number): Promise<void> {
     const client = await this.pool.connect();
+    const args = [table, PARTITIONED[table], month];
+    const guard = `${table}_p${new Date(month * 1000).toISOString().slice(0, 7).replace('-', '')}_guard`;
+    const step = async (sql: string, params: unknown[] = [], wait = LOCK_WAIT): Promise<string | undefined> => {
+      try {
+        await client.query(`BEGIN; SET LOCAL lock_timeout = '${wait}'; SET LOCAL statement_timeout = 0`);
+        const res = await client.query<{ outcome?: string }>(sql, params);
+        await client.query('COMMIT');
+        return res.rows[0]?.outcome;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    };
+    let broken: Error | undefined;
     try {
-      await client.query(`BEGIN; SET LOCAL lock_timeout = '${LOCK_WAIT}'; SET LOCAL statement_timeout = 0`);
-      const res = await client.query<{ outcome: string }>('SELECT trace_month_partition($1, $2, $3) AS outcome', [
-        table,
-        PARTITIONED[table],
-        month,
-      ]);
-      await client.query('COMMIT');
-      const key = `${table} ${new Date(month * 1000).toISOString().slice(0, 7)}`;
-      if (res.rows[0]?.outcome === 'in default' && !this.reported.has(key)) {
-        this.reported.add(key);
-        this.notice(`${key}: its rows were written before its partition existed and stay in the default partition`);
+      // Waits for another replica's creation (its steps wait at most LOCK_WAIT for locks; a long
+      // validation is waited for up to CREATOR_WAIT, then this month is left for the next upkeep).
+      // A session lock: it outlives the transaction that takes it.
+      await step(`SELECT pg_advisory_lock(${PARTITIONS_LOCK})`, [], CREATOR_WAIT);
+      let guarded = false;
+      try {
+        let outcome = await step('SELECT trace_month_guard($1, $2, $3) AS outcome', args);
+        if (outcome === 'guarded') {
+          guarded = true;
+          const valid = await step(`ALTER TABLE ${table}_default VALIDATE CONSTRAINT ${guard}`).then(
+            () => true,
+            (err: unknown) => {
+              if ((err as { code?: string }).code === '23514') return false;
+              throw err;
+            },
+          );
+          outcome = valid ? await step('SELECT trace_month_attach($1, $2, $3) AS outcome', args) : 'in default';
+          guarded = !valid || outcome === 'exists';
+        }
+        const key = `${table} ${new Date(month * 1000).toISOString().slice(0, 7)}`;
+        if (outcome === 'in default' && !this.reported.has(key)) {
+          this.reported.add(key);
+          this.notice(`${key}: its rows were written before its partition existed and stay in the default partition`);
+        }
+      } finally {
+        // A guard left behind would refuse the month's rows in the default partition.
+        if (guarded)
+          await step(`ALTER TABLE ${table}_default DROP CONSTRAINT IF EXISTS ${guard}`).catch(() => undefined);
+        await client.query(`SELECT pg_advisory_unlock(${PARTITIONS_LOCK})`);
       }
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      if (!isBusy(err))
-        this.notice(`partition upkeep of ${table}: ${err instanceof Error ? err.message : String(err)}`);
+      broken = err instanceof Error ? err : new Error(String(err));
+      if (!isBusy(err)) this.notice(`partition upkeep of ${table}: ${broken.message}`);
     } finally {
-      client.release();
+      // A connection whose upkeep failed is not pooled: it may still hold the advisory lock.
+      client.release(broken);
     }
   }
 }

@@ -3,43 +3,81 @@
 -- size of a month. Rows of a month with no partition land in the default partition, so no insert
 -- ever fails for its time.
 --
--- trace_month_partition(parent, column, month start) creates the partition of one UTC month, ahead
--- of its rows: a table of its own first (with a CHECK of its range, so attaching it scans nothing
--- of it), then attached (which locks the parent only in SHARE UPDATE EXCLUSIVE mode; CREATE TABLE
--- ... PARTITION OF would take ACCESS EXCLUSIVE). It answers 'exists', 'created', or 'in default'
--- when the default partition already holds rows of the month: those stay where they are (rows
--- moved into a new partition would be missed by statements planned before the move, and by
--- REPEATABLE READ snapshots taken before it), and so does the month. One caller at a time per
--- schema (an advisory lock), so replicas do not race.
-CREATE FUNCTION trace_month_partition(parent TEXT, col TEXT, lo BIGINT) RETURNS TEXT LANGUAGE plpgsql AS $$
+-- A month's partition is created ahead of its rows, in three steps, so that no exclusive lock is
+-- held while the default partition is read:
+-- 1. trace_month_guard answers 'exists', 'in default' when the default partition holds rows of the
+--    month (those stay where they are: rows moved into a new partition would be missed by
+--    statements planned before the move, and by REPEATABLE READ snapshots taken before it, and so
+--    the month stays unpartitioned), or 'guarded': a CHECK excluding the month is added to the
+--    default partition NOT VALID (a brief exclusive lock, no scan);
+-- 2. the caller validates that CHECK in a transaction of its own (a scan under SHARE UPDATE
+--    EXCLUSIVE: readers and writers go on);
+-- 3. trace_month_attach creates the month's table with a CHECK of its range and attaches it:
+--    ATTACH trusts both CHECKs and scans nothing (it locks the parent only in SHARE UPDATE
+--    EXCLUSIVE mode, the default partition briefly); then the guard is dropped.
+-- trace_month_partition does the three in one transaction (the migration's, on empty tables).
+-- One creator at a time per schema: the advisory lock of 'gateway.trace_partitions:' || schema.
+CREATE FUNCTION trace_month_guard(parent TEXT, col TEXT, lo BIGINT) RETURNS TEXT LANGUAGE plpgsql AS $$
 DECLARE
   first TIMESTAMP := to_timestamp(lo) AT TIME ZONE 'UTC';
   hi BIGINT := extract(epoch FROM first + interval '1 month')::bigint;
   part TEXT := parent || '_p' || to_char(first, 'YYYYMM');
+  fallback TEXT := format('%I.%I', current_schema(), parent || '_default');
   occupied BOOLEAN;
 BEGIN
   IF first <> date_trunc('month', first) THEN
-    RAISE EXCEPTION 'trace_month_partition: % is not the start of a UTC month', lo;
+    RAISE EXCEPTION 'trace_month_guard: % is not the start of a UTC month', lo;
   END IF;
-  PERFORM pg_advisory_xact_lock(hashtext('gateway.trace_partitions:' || current_schema()));
   IF to_regclass(format('%I.%I', current_schema(), part)) IS NOT NULL THEN RETURN 'exists'; END IF;
-  EXECUTE format('SELECT EXISTS (SELECT 1 FROM %I.%I WHERE %I >= %s AND %I < %s)',
-    current_schema(), parent || '_default', col, lo, col, hi) INTO occupied;
-  IF occupied THEN RETURN 'in default'; END IF;
+  EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE %I >= %s AND %I < %s)', fallback, col, lo, col, hi) INTO occupied;
+  IF occupied THEN
+    -- A guard of an earlier attempt would refuse the month's rows there.
+    EXECUTE format('ALTER TABLE %s DROP CONSTRAINT IF EXISTS %I', fallback, part || '_guard');
+    RETURN 'in default';
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = fallback::regclass AND conname = part || '_guard') THEN
+    EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I CHECK (%I < %s OR %I >= %s) NOT VALID',
+      fallback, part || '_guard', col, lo, col, hi);
+  END IF;
+  RETURN 'guarded';
+END $$;
+
+CREATE FUNCTION trace_month_attach(parent TEXT, col TEXT, lo BIGINT) RETURNS TEXT LANGUAGE plpgsql AS $$
+DECLARE
+  first TIMESTAMP := to_timestamp(lo) AT TIME ZONE 'UTC';
+  hi BIGINT := extract(epoch FROM first + interval '1 month')::bigint;
+  part TEXT := parent || '_p' || to_char(first, 'YYYYMM');
+  fallback TEXT := format('%I.%I', current_schema(), parent || '_default');
+BEGIN
+  IF to_regclass(format('%I.%I', current_schema(), part)) IS NOT NULL THEN RETURN 'exists'; END IF;
   EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING DEFAULTS INCLUDING CONSTRAINTS)',
     current_schema(), part, current_schema(), parent);
   EXECUTE format('ALTER TABLE %I.%I ADD CONSTRAINT %I CHECK (%I >= %s AND %I < %s)',
     current_schema(), part, part || '_range', col, lo, col, hi);
-  -- ATTACH checks that the default partition holds no row of the month: a row written there since
-  -- the check above (not yet committed then) fails it, and the month stays in the default partition.
+  -- Without a validated guard ATTACH reads the default partition: a row of the month written
+  -- there meanwhile fails it, and the month stays in the default partition.
   BEGIN
     EXECUTE format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I FOR VALUES FROM (%s) TO (%s)',
       current_schema(), parent, current_schema(), part, lo, hi);
   EXCEPTION WHEN check_violation THEN
     EXECUTE format('DROP TABLE %I.%I', current_schema(), part);
+    EXECUTE format('ALTER TABLE %s DROP CONSTRAINT IF EXISTS %I', fallback, part || '_guard');
     RETURN 'in default';
   END;
+  EXECUTE format('ALTER TABLE %s DROP CONSTRAINT IF EXISTS %I', fallback, part || '_guard');
   RETURN 'created';
+END $$;
+
+CREATE FUNCTION trace_month_partition(parent TEXT, col TEXT, lo BIGINT) RETURNS TEXT LANGUAGE plpgsql AS $$
+DECLARE
+  outcome TEXT;
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtext('gateway.trace_partitions:' || current_schema()));
+  outcome := trace_month_guard(parent, col, lo);
+  IF outcome <> 'guarded' THEN RETURN outcome; END IF;
+  EXECUTE format('ALTER TABLE %I.%I VALIDATE CONSTRAINT %I', current_schema(), parent || '_default',
+    parent || '_p' || to_char(to_timestamp(lo) AT TIME ZONE 'UTC', 'YYYYMM') || '_guard');
+  RETURN trace_month_attach(parent, col, lo);
 END $$;
 
 -- The tables, rebuilt partitioned: the same columns in the same order (xid last), the rows copied
