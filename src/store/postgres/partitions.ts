@@ -22,8 +22,10 @@ const MONTHS_AHEAD = 2;
 /** How long creating or dropping a partition waits for its locks before leaving it for later. */
 const LOCK_WAIT = '2s';
 const MAINTAIN_EVERY_MS = 3_600_000;
-/** How long a creator waits for another replica's creation to end. */
+/** How long a replica's upkeep at start waits for another replica's to end. */
 const CREATOR_WAIT = '30s';
+/** Months starting at least this far ahead are created without an exclusive lock during the default partition's scan. */
+const GUARDED_AHEAD_S = 2 * 86_400;
 /** One creator of partitions at a time per schema (trace_month_partition takes the same key). */
 const PARTITIONS_LOCK = "hashtext('gateway.trace_partitions:' || current_schema())";
 
@@ -78,54 +80,70 @@ export class MonthPartitions {
   }
 
   /**
-   * Creates the window's missing months, each in a transaction of its own waiting at most
-   * LOCK_WAIT for its locks (a month not created now is tried at the next upkeep, an hour later,
-   * well before its first row). At most hourly unless `force` (at start).
+   * Creates the window's missing months (a month not created now is tried at the next upkeep, an
+   * hour later, well before its first row), by one replica at a time: a session advisory lock,
+   * waited for up to CREATOR_WAIT at start and skipped hourly when another replica holds it. At
+   * most hourly unless `force` (at start). Never fails for a month: one not created leaves its rows
+   * in the default partition, where they are read and pruned all the same.
    */
   async maintain(force = false): Promise<void> {
     if (!force && Date.now() - this.maintainedAt < MAINTAIN_EVERY_MS) return;
     this.maintainedAt = Date.now();
-    const now = this.now();
-    for (const table of TABLES) {
-      // The months back only for a table with none yet (a new database): otherwise retention may
-      // have dropped them, and they were created ahead of their rows anyway.
-      const fresh = force && (await monthsOf(this.pool, table)).length === 0;
-      for (let by = fresh ? -MONTHS_BACK : 0; by <= MONTHS_AHEAD; by++) await this.create(table, monthStart(now, by));
+    const client = await this.pool.connect();
+    const step = (sql: string, params: unknown[] = [], wait = LOCK_WAIT) => inStep(client, sql, params, wait);
+    let broken: Error | undefined;
+    try {
+      const lock = force
+        ? await step(`SELECT pg_advisory_lock(${PARTITIONS_LOCK}) AS outcome`, [], CREATOR_WAIT).then(() => true)
+        : (await step(`SELECT pg_try_advisory_lock(${PARTITIONS_LOCK})::text AS outcome`)) === 'true';
+      if (!lock) return;
+      try {
+        // Guards found now belong to no creation (one interrupted): dropped, so they refuse no row.
+        for (const table of TABLES) {
+          const leftover = await client.query<{ name: string }>(
+            `SELECT conname AS name FROM pg_constraint WHERE conrelid = format('%I.%I', current_schema(), $1::text)::regclass
+            AND conname ~ '_p[0-9]{6}_guard$'`,
+            [`${table}_default`],
+          );
+          for (const { name } of leftover.rows) await step(`ALTER TABLE ${table}_default DROP CONSTRAINT ${name}`);
+        }
+        const now = this.now();
+        for (const table of TABLES) {
+          // The months back only for a table with none yet (a new database): otherwise retention may
+          // have dropped them, and they were created ahead of their rows anyway.
+          const fresh = force && (await monthsOf(client, table)).length === 0;
+          for (let by = fresh ? -MONTHS_BACK : 0; by <= MONTHS_AHEAD; by++)
+            await this.create(step, table, monthStart(now, by), now);
+        }
+      } finally {
+        await client.query(`SELECT pg_advisory_unlock(${PARTITIONS_LOCK})`);
+      }
+    } catch (err) {
+      broken = err instanceof Error ? err : new Error(String(err));
+      if (!isBusy(err)) this.notice(`partition upkeep: ${broken.message}`);
+    } finally {
+      // A connection whose upkeep failed is not pooled: it may still hold the advisory lock.
+      client.release(broken);
     }
   }
 
   /**
-   * The three steps of trace migration 005 (guard, validate, attach), each a transaction of its
-   * own waiting at most LOCK_WAIT for its locks, under the partitions' advisory lock held across
-   * them. No statement timeout: validating reads
-   * the whole default partition (without blocking its readers and writers), and a timeout would
-   * leave the month unpartitioned for good. Never fails: a month not created leaves its rows in
-   * the default partition, where they are read and pruned all the same.
+   * One month, under the caller's advisory lock. A month that starts at least GUARDED_AHEAD_S
+   * from now takes the three steps of trace migration 005 (guard, validate, attach), so no
+   * exclusive lock is held while the default partition is read; the guard refuses the month's rows
+   * in the default partition meanwhile, which ingestion refuses anyway that far ahead. A nearer
+   * month (a new database's) is made in one transaction.
    */
-  private async create(table: PartitionedTable, month: number): Promise<void> {
-    const client = await this.pool.connect();
+  private async create(step: Step, table: PartitionedTable, month: number, now: number): Promise<void> {
     const args = [table, PARTITIONED[table], month];
     const guard = `${table}_p${new Date(month * 1000).toISOString().slice(0, 7).replace('-', '')}_guard`;
-    const step = async (sql: string, params: unknown[] = [], wait = LOCK_WAIT): Promise<string | undefined> => {
-      try {
-        await client.query(`BEGIN; SET LOCAL lock_timeout = '${wait}'; SET LOCAL statement_timeout = 0`);
-        const res = await client.query<{ outcome?: string }>(sql, params);
-        await client.query('COMMIT');
-        return res.rows[0]?.outcome;
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw err;
-      }
-    };
-    let broken: Error | undefined;
+    let guarded = false;
     try {
-      // Waits for another replica's creation (its steps wait at most LOCK_WAIT for locks; a long
-      // validation is waited for up to CREATOR_WAIT, then this month is left for the next upkeep).
-      // A session lock: it outlives the transaction that takes it.
-      await step(`SELECT pg_advisory_lock(${PARTITIONS_LOCK})`, [], CREATOR_WAIT);
-      let guarded = false;
-      try {
-        let outcome = await step('SELECT trace_month_guard($1, $2, $3) AS outcome', args);
+      let outcome: string | undefined;
+      if (month - now < GUARDED_AHEAD_S)
+        outcome = await step('SELECT trace_month_partition($1, $2, $3) AS outcome', args);
+      else {
+        outcome = await step('SELECT trace_month_guard($1, $2, $3) AS outcome', args);
         if (outcome === 'guarded') {
           guarded = true;
           const valid = await step(`ALTER TABLE ${table}_default VALIDATE CONSTRAINT ${guard}`).then(
@@ -138,24 +156,38 @@ export class MonthPartitions {
           outcome = valid ? await step('SELECT trace_month_attach($1, $2, $3) AS outcome', args) : 'in default';
           guarded = !valid || outcome === 'exists';
         }
-        const key = `${table} ${new Date(month * 1000).toISOString().slice(0, 7)}`;
-        if (outcome === 'in default' && !this.reported.has(key)) {
-          this.reported.add(key);
-          this.notice(`${key}: its rows were written before its partition existed and stay in the default partition`);
-        }
-      } finally {
-        // A guard left behind would refuse the month's rows in the default partition.
-        if (guarded)
-          await step(`ALTER TABLE ${table}_default DROP CONSTRAINT IF EXISTS ${guard}`).catch(() => undefined);
-        await client.query(`SELECT pg_advisory_unlock(${PARTITIONS_LOCK})`);
+      }
+      const key = `${table} ${new Date(month * 1000).toISOString().slice(0, 7)}`;
+      if (outcome === 'in default' && !this.reported.has(key)) {
+        this.reported.add(key);
+        this.notice(`${key}: its rows were written before its partition existed and stay in the default partition`);
       }
     } catch (err) {
-      broken = err instanceof Error ? err : new Error(String(err));
-      if (!isBusy(err)) this.notice(`partition upkeep of ${table}: ${broken.message}`);
+      if (!isBusy(err) && (err as { code?: string }).code !== '23514') throw err;
     } finally {
-      // A connection whose upkeep failed is not pooled: it may still hold the advisory lock.
-      client.release(broken);
+      // A guard left behind is dropped here, or by the next upkeep (see maintain).
+      if (guarded) await step(`ALTER TABLE ${table}_default DROP CONSTRAINT IF EXISTS ${guard}`).catch(() => undefined);
     }
+  }
+}
+
+type Step = (sql: string, params?: unknown[], wait?: string) => Promise<string | undefined>;
+
+/** One transaction of `client`: `sql` (answering `outcome`) waiting at most `wait` for locks, no statement timeout. */
+async function inStep(
+  client: pg.ClientBase,
+  sql: string,
+  params: unknown[],
+  wait: string,
+): Promise<string | undefined> {
+  try {
+    await client.query(`BEGIN; SET LOCAL lock_timeout = '${wait}'; SET LOCAL statement_timeout = 0`);
+    const res = await client.query<{ outcome?: string }>(sql, params);
+    await client.query('COMMIT');
+    return res.rows[0]?.outcome;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
   }
 }
 

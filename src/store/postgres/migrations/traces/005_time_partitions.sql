@@ -31,8 +31,11 @@ BEGIN
   IF to_regclass(format('%I.%I', current_schema(), part)) IS NOT NULL THEN RETURN 'exists'; END IF;
   EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE %I >= %s AND %I < %s)', fallback, col, lo, col, hi) INTO occupied;
   IF occupied THEN
-    -- A guard of an earlier attempt would refuse the month's rows there.
-    EXECUTE format('ALTER TABLE %s DROP CONSTRAINT IF EXISTS %I', fallback, part || '_guard');
+    -- A guard of an earlier attempt would refuse the month's rows there (dropped only if there:
+    -- even a DROP of nothing locks the table exclusively).
+    IF EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = fallback::regclass AND conname = part || '_guard') THEN
+      EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', fallback, part || '_guard');
+    END IF;
     RETURN 'in default';
   END IF;
   IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = fallback::regclass AND conname = part || '_guard') THEN
