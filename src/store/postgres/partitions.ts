@@ -136,7 +136,6 @@ export class MonthPartitions {
    */
   private async create(step: Step, table: PartitionedTable, month: number, now: number): Promise<void> {
     const args = [table, PARTITIONED[table], month];
-    const guard = `${table}_p${new Date(month * 1000).toISOString().slice(0, 7).replace('-', '')}_guard`;
     let guarded = false;
     try {
       let outcome: string | undefined;
@@ -146,7 +145,7 @@ export class MonthPartitions {
         outcome = await step('SELECT trace_month_guard($1, $2, $3) AS outcome', args);
         if (outcome === 'guarded') {
           guarded = true;
-          const valid = await step(`ALTER TABLE ${table}_default VALIDATE CONSTRAINT ${guard}`).then(
+          const valid = await step('SELECT trace_month_validate($1, $2)', [table, month]).then(
             () => true,
             (err: unknown) => {
               if ((err as { code?: string }).code === '23514') return false;
@@ -166,7 +165,7 @@ export class MonthPartitions {
       if (!isBusy(err) && (err as { code?: string }).code !== '23514') throw err;
     } finally {
       // A guard left behind is dropped here, or by the next upkeep (see maintain).
-      if (guarded) await step(`ALTER TABLE ${table}_default DROP CONSTRAINT IF EXISTS ${guard}`).catch(() => undefined);
+      if (guarded) await step('SELECT trace_month_unguard($1, $2)', [table, month]).catch(() => undefined);
     }
   }
 }

@@ -10,64 +10,87 @@
 --    statements planned before the move, and by REPEATABLE READ snapshots taken before it, and so
 --    the month stays unpartitioned), or 'guarded': a CHECK excluding the month is added to the
 --    default partition NOT VALID (a brief exclusive lock, no scan);
--- 2. the caller validates that CHECK in a transaction of its own (a scan under SHARE UPDATE
---    EXCLUSIVE: readers and writers go on);
+-- 2. trace_month_validate validates that CHECK, in a transaction of its own (a scan under SHARE
+--    UPDATE EXCLUSIVE: readers and writers go on);
 -- 3. trace_month_attach creates the month's table with a CHECK of its range and attaches it:
 --    ATTACH trusts both CHECKs and scans nothing (it locks the parent only in SHARE UPDATE
 --    EXCLUSIVE mode, the default partition briefly); then the guard is dropped.
 -- trace_month_partition does the three in one transaction (the migration's, on empty tables).
 -- One creator at a time per schema: the advisory lock of 'gateway.trace_partitions:' || schema.
-CREATE FUNCTION trace_month_guard(parent TEXT, col TEXT, lo BIGINT) RETURNS TEXT LANGUAGE plpgsql AS $$
+-- The names of one month of `parent`: its partition, the guard's name, the default partition
+-- (schema-qualified), and the month's end. `lo` must start a UTC month.
+CREATE FUNCTION trace_month(parent TEXT, lo BIGINT, OUT part TEXT, OUT guard TEXT, OUT fallback TEXT, OUT hi BIGINT)
+LANGUAGE plpgsql AS $$
 DECLARE
   first TIMESTAMP := to_timestamp(lo) AT TIME ZONE 'UTC';
-  hi BIGINT := extract(epoch FROM first + interval '1 month')::bigint;
-  part TEXT := parent || '_p' || to_char(first, 'YYYYMM');
-  fallback TEXT := format('%I.%I', current_schema(), parent || '_default');
-  occupied BOOLEAN;
 BEGIN
   IF first <> date_trunc('month', first) THEN
-    RAISE EXCEPTION 'trace_month_guard: % is not the start of a UTC month', lo;
+    RAISE EXCEPTION 'trace_month: % is not the start of a UTC month', lo;
   END IF;
-  IF to_regclass(format('%I.%I', current_schema(), part)) IS NOT NULL THEN RETURN 'exists'; END IF;
-  EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE %I >= %s AND %I < %s)', fallback, col, lo, col, hi) INTO occupied;
+  hi := extract(epoch FROM first + interval '1 month')::bigint;
+  part := parent || '_p' || to_char(first, 'YYYYMM');
+  guard := part || '_guard';
+  fallback := format('%I.%I', current_schema(), parent || '_default');
+END $$;
+
+-- Drops the month's guard if there is one (even a DROP of nothing locks the table exclusively).
+CREATE FUNCTION trace_month_unguard(parent TEXT, lo BIGINT) RETURNS VOID LANGUAGE plpgsql AS $$
+DECLARE
+  m RECORD := trace_month(parent, lo);
+BEGIN
+  IF EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = m.fallback::regclass AND conname = m.guard) THEN
+    EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', m.fallback, m.guard);
+  END IF;
+END $$;
+
+-- Step 2: the guard validated (raises check_violation when the default partition holds a row of the month).
+CREATE FUNCTION trace_month_validate(parent TEXT, lo BIGINT) RETURNS VOID LANGUAGE plpgsql AS $$
+DECLARE
+  m RECORD := trace_month(parent, lo);
+BEGIN
+  EXECUTE format('ALTER TABLE %s VALIDATE CONSTRAINT %I', m.fallback, m.guard);
+END $$;
+
+CREATE FUNCTION trace_month_guard(parent TEXT, col TEXT, lo BIGINT) RETURNS TEXT LANGUAGE plpgsql AS $$
+DECLARE
+  m RECORD := trace_month(parent, lo);
+  occupied BOOLEAN;
+BEGIN
+  IF to_regclass(format('%I.%I', current_schema(), m.part)) IS NOT NULL THEN RETURN 'exists'; END IF;
+  EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE %I >= %s AND %I < %s)', m.fallback, col, lo, col, m.hi)
+    INTO occupied;
   IF occupied THEN
-    -- A guard of an earlier attempt would refuse the month's rows there (dropped only if there:
-    -- even a DROP of nothing locks the table exclusively).
-    IF EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = fallback::regclass AND conname = part || '_guard') THEN
-      EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', fallback, part || '_guard');
-    END IF;
+    -- A guard of an earlier attempt would refuse the month's rows there.
+    PERFORM trace_month_unguard(parent, lo);
     RETURN 'in default';
   END IF;
-  IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = fallback::regclass AND conname = part || '_guard') THEN
+  IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = m.fallback::regclass AND conname = m.guard) THEN
     EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I CHECK (%I < %s OR %I >= %s) NOT VALID',
-      fallback, part || '_guard', col, lo, col, hi);
+      m.fallback, m.guard, col, lo, col, m.hi);
   END IF;
   RETURN 'guarded';
 END $$;
 
 CREATE FUNCTION trace_month_attach(parent TEXT, col TEXT, lo BIGINT) RETURNS TEXT LANGUAGE plpgsql AS $$
 DECLARE
-  first TIMESTAMP := to_timestamp(lo) AT TIME ZONE 'UTC';
-  hi BIGINT := extract(epoch FROM first + interval '1 month')::bigint;
-  part TEXT := parent || '_p' || to_char(first, 'YYYYMM');
-  fallback TEXT := format('%I.%I', current_schema(), parent || '_default');
+  m RECORD := trace_month(parent, lo);
 BEGIN
-  IF to_regclass(format('%I.%I', current_schema(), part)) IS NOT NULL THEN RETURN 'exists'; END IF;
+  IF to_regclass(format('%I.%I', current_schema(), m.part)) IS NOT NULL THEN RETURN 'exists'; END IF;
   EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING DEFAULTS INCLUDING CONSTRAINTS)',
-    current_schema(), part, current_schema(), parent);
+    current_schema(), m.part, current_schema(), parent);
   EXECUTE format('ALTER TABLE %I.%I ADD CONSTRAINT %I CHECK (%I >= %s AND %I < %s)',
-    current_schema(), part, part || '_range', col, lo, col, hi);
+    current_schema(), m.part, m.part || '_range', col, lo, col, m.hi);
   -- Without a validated guard ATTACH reads the default partition: a row of the month written
   -- there meanwhile fails it, and the month stays in the default partition.
   BEGIN
     EXECUTE format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I FOR VALUES FROM (%s) TO (%s)',
-      current_schema(), parent, current_schema(), part, lo, hi);
+      current_schema(), parent, current_schema(), m.part, lo, m.hi);
   EXCEPTION WHEN check_violation THEN
-    EXECUTE format('DROP TABLE %I.%I', current_schema(), part);
-    EXECUTE format('ALTER TABLE %s DROP CONSTRAINT IF EXISTS %I', fallback, part || '_guard');
+    EXECUTE format('DROP TABLE %I.%I', current_schema(), m.part);
+    PERFORM trace_month_unguard(parent, lo);
     RETURN 'in default';
   END;
-  EXECUTE format('ALTER TABLE %s DROP CONSTRAINT IF EXISTS %I', fallback, part || '_guard');
+  PERFORM trace_month_unguard(parent, lo);
   RETURN 'created';
 END $$;
 
@@ -78,8 +101,7 @@ BEGIN
   PERFORM pg_advisory_xact_lock(hashtext('gateway.trace_partitions:' || current_schema()));
   outcome := trace_month_guard(parent, col, lo);
   IF outcome <> 'guarded' THEN RETURN outcome; END IF;
-  EXECUTE format('ALTER TABLE %I.%I VALIDATE CONSTRAINT %I', current_schema(), parent || '_default',
-    parent || '_p' || to_char(to_timestamp(lo) AT TIME ZONE 'UTC', 'YYYYMM') || '_guard');
+  PERFORM trace_month_validate(parent, lo);
   RETURN trace_month_attach(parent, col, lo);
 END $$;
 
