@@ -205,7 +205,7 @@ export class PostgresTraceStore implements TraceStore {
       });
   }
 
-  /** Loads which monthly partitions exist and creates the months ahead (at start; then hourly). */
+  /** Creates the monthly partitions of the months around now (partitions.ts), at start; the timer keeps them hourly. */
   async maintainPartitions(): Promise<void> {
     await this.partitions.maintain(true).catch((err: unknown) => this.unavailable(err));
   }
