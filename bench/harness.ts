@@ -73,6 +73,11 @@ export interface LoadResult {
   p99: number;
   non2xx: number;
   errors: number;
+  /**
+   * CPU milliseconds of this (the server's) thread per completed request: steadier than req/s on a
+   * shared machine, and free of the load generator's share (it runs in its own thread).
+   */
+  cpuMs: number;
 }
 
 export async function load(opts: {
@@ -83,6 +88,7 @@ export async function load(opts: {
   connections?: number;
   seconds?: number;
 }): Promise<LoadResult> {
+  const cpu = process.threadCpuUsage();
   const result = await autocannonInWorker({
     url: opts.url,
     method: opts.method ?? 'GET',
@@ -91,12 +97,14 @@ export async function load(opts: {
     connections: opts.connections ?? 10,
     duration: opts.seconds ?? 10,
   });
+  const used = process.threadCpuUsage(cpu);
   return {
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
     non2xx: result.non2xx,
     errors: result.errors,
+    cpuMs: (used.user + used.system) / 1000 / Math.max(1, result.requests.total),
   };
 }
 
@@ -121,7 +129,7 @@ export function inWorker<T>(script: URL, data: unknown): Promise<T> {
 }
 
 export function fmt(r: LoadResult): string {
-  return `${r.rps.toFixed(0).padStart(7)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms  non2xx ${r.non2xx}  errors ${r.errors}`;
+  return `${r.rps.toFixed(0).padStart(7)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms  non2xx ${r.non2xx}  errors ${r.errors}  server CPU ${r.cpuMs.toFixed(3)} ms/request`;
 }
 
 export function argNumber(name: string, fallback: number): number {

@@ -9,12 +9,16 @@
  * GraphQL `{ __typename }`, which reads no store: its ratio bounds what any GraphQL read can reach.
  * Targets (issue 12): cache off >= 0.3 for REST and the one-agent query, >= 0.1 for the nested
  * query, and on PostgreSQL >= 0.2 for REST; cache on >= 0.7 for REST. Printed, not enforced.
+ * Each run also prints the server thread's CPU per request (harness.ts; on PostgreSQL without the
+ * database's own), and floors that bound what one event loop can answer, hence the ratio, however
+ * the rest is built: on SQLite the time inside the registry's statements per uncached request,
+ * and for GraphQL reads graphql-js alone over the same answer (graphql-floor.ts).
  * Usage: npm run bench:rest [-- --seconds 10 --connections 10 --engine sqlite|postgres --only GraphQL]
  * (`postgres`: a fresh database on DATABASE_URL_TEST or the local server, dropped afterwards).
  */
 import Fastify from 'fastify';
 import pg from 'pg';
-import { argNumber, fmt, load, startDemoApp, type LoadResult } from './harness.ts';
+import { argNumber, fmt, inWorker, load, startDemoApp, type LoadResult } from './harness.ts';
 
 const seconds = argNumber('seconds', 10);
 const connections = argNumber('connections', 10);
@@ -53,6 +57,8 @@ interface Read {
   /** The targets of this read: cache off, and cache on (REST only); none for a reference read. */
   off?: number;
   on?: number;
+  /** A GraphQL read's document: its executor floor is printed beside it (graphql-floor.ts). */
+  graphql?: string;
 }
 const REST_OFF = engine === 'postgres' ? 0.2 : 0.3;
 const NESTED = `{ agentSearch(first: 50, sorts: [{ field: NAME }]) { nodes { id name kind workspace { id name }
@@ -75,6 +81,7 @@ const ALL_READS: Read[] = [
     path: '/graphql',
     body: JSON.stringify({ query: NESTED }),
     off: 0.1,
+    graphql: NESTED,
   },
   {
     name: 'GraphQL agent(id) one agent',
@@ -82,6 +89,7 @@ const ALL_READS: Read[] = [
     path: '/graphql',
     body: JSON.stringify({ query: ONE }),
     off: 0.3,
+    graphql: ONE,
   },
   {
     // No store work at all: what authentication, Fastify and Apollo cost any GraphQL answer, so the
@@ -101,6 +109,7 @@ if (READS.length === 0) throw new Error(`--only ${only}: no read's name contains
 // The baseline: each read's bytes from memory on a bare route, no auth, no store.
 const bare = Fastify({ logger: false });
 const sizes: string[] = [];
+const executorFloor = new Map<Read, number>();
 for (const [i, read] of READS.entries()) {
   const res = await fetch(`${demo.url}${read.path}`, {
     method: read.method,
@@ -111,6 +120,14 @@ for (const [i, read] of READS.entries()) {
   if (res.status !== 200 || body.includes('"errors"'))
     throw new Error(`${read.name} answered ${res.status}: ${body.slice(0, 300)}`);
   sizes.push(`${read.name}: ${body.length.toLocaleString()} bytes`);
+  if (read.graphql !== undefined)
+    executorFloor.set(
+      read,
+      await inWorker<number>(new URL('./graphql-floor.ts', import.meta.url), {
+        query: read.graphql,
+        answer: (JSON.parse(body) as { data: unknown }).data,
+      }),
+    );
   bare.route({
     method: read.method,
     url: `/read-${i}`,
@@ -118,6 +135,41 @@ for (const [i, read] of READS.entries()) {
   });
 }
 const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
+
+/**
+ * SQLite only: milliseconds per request spent inside the registry's statements (its one `all`,
+ * where every statement runs synchronously), over sequential requests of `read` to the uncached
+ * gateway. The event loop runs them for every request, so 1000 / (this) bounds its req/s.
+ */
+async function statementMs(read: Read, requests = 300): Promise<number> {
+  const store = cold.registry as unknown as { all?: (...args: unknown[]) => unknown };
+  const all = store.all;
+  if (typeof all !== 'function') throw new Error('the SQLite registry store no longer runs statements through all()');
+  let spent = 0;
+  store.all = (...args: unknown[]) => {
+    const start = performance.now();
+    try {
+      return all.apply(cold.registry, args);
+    } finally {
+      spent += performance.now() - start;
+    }
+  };
+  try {
+    for (let i = 0; i < requests; i++) {
+      const res = await fetch(`${cold.url}${read.path}`, {
+        method: read.method,
+        headers: { authorization: `Bearer ${cold.token}`, ...json },
+        ...(read.body !== undefined ? { body: read.body } : {}),
+      });
+      if (res.status !== 200) throw new Error(`${read.name} answered ${res.status}`);
+      await res.arrayBuffer();
+      if (i === 49) spent = 0; // the first 50 warm the statement cache and the memos
+    }
+  } finally {
+    delete store.all; // back to the prototype's
+  }
+  return spent / (requests - 50);
+}
 
 console.log(
   `read benchmark: ${engine}, demo data, ${seconds}s per run, ${connections} connections, load generator in a worker thread`,
@@ -149,7 +201,22 @@ for (const [i, read] of READS.entries()) {
   );
   const offVerdict =
     read.off === undefined ? `${offRatio.toFixed(2)} (reference, no target)` : verdict(offRatio, read.off);
-  console.log(`  gateway, response cache off       ${fmt(off)}  ratio ${offVerdict}\n`);
+  console.log(`  gateway, response cache off       ${fmt(off)}  ratio ${offVerdict}`);
+  if (engine === 'sqlite' && read.off !== undefined) {
+    const ms = await statementMs(read);
+    console.log(
+      `  SQLite statements alone            ${ms.toFixed(3)} ms per request: at most ${(1000 / ms).toFixed(0)} req/s, ratio at most ${(1000 / ms / b.rps).toFixed(2)}`,
+    );
+  }
+  const floorMs = executorFloor.get(read);
+  if (floorMs !== undefined) {
+    // One event loop runs graphql-js for every request: at most 1000 / floorMs requests per second.
+    const ceiling = 1000 / floorMs / b.rps;
+    console.log(
+      `  graphql-js alone over this answer  ${floorMs.toFixed(3)} ms CPU per request (no store, no HTTP): at most ${(1000 / floorMs).toFixed(0)} req/s, ratio at most ${ceiling.toFixed(2)}`,
+    );
+  }
+  console.log('');
   if ((read.off !== undefined && offRatio < read.off) || (read.on !== undefined && onRatio < read.on)) missed++;
 }
 const targeted = READS.filter((r) => r.off !== undefined).length;
