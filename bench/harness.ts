@@ -73,6 +73,8 @@ export interface LoadResult {
   p99: number;
   non2xx: number;
   errors: number;
+  /** Requests completed in the run. */
+  requests: number;
   /**
    * CPU milliseconds of this (the server's) thread per completed request: steadier than req/s on a
    * shared machine, and free of the load generator's share (it runs in its own thread).
@@ -104,6 +106,7 @@ export async function load(opts: {
     p99: result.latency.p99,
     non2xx: result.non2xx,
     errors: result.errors,
+    requests: result.requests.total,
     cpuMs: (used.user + used.system) / 1000 / Math.max(1, result.requests.total),
   };
 }
@@ -123,7 +126,7 @@ export function inWorker<T>(script: URL, data: unknown): Promise<T> {
     });
     worker.once('error', reject);
     worker.once('exit', (code) => {
-      reject(new Error(`the load generator exited with code ${code} before answering`));
+      reject(new Error(`the worker exited with code ${code} before answering`));
     });
   });
 }
