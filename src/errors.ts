@@ -89,13 +89,21 @@ export function isApiError(err: unknown): err is ApiError {
   return err instanceof ApiError;
 }
 
+/**
+ * The most fields a problem lists (DESIGN §12): a body of a hundred thousand unknown keys would
+ * otherwise be answered with several times its size. A full list says "at least".
+ */
+export const MAX_LISTED_FIELD_ERRORS = 100;
+
 /** 422 for field errors: one -> `invalid_field` with `field`, several -> `validation_failed`. */
 export function fieldErrors(errors: FieldError[]): ApiError {
   if (errors.length === 1) {
     const [only] = errors as [FieldError];
     return new ApiError('invalid_field', only.detail, { field: only.field });
   }
-  return new ApiError('validation_failed', `${errors.length} fields are invalid`, { errors });
+  // toFieldErrors lists at most MAX_LISTED_FIELD_ERRORS fields: a full list may stand for more.
+  const count = errors.length >= MAX_LISTED_FIELD_ERRORS ? `at least ${errors.length}` : String(errors.length);
+  return new ApiError('validation_failed', `${count} fields are invalid`, { errors });
 }
 
 /** A cross-field rule: always `validation_failed`, even when only one rule broke. */

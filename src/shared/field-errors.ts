@@ -3,7 +3,7 @@
  * sentence. Shared by REST validation and the GraphQL inputs that reuse the REST schemas.
  */
 import type { ErrorObject } from 'ajv';
-import type { FieldError } from '../errors.ts';
+import { MAX_LISTED_FIELD_ERRORS, type FieldError } from '../errors.ts';
 
 function pointer(e: ErrorObject): string {
   const base = e.instancePath;
@@ -27,13 +27,14 @@ function describe(e: ErrorObject): string {
   }
 }
 
-/** One entry per field: Ajv may report several keywords for one pointer. */
+/** One entry per field (Ajv may report several keywords for one pointer), at most MAX_LISTED_FIELD_ERRORS. */
 export function toFieldErrors(errors: ErrorObject[]): FieldError[] {
   const seen = new Map<string, FieldError>();
   for (const e of errors) {
     if (e.keyword === 'if' || e.keyword === 'anyOf' || e.keyword === 'oneOf') continue;
     const field = pointer(e);
     if (!seen.has(field)) seen.set(field, { field, detail: `${field} ${describe(e)}` });
+    if (seen.size === MAX_LISTED_FIELD_ERRORS) break;
   }
   if (seen.size === 0 && errors.length > 0) {
     const e = errors[0] as ErrorObject;

@@ -146,11 +146,16 @@ function warningsOf(req: TraceStatsRequest, maxGroupLimit: number): string[] {
   return warnings;
 }
 
+/**
+ * Operation 1. `admit`, when given, sees the request once it is known good (skill readable, rules
+ * and answer size checked) and before any aggregation: a transport's own budget may refuse it.
+ */
 export async function queryTraceStats(
   ctx: RequestContext,
   skillId: string,
   versionOrdinal: number | undefined,
   req: TraceStatsRequest,
+  admit?: (req: TraceStatsRequest) => void,
 ): Promise<StatsAnswer> {
   const [skill] = await ctx.registry.getArtifacts([skillId]);
   if (skill === undefined || skill.kind !== 'skill') throw new ApiError('not_found', `skill ${skillId} not found`);
@@ -158,6 +163,7 @@ export async function queryTraceStats(
   access.assertReadable(skill.workspace_id, 'skill', skillId);
   checkRules(req);
   checkAnswerSize(req, ctx.services.config.bounds.statsMaxPoints);
+  admit?.(req);
   const workspaceIds =
     req.workspace_id == null
       ? access.readableWorkspaceIds

@@ -45,6 +45,86 @@ describe('finding 1 over GraphQL: traceStats priced by its answer', () => {
   });
 });
 
+describe('helper-24: statistics work hidden behind _entities (300 × 20 queries stalled a replica for 25 s)', () => {
+  /** Counts the trace store's aggregations while `run` runs. */
+  async function aggregationsDuring<T>(run: () => Promise<T>): Promise<{ result: T; aggregations: number }> {
+    const store = t.traces as unknown as { aggregate: (...args: unknown[]) => Promise<unknown> };
+    const original = store.aggregate.bind(store);
+    let aggregations = 0;
+    store.aggregate = (...args: unknown[]) => {
+      aggregations++;
+      return original(...args);
+    };
+    try {
+      return { result: await run(), aggregations };
+    } finally {
+      delete (store as { aggregate?: unknown }).aggregate;
+    }
+  }
+  const skills = (n: number) => Array.from({ length: n }, () => ({ __typename: 'Skill', id: 'sk-1' }));
+  const query =
+    'query($r: [_Any!]!, $i: TraceStatsInput!) { _entities(representations: $r) { ... on Skill { traceStats(input: $i) { meta { warnings } } } } }';
+
+  const yearOf20 = (extra: object) => ({
+    compare: 'PREVIOUS_PERIOD',
+    startTimeUnixSeconds: now - 366 * 86400,
+    endTimeUnixSeconds: now,
+    queries: Array.from({ length: 20 }, (_, k) => ({
+      name: `q${k}`,
+      measure: 'LATENCY_P99',
+      filters: [{ key: 'MODEL', op: 'NEQ', value: `m${k}` }],
+      ...extra,
+    })),
+  });
+
+  it('prices grouped queries with limit 0 at one group each: the attack as sent is refused by its cost', async () => {
+    const attack = { requestType: 'TIME_SERIES', bucket: 'WEEK', ...yearOf20({ groupBy: ['USER'], limit: 0 }) };
+    const res = await post({ query, variables: { r: skills(300), i: attack } });
+    expect(res.status).toBe(400);
+    expect(res.body.errors[0].extensions).toMatchObject({ code: 'GRAPHQL_VALIDATION_FAILED', limit: 'cost' });
+    expect(res.body.errors[0].extensions.value).toBeGreaterThanOrEqual(300 * 20 * 53 * 2);
+  });
+
+  it('runs two of 300 scalar requests of 20 queries over a year with compare (cheap answers, heavy work), refuses the rest before any aggregation', async () => {
+    const { result: res, aggregations } = await aggregationsDuring(() =>
+      post({ query, variables: { r: skills(300), i: { requestType: 'SCALAR', ...yearOf20({}) } } }),
+    );
+    expect(res.status).toBe(400);
+    const answered = (res.body.data._entities as ({ traceStats: unknown } | null)[]).filter(
+      (e) => e?.traceStats != null,
+    );
+    expect(answered).toHaveLength(2); // 2 × 20 × 2 × 54 = 4,320 units, the whole budget
+    // 20 distinct filters: 20 aggregations per window, two windows, two requests.
+    expect(aggregations).toBe(2 * 20 * 2);
+    expect(res.body.errors).toHaveLength(298);
+    for (const error of res.body.errors)
+      expect(error.extensions).toMatchObject({
+        code: 'OPERATION_TOO_LARGE',
+        http: { status: 400 },
+        limit: 'stats_work',
+        max: 4320,
+      });
+  });
+
+  it('answers a page of 100 per-skill summaries (7 days, three queries: 6 units each)', async () => {
+    const summary = {
+      requestType: 'SCALAR',
+      startTimeUnixSeconds: now - 7 * 86400,
+      endTimeUnixSeconds: now,
+      queries: [
+        { name: 'invocations', measure: 'SKILL_INVOCATIONS' },
+        { name: 'errors', measure: 'ERROR_RATE' },
+        { name: 'p99', measure: 'LATENCY_P99' },
+      ],
+    };
+    const res = await post({ query, variables: { r: skills(100), i: summary } });
+    expect(res.body.errors).toBeUndefined();
+    expect(res.status).toBe(200);
+    expect(res.body.data._entities).toHaveLength(100);
+    expect(res.body.data._entities.every((e: { traceStats: unknown }) => e.traceStats !== null)).toBe(true);
+  });
+});
+
 describe('finding 4: cost bypass through defaults and introspection', () => {
   const nested = 'nodes { id usedTools { id usedBy { id usedTools { id } } } }';
   for (const [how, query] of [

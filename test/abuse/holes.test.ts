@@ -144,3 +144,42 @@ describe('finding 7: smaller holes', () => {
     expect((await gql(t, '{ toolAggregate(first: 1) { totalCount } }', h)).json().errors).toBeUndefined();
   });
 });
+
+describe('helper-24: one invalid body answered with six times its size', () => {
+  it('lists at most 100 invalid fields, and says "at least" (120,875 unknown keys answered 6 MB before)', async () => {
+    t = await startTestApp();
+    const now = Math.floor(Date.now() / 1000);
+    const body: Record<string, unknown> = {
+      start_time_unix_seconds: now - 86400,
+      end_time_unix_seconds: now,
+      request_type: 'scalar',
+      queries: [{ name: 'q', measure: 'spans' }],
+    };
+    for (let i = 0; i < 5000; i++) body[`x${i}`] = 0;
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/skill/v1/skills/sk-1/traces/stats/query',
+      headers: await t.auth('u-admin'),
+      payload: body,
+    });
+    const problem = expectProblem(res, 422, 'validation_failed');
+    expect(problem.detail).toBe('at least 100 fields are invalid');
+    const errors = (problem as { errors?: { field: string }[] }).errors ?? [];
+    expect(errors).toHaveLength(100);
+    expect(errors[0]?.field).toBe('/x0');
+    expect(res.body.length).toBeLessThan(10_000);
+    // Fewer than the cap: counted exactly.
+    const two = await t.app.inject({
+      method: 'POST',
+      url: '/skill/v1/skills/sk-1/traces/stats/query',
+      headers: await t.auth('u-admin'),
+      payload: {
+        ...body,
+        ...Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`x${i}`, undefined])),
+        y: 1,
+        z: 2,
+      },
+    });
+    expect(expectProblem(two, 422, 'validation_failed').detail).toBe('2 fields are invalid');
+  });
+});

@@ -12,6 +12,7 @@ import {
   checkAnswerSize,
   checkRules,
   groupLimitOf,
+  statsWork,
   type TraceStatsRequest,
 } from '../../src/traces/stats-request.ts';
 
@@ -393,6 +394,30 @@ describe('answer size, counted before any work (DESIGN §12)', () => {
     expect(answerPoints(tooLong)).toBe(366);
     expect(answerPoints({ ...tooLong, end_time_unix_seconds: START })).toBe(1);
     expect(answerPoints({ ...tooLong, end_time_unix_seconds: START - DAY })).toBe(1);
+  });
+
+  it('a grouped query with limit 0 still counts one group: its aggregation runs (it counted 0 before)', () => {
+    const none = (name: string): Query => ({ name, measure: 'spans', group_by: ['user'], limit: 0 });
+    const twenty = Array.from({ length: 20 }, (_, i) => none(`q${i}`));
+    const series = req({ request_type: 'time_series', bucket: 'week', queries: twenty, compare: 'previous_period' });
+    expect(answerPoints({ ...series, end_time_unix_seconds: START + 366 * DAY })).toBe(20 * 53 * 2);
+    expect(answerPoints(req({ request_type: 'table', queries: twenty }))).toBe(20);
+  });
+
+  it('statsWork: aggregations (one per query, two with compare) × (whole weeks of the range + 1)', () => {
+    const three = [
+      { name: 'a', measure: 'spans' },
+      { name: 'b', measure: 'traces' },
+      { name: 'c', measure: 'error_rate' },
+    ] satisfies Query[];
+    expect(statsWork(req({ queries: three }))).toBe(3 * 2);
+    expect(statsWork(req({ queries: three, compare: 'previous_period' }))).toBe(3 * 2 * 2);
+    const year = req({ queries: three, end_time_unix_seconds: START + 366 * DAY });
+    expect(statsWork(year)).toBe(3 * 54);
+    // Cut at the 366 days the schema admits, and at zero for a reversed range.
+    expect(statsWork({ ...year, end_time_unix_seconds: START + 5000 * DAY })).toBe(3 * 54);
+    expect(statsWork({ ...year, end_time_unix_seconds: START - DAY })).toBe(3);
+    expect(statsWork({ ...year, end_time_unix_seconds: Number.NaN })).toBe(3);
   });
 
   it('refuses an answer over the limit, naming what makes it large', () => {
