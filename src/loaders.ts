@@ -66,9 +66,14 @@ function groupedBy<T>(fetch: (keys: readonly string[]) => Promise<T[]>, keysOf: 
   };
 }
 
-function counts(store: RegistryStore, by: 'workspace' | 'project' | 'creator') {
+/** Counts by kind; `within` (the caller's readable scope) limits them to artifacts the caller can read. */
+function counts(
+  store: RegistryStore,
+  by: 'workspace' | 'project' | 'creator',
+  within?: () => Promise<readonly string[]>,
+) {
   return new DataLoader<string, Record<string, number>>(async (keys) => {
-    const found = await store.countArtifacts(by, keys);
+    const found = await store.countArtifacts(by, keys, within === undefined ? undefined : await within());
     return keys.map((k) => found.get(k) ?? {});
   });
 }
@@ -130,8 +135,10 @@ export function createLoaders(store: RegistryStore, readableWorkspaceIds: () => 
       ),
     ),
     artifactCountsByWorkspace: counts(store, 'workspace'),
-    artifactCountsByProject: counts(store, 'project'),
-    artifactCountsByCreator: counts(store, 'creator'),
+    // A workspace holds only its own artifacts; a project or a creator may have some in workspaces
+    // (or, for a creator, organizations) the caller cannot read.
+    artifactCountsByProject: counts(store, 'project', readableWorkspaceIds),
+    artifactCountsByCreator: counts(store, 'creator', readableWorkspaceIds),
     memberCount: new DataLoader(async (ids) => {
       const found = await store.countMembers(ids);
       return ids.map((id) => found.get(id) ?? 0);

@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import type { JWK, JWTPayload } from 'jose';
 import type { Config } from '../config.ts';
+import type { Identity } from '../domain/types.ts';
 import { ApiError } from '../errors.ts';
 import type { RegistryStore } from '../store/registry-port.ts';
 import type { Authenticator, Caller } from './caller.ts';
@@ -78,12 +79,13 @@ export async function createAuthenticator(
   const cache = new Map<string, { caller: Caller; expMs: number }>();
   const refused = new Set((opts.refusedApiKeys ?? []).map(hashApiKey));
 
+  const expired = (identity: Identity) => identity.expires_at !== undefined && Date.parse(identity.expires_at) <= now();
+
   async function fromApiKey(key: string): Promise<Caller> {
     const hash = hashApiKey(key);
     if (refused.has(hash)) throw new ApiError('invalid_api_key', 'the API key is unknown, expired or revoked');
     const identity = await registry.findIdentityByApiKeyHash(hash);
-    const expired = identity?.expires_at !== undefined && Date.parse(identity.expires_at) <= now();
-    if (identity === null || identity.revoked === true || expired)
+    if (identity === null || identity.revoked === true || expired(identity))
       throw new ApiError('invalid_api_key', 'the API key is unknown, expired or revoked');
     return serviceAccount(identity.agent_id, identity.client_id);
   }
@@ -107,8 +109,9 @@ export async function createAuthenticator(
     const client = clientOfToken(claims, auth.clientTokenShapes);
     if (client !== undefined) {
       const identity = await registry.findIdentityByClientId(client);
-      if (identity === null)
-        throw new ApiError('token_service_account_unbound', 'the client is bound to no agent identity');
+      // A revoked or expired identity binds its client no more than its API key (fromApiKey).
+      if (identity === null || identity.revoked === true || expired(identity))
+        throw new ApiError('token_service_account_unbound', 'the client is bound to no active agent identity');
       return serviceAccount(identity.agent_id, client);
     }
     if (sub === undefined) throw new ApiError('missing_user', 'the token has no subject');

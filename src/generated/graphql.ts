@@ -1035,7 +1035,7 @@ export type TraceStatsRequestType =
 /** A directory user (the REST directory user plus its edges). */
 export type User = {
   __typename?: 'User';
-  /** Latest artifacts this user created, in any workspace of the organization. */
+  /** Latest artifacts this user created, in the workspaces the caller can read. */
   artifactCount: Scalars['Int']['output'];
   artifactCountByKind: ArtifactCountByKind;
   /** Latest artifacts this user created that the caller can read, ordered by id. */

@@ -77,6 +77,7 @@ export async function exportWorkspace(ctx: RequestContext, workspaceId: string):
       ? store.countArtifacts(
           'project',
           projects.map((p) => p.id),
+          access.readableWorkspaceIds,
         )
       : Promise.resolve<KindCounts>(new Map()),
     loadArtifactExtras(store, access, artifacts),

@@ -76,6 +76,7 @@ export async function listUsers(
       ? await ctx.registry.countArtifacts(
           'creator',
           rows.map((u) => u.id),
+          (await ctx.access()).readableWorkspaceIds,
         )
       : (new Map() as KindCounts);
   ctx.checkDeadline();

@@ -177,8 +177,16 @@ export interface RegistryStore {
   aggregateTools(query: ToolAggregateQuery): Promise<Page<ToolGroup>>;
   /** The distinct tool refs of the tools `aggregateTools` groups (offset ignored), at most `limit`. */
   toolRefs(query: ToolAggregateQuery): Promise<ToolRef[]>;
-  /** Latest-artifact counts by kind per workspace, project or creator (`created_by`). */
-  countArtifacts(by: 'workspace' | 'project' | 'creator', ids: readonly string[]): Promise<KindCounts>;
+  /**
+   * Latest-artifact counts by kind per workspace, project or creator (`created_by`); with `within`,
+   * only artifacts held by those workspaces (a caller's readable scope: a project or a creator has
+   * artifacts in other workspaces, and other organizations, than the caller can read).
+   */
+  countArtifacts(
+    by: 'workspace' | 'project' | 'creator',
+    ids: readonly string[],
+    within?: readonly string[],
+  ): Promise<KindCounts>;
   countMembers(workspaceIds: readonly string[]): Promise<Map<string, number>>;
   /** Relationships whose `from.id` or `to.id` is one of these. */
   getRelationships(artifactIds: readonly string[]): Promise<Relationship[]>;

@@ -7,6 +7,7 @@
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SpanRow } from '../../src/store/trace-port.ts';
+import { loadDevIssuer } from '../../src/auth/dev-issuer.ts';
 import { demoSpans } from '../../src/traces/demo-traces.ts';
 import { encodeExportRequest } from '../../src/traces/otlp-decode.ts';
 import { otlpBody, otlpSpan } from '../abuse/fixture.ts';
@@ -38,6 +39,14 @@ function bundle() {
   // ag-3 gets a revoked API key.
   const ag3 = b.artifacts.find((a) => a.id === 'ag-3') as Record<string, unknown>;
   ag3.identity = { client_id: 'key-ag-3', credential_kind: 'api_key', api_key: REVOKED_KEY, revoked: true };
+  // tl-4 (ws-a-other) belongs to proj-a1 of ws-a-team; u-admin created a tool in org-b.
+  const tl4 = b.artifacts.find((a) => a.id === 'tl-4') as Record<string, unknown>;
+  tl4.project_id = 'proj-a1';
+  const tlb1 = b.artifacts.find((a) => a.id === 'tl-b1') as Record<string, unknown>;
+  b.artifacts.push({ ...tlb1, id: 'tl-b2', name: 'read_mail', created_by: 'u-admin' } as (typeof b.artifacts)[number]);
+  // ag-b1 gets an OpenID client identity that expired.
+  const agb1 = b.artifacts.find((a) => a.id === 'ag-b1') as Record<string, unknown>;
+  agb1.identity = { client_id: 'client-expired', credential_kind: 'oidc_client', expires_at: '2020-01-01T00:00:00Z' };
   return b;
 }
 
@@ -122,6 +131,37 @@ describe('authorization pins', () => {
     expect(agent.usedTools.map((x) => x.id)).toEqual(['tl-1']);
   });
 
+  it('artifact counts of users and projects hold only what the caller can read (helper-25: they counted every workspace)', async () => {
+    const graph = async (query: string) =>
+      (
+        await t.app.inject({ method: 'POST', url: '/graphql', headers: await t.auth('u-viewer'), payload: { query } })
+      ).json<{ data: Record<string, Record<string, unknown>> }>().data;
+    // u-admin created artifacts in ws-a-other and in org-b (tl-b2 below), neither readable by u-viewer.
+    const everywhere = (await t.registry.countArtifacts('creator', ['u-admin'])).get('u-admin') ?? {};
+    const readable = (await graph('{ user(id: "u-admin") { artifactCount artifacts(first: 200) { totalCount } } }'))
+      .user as { artifactCount: number; artifacts: { totalCount: number } };
+    expect(readable.artifactCount).toBe(readable.artifacts.totalCount);
+    expect(readable.artifactCount).toBeLessThan(Object.values(everywhere).reduce((a, b) => a + b, 0));
+    const users = await t.app.inject({ method: 'GET', url: '/registry/v1/users', headers: await t.auth('u-viewer') });
+    const admin = users
+      .json<{ items: { id: string; artifact_count?: number }[] }>()
+      .items.find((u) => u.id === 'u-admin');
+    expect(admin?.artifact_count).toBe(readable.artifactCount);
+    // proj-a1 (ws-a-team) also holds tl-4 of ws-a-other: u-viewer counts ag-1 only.
+    const project = (await graph('{ project(id: "proj-a1") { artifactCount artifactCountByKind { tool } } }'))
+      .project as { artifactCount: number; artifactCountByKind: { tool: number } };
+    expect(project).toEqual({ artifactCount: 1, artifactCountByKind: { tool: 0 } });
+    const exported = await t.app.inject({
+      method: 'GET',
+      url: '/registry/v1/workspaces/ws-a-team/export',
+      headers: await t.auth('u-viewer'),
+    });
+    const proj = exported
+      .json<{ projects: { id: string; artifact_count?: number }[] }>()
+      .projects.find((p) => p.id === 'proj-a1');
+    expect(proj?.artifact_count).toBe(1);
+  });
+
   it('a service account reads and writes only its own workspace subtree', async () => {
     const key = { authorization: `Bearer ${TEST_API_KEY}` }; // ag-2 of ws-a-sub
     const tools = await t.app.inject({ method: 'GET', url: '/mcp/v1/tools', headers: key });
@@ -174,6 +214,21 @@ describe('authorization pins', () => {
       401,
       'invalid_api_key',
     );
+  });
+
+  it('a client-credentials token of a revoked or expired identity binds to no agent (helper-25: it acted as the agent)', async () => {
+    const issuer = await loadDevIssuer(t.dataDir);
+    const asClient = async (client: string) => ({
+      authorization: `Bearer ${await issuer.mint({ sub: client, claims: { client_id: client } })}`,
+    });
+    const ok = await t.app.inject({ method: 'GET', url: '/mcp/v1/tools', headers: await asClient('client-ag-1') });
+    expect(ok.statusCode).toBe(200);
+    for (const client of ['key-ag-3', 'client-expired'])
+      expectProblem(
+        await t.app.inject({ method: 'GET', url: '/mcp/v1/tools', headers: await asClient(client) }),
+        401,
+        'token_service_account_unbound',
+      );
   });
 });
 

@@ -312,7 +312,7 @@ describe('claims', () => {
     expect(await why(await t({ org_id: undefined }))).toBe('missing_org: the token has no org_id claim');
     expect(await why(await t({ org_id: '' }))).toBe('missing_org: the token has no org_id claim');
     expect(await why(await t({ sub: 'c', client_id: 'c' }))).toBe(
-      'token_service_account_unbound: the client is bound to no agent identity',
+      'token_service_account_unbound: the client is bound to no active agent identity',
     );
     expect(await why(await t({ sub: 'u-ghost' }))).toBe(
       'unknown_account: the user or organization is not in the directory',

@@ -819,6 +819,13 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
       expect((await store.countArtifacts('creator', ['u-viewer', 'u-b'])).get('u-viewer')).toEqual({ agent: 1 });
       expect((await store.countArtifacts('creator', ['u-b'])).get('u-b')).toEqual({ agent: 1, skill: 1 });
       expect(await store.countArtifacts('creator', [])).toEqual(new Map());
+      // Within a readable scope: only artifacts those workspaces hold.
+      expect((await store.countArtifacts('creator', ['u-b'], ['ws-a-team', 'ws-a'])).get('u-b')).toBeUndefined();
+      expect((await store.countArtifacts('creator', ['u-b'], ['ws-b'])).get('u-b')).toEqual({ agent: 1, skill: 1 });
+      expect(await store.countArtifacts('project', ['proj-a1'], ['ws-a-team'])).toEqual(
+        new Map([['proj-a1', { agent: 1 }]]),
+      );
+      expect(await store.countArtifacts('project', ['proj-a1'], ['ws-a-other'])).toEqual(new Map());
     });
 
     it('returns relationships touching the given artifacts, in both directions', async () => {

@@ -262,11 +262,16 @@ export class PostgresRegistryStore implements RegistryStore {
     return rows.map((r) => toToolRef(query, r));
   }
 
-  async countArtifacts(by: 'workspace' | 'project' | 'creator', ids: readonly string[]): Promise<KindCounts> {
+  async countArtifacts(
+    by: 'workspace' | 'project' | 'creator',
+    ids: readonly string[],
+    within?: readonly string[],
+  ): Promise<KindCounts> {
     const column = { workspace: 'workspace_id', project: 'project_id', creator: 'created_by' }[by];
+    const scope = within === undefined ? '' : 'AND workspace_id = ANY($2::text[])';
     const rows = await this.all(
-      `SELECT ${column} AS k, kind, COUNT(*)::int AS n FROM artifacts WHERE is_latest AND ${column} = ANY($1::text[]) GROUP BY ${column}, kind ORDER BY kind COLLATE "C"`,
-      [ids],
+      `SELECT ${column} AS k, kind, COUNT(*)::int AS n FROM artifacts WHERE is_latest AND ${column} = ANY($1::text[]) ${scope} GROUP BY ${column}, kind ORDER BY kind COLLATE "C"`,
+      within === undefined ? [ids] : [ids, within],
     );
     const out: KindCounts = new Map();
     for (const r of rows) {

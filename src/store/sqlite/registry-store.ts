@@ -269,11 +269,17 @@ export class SqliteRegistryStore implements RegistryStore {
     return rows.map((r) => toToolRef(query, r));
   }
 
-  async countArtifacts(by: 'workspace' | 'project' | 'creator', ids: readonly string[]): Promise<KindCounts> {
+  async countArtifacts(
+    by: 'workspace' | 'project' | 'creator',
+    ids: readonly string[],
+    within?: readonly string[],
+  ): Promise<KindCounts> {
     const column = { workspace: 'workspace_id', project: 'project_id', creator: 'created_by' }[by];
+    const scope = within === undefined ? '' : `AND workspace_id ${IN}`;
     const rows = this.all(
-      `SELECT ${column} AS k, kind, COUNT(*) AS n FROM artifacts WHERE is_latest = 1 AND ${column} ${IN} GROUP BY ${column}, kind ORDER BY kind`,
+      `SELECT ${column} AS k, kind, COUNT(*) AS n FROM artifacts WHERE is_latest = 1 AND ${column} ${IN} ${scope} GROUP BY ${column}, kind ORDER BY kind`,
       JSON.stringify(ids),
+      ...(within === undefined ? [] : [JSON.stringify(within)]),
     );
     const out: KindCounts = new Map();
     for (const r of rows) {
