@@ -154,6 +154,9 @@ export function groupLimitOf(q: PanelQuery): number {
   return Math.min(q.limit ?? DEFAULT_GROUP_LIMIT, MAX_GROUP_LIMIT);
 }
 
+/** The groups a query is priced at: its limit, and one for `limit: 0` (which shows none but still runs). */
+const pricedGroups = (q: PanelQuery) => Math.max(1, groupLimitOf(q));
+
 /**
  * The size of the answer before any work (DESIGN §12): values it may hold, as queries × groups ×
  * buckets, doubled by `compare`. Groups count at their limit, so the bound holds whatever the data;
@@ -175,26 +178,29 @@ export function answerPoints(req: TraceStatsRequest): number {
     req.request_type === 'table'
       ? lead === undefined
         ? 0
-        : Math.max(1, groupLimitOf(lead)) * req.queries.length
-      : req.queries.reduce(
-          (sum, q) => sum + (req.request_type === 'scalar' ? 1 : Math.max(1, groupLimitOf(q)) * buckets),
-          0,
-        );
+        : pricedGroups(lead) * req.queries.length
+      : req.queries.reduce((sum, q) => sum + (req.request_type === 'scalar' ? 1 : pricedGroups(q) * buckets), 0);
   return points * (req.compare === 'previous_period' ? 2 : 1);
 }
+
+/** Whole weeks a range of `spanS` seconds touches. */
+const weeksOf = (spanS: number) => Math.ceil(spanS / (7 * 86400));
 
 /**
  * What a request costs the trace engine, whatever the size of its answer: its aggregations (at
  * most one per query, twice with `compare`), each weighted by the whole weeks its range spans plus
- * one. The largest request the schema admits costs 20 × 2 × 54 = 2,160; a 7-day scalar of three
- * queries costs 6. Values not yet validated count as the least they can.
+ * one. The largest request the schema admits costs MAX_STATS_WORK (20 × 2 × 54 = 2,160); a 7-day
+ * scalar of three queries costs 6. Values not yet validated count as the least they can.
  */
 export function statsWork(req: TraceStatsRequest): number {
   const span = req.end_time_unix_seconds - req.start_time_unix_seconds;
-  const weeks = Number.isFinite(span) ? Math.ceil(Math.min(Math.max(span, 0), MAX_RANGE_S) / (7 * 86400)) : 0;
+  const weeks = Number.isFinite(span) ? weeksOf(Math.min(Math.max(span, 0), MAX_RANGE_S)) : 0;
   const queries = Math.min(Array.isArray(req.queries) ? req.queries.length : 0, MAX_QUERIES);
   return queries * (req.compare === 'previous_period' ? 2 : 1) * (weeks + 1);
 }
+
+/** `statsWork` of the largest request the schema admits: every query, compared, over the longest range. */
+export const MAX_STATS_WORK = MAX_QUERIES * 2 * (weeksOf(MAX_RANGE_S) + 1);
 
 /** Refuses a request whose answer could exceed `maxPoints`, naming the fields that make it large. */
 export function checkAnswerSize(req: TraceStatsRequest, maxPoints: number): void {

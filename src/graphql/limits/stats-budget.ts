@@ -4,16 +4,16 @@
  * run thousands of them while its static cost counts only the points of each answer (an attack of
  * 300 `_entities` × 20 queries stalled a replica for 25 s). Each operation gets a budget of work
  * (stats-request.ts `statsWork`: aggregations × weeks + 1): twice what the largest statistics
- * request costs, and room for a page of per-skill summaries (a 7-day, three-query scalar costs 6).
+ * request costs (4,320), and room for a page of per-skill summaries (a 7-day, three-query scalar
+ * costs 6).
  * A `traceStats` past it fails with OPERATION_TOO_LARGE (HTTP 400) before any aggregation runs.
  */
 import { GraphQLError } from 'graphql';
-import { statsWork } from '../../traces/stats-request.ts';
-import type { TraceStatsRequest } from '../../traces/stats-request.ts';
+import { MAX_STATS_WORK, statsWork, type TraceStatsRequest } from '../../traces/stats-request.ts';
 import { OPERATION_TOO_LARGE } from './list-budget.ts';
 
 /** Work units one operation may spend on trace statistics. */
-const MAX_STATS_WORK = 2 * 20 * 2 * 54;
+const BUDGET = 2 * MAX_STATS_WORK;
 
 const spentBy = new WeakMap<object, number>();
 
@@ -21,16 +21,16 @@ const spentBy = new WeakMap<object, number>();
 export function spendStatsWork(context: object, req: TraceStatsRequest): void {
   const spent = (spentBy.get(context) ?? 0) + statsWork(req);
   spentBy.set(context, spent);
-  if (spent > MAX_STATS_WORK)
+  if (spent > BUDGET)
     throw new GraphQLError(
-      `this operation's trace statistics need more than ${MAX_STATS_WORK} units of work (aggregations × weeks + 1); ask for fewer skills, queries or weeks per operation`,
+      `this operation's trace statistics need more than ${BUDGET} units of work (aggregations × weeks + 1); ask for fewer skills, queries or weeks per operation`,
       {
         extensions: {
           code: OPERATION_TOO_LARGE,
           http: { status: 400 },
           limit: 'stats_work',
           value: spent,
-          max: MAX_STATS_WORK,
+          max: BUDGET,
         },
       },
     );
