@@ -59,8 +59,14 @@ interface Read {
   /** The targets of this read: cache off, and cache on (REST only); none for a reference read. */
   off?: number;
   on?: number;
-  /** A GraphQL read's document: its executor floor is printed beside it (graphql-floor.ts). */
+  /** A GraphQL read's document (its body's query): its executor floor is printed beside it (graphql-floor.ts). */
   graphql?: string;
+}
+
+/** A GraphQL read of `query`; with a target, its executor floor is measured too. */
+function graphqlRead(name: string, query: string, off?: number): Read {
+  const read: Read = { name, method: 'POST', path: '/graphql', body: JSON.stringify({ query }) };
+  return off === undefined ? read : { ...read, off, graphql: query };
 }
 const REST_OFF = engine === 'postgres' ? 0.2 : 0.3;
 const NESTED = `{ agentSearch(first: 50, sorts: [{ field: NAME }]) { nodes { id name kind workspace { id name }
@@ -77,29 +83,10 @@ const ALL_READS: Read[] = [
     off: REST_OFF,
     on: 0.7,
   },
-  {
-    name: 'GraphQL agentSearch(first: 50) nested',
-    method: 'POST',
-    path: '/graphql',
-    body: JSON.stringify({ query: NESTED }),
-    off: 0.1,
-    graphql: NESTED,
-  },
-  {
-    name: 'GraphQL agent(id) one agent',
-    method: 'POST',
-    path: '/graphql',
-    body: JSON.stringify({ query: ONE }),
-    off: 0.3,
-    graphql: ONE,
-  },
-  {
-    // No store work at all: what authentication, Fastify and Apollo cost a GraphQL request today.
-    name: 'GraphQL { __typename } (reference: no store work)',
-    method: 'POST',
-    path: '/graphql',
-    body: JSON.stringify({ query: '{ __typename }' }),
-  },
+  graphqlRead('GraphQL agentSearch(first: 50) nested', NESTED, 0.1),
+  graphqlRead('GraphQL agent(id) one agent', ONE, 0.3),
+  // No store work at all: what authentication, Fastify and Apollo cost a GraphQL request today.
+  graphqlRead('GraphQL { __typename } (reference: no store work)', '{ __typename }'),
 ];
 // `--only GraphQL` (any part of a read's name): just those reads, for a quicker before/after.
 const onlyArg = process.argv.indexOf('--only');
