@@ -1,0 +1,226 @@
+/**
+ * The DuckDB trace engine's one writer: a queue of appends, seal steps and retention runs, drained
+ * on one connection. Appends of concurrent requests are committed together (group commit), every
+ * span gets the next sequence number, and each skill invocation adds a trace -> skill mapping
+ * (append.ts). Sealing (sealing.ts) copies the spans of each skill's traces into `skill_spans` for
+ * spans committed at least `sealAgeMs` ago; appends carry request latency and go first, but a wanted
+ * seal gets a turn at least every SEAL_TURN_MS, one step of at most SEAL_STEP spans at a time.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { MetricPointRow, SpanRow } from '../trace-port.ts';
+import { sqlText } from '../sql-values.ts';
+import { appendSpans } from './append.ts';
+import type { Dictionary } from './dictionary.ts';
+import { pruneBefore } from './pruning.ts';
+import { seal } from './sealing.ts';
+
+const SEAL_STEP = 500_000;
+const SEAL_TURN_MS = 1_000;
+
+interface PendingAppend {
+  rows: readonly SpanRow[];
+  points: readonly MetricPointRow[];
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+interface PendingPrune {
+  cutoffS: number;
+  resolve: (spans: number) => void;
+  reject: (err: unknown) => void;
+}
+interface PendingSeal {
+  upTo: number;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+export interface WriterOptions {
+  /** Spans are sealed once committed this long ago. */
+  sealAgeMs: number;
+  /** Progress of long seals. */
+  notice: (message: string) => void;
+}
+
+export class TraceWriter {
+  private readonly conn: DuckDBConnection;
+  private readonly dictionary: Dictionary;
+  private readonly sealAgeMs: number;
+  private readonly notice: (message: string) => void;
+  private appends: PendingAppend[] = [];
+  private seals: PendingSeal[] = [];
+  private prunes: PendingPrune[] = [];
+  private writing: Promise<void> | null = null;
+  /** Highest committed sequence number, and the highest one sealed. */
+  private committedSeq: number;
+  private sealedSeq: number;
+  /** When each append committed, for the seal age: ascending seq. */
+  private commits: { seq: number; at: number }[] = [];
+  /** skill_keys as far as this writer has read it: `${org}\u0000${skill}` -> key. */
+  private readonly skillKeys = new Map<string, number>();
+  private maxSkillKey = 0;
+  /** When the oldest unanswered seal request was made, or the last seal step ended. */
+  private sealWaitingSince = 0;
+  /** Where the seal that is under way began (progress notices of long seals). */
+  private sealFrom = 0;
+
+  private constructor(
+    conn: DuckDBConnection,
+    dictionary: Dictionary,
+    seqs: { committed: number; sealed: number },
+    options: WriterOptions,
+  ) {
+    this.conn = conn;
+    this.dictionary = dictionary;
+    this.committedSeq = seqs.committed;
+    this.sealedSeq = seqs.sealed;
+    this.sealAgeMs = options.sealAgeMs;
+    this.notice = options.notice;
+  }
+
+  /** A writer on `conn` (migrated), continuing the sequence numbers and watermark stored there. */
+  static async open(conn: DuckDBConnection, dictionary: Dictionary, options: WriterOptions): Promise<TraceWriter> {
+    const [row] = (
+      await conn.runAndReadAll(
+        'SELECT (SELECT COALESCE(max(seq), 0) FROM spans) AS committed, (SELECT seq FROM sealed) AS sealed',
+      )
+    ).getRowObjectsJS();
+    const seqs = { committed: Number(row?.committed ?? 0), sealed: Number(row?.sealed ?? 0) };
+    const writer = new TraceWriter(conn, dictionary, seqs, options);
+    await writer.readSkillKeys();
+    return writer;
+  }
+
+  /** Whether spans wait to be sealed: statistics then also read the unsealed tails. */
+  get hasUnsealed(): boolean {
+    return this.committedSeq > this.sealedSeq;
+  }
+
+  /** The integer key sealing gave (organization, skill), if it has one yet. */
+  skillKey(orgId: string, skill: string): number | undefined {
+    return this.skillKeys.get(`${orgId}\u0000${skill}`);
+  }
+
+  /** Resolves once the rows and points are committed; concurrent calls share one transaction. */
+  append(rows: readonly SpanRow[], points: readonly MetricPointRow[]): Promise<void> {
+    if (rows.length === 0 && points.length === 0) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      this.appends.push({ rows, points, resolve, reject });
+      this.writing ??= this.drain();
+    });
+  }
+
+  /** Retention: between appends and seal steps (pruning.ts). */
+  prune(cutoffS: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.prunes.push({ cutoffS, resolve, reject });
+      this.writing ??= this.drain();
+    });
+  }
+
+  /** Seals every span committed so far. */
+  sealAll(): Promise<void> {
+    return this.sealUpTo(this.committedSeq);
+  }
+
+  /** Seals the spans committed at least `sealAgeMs` ago (the background timer). */
+  sealAged(): Promise<void> {
+    const cutoff = Date.now() - this.sealAgeMs;
+    let upTo = this.sealedSeq;
+    for (const c of this.commits) if (c.at <= cutoff) upTo = c.seq;
+    return this.sealUpTo(upTo);
+  }
+
+  /** Resolves once everything queued so far is done (close waits for it). */
+  async idle(): Promise<void> {
+    await this.writing;
+  }
+
+  private sealUpTo(upTo: number): Promise<void> {
+    if (upTo <= this.sealedSeq) return Promise.resolve();
+    if (this.seals.length === 0) {
+      this.sealWaitingSince = Date.now();
+      this.sealFrom = this.sealedSeq;
+    }
+    return new Promise((resolve, reject) => {
+      this.seals.push({ upTo, resolve, reject });
+      this.writing ??= this.drain();
+    });
+  }
+
+  /**
+   * The writer. Appends carry request latency and go first, but a wanted seal gets a turn at least
+   * every SEAL_TURN_MS even under constant ingestion, one step at a time, so neither starves.
+   */
+  private async drain(): Promise<void> {
+    for (;;) {
+      const sealTurn =
+        this.seals.length > 0 && (this.appends.length === 0 || Date.now() - this.sealWaitingSince >= SEAL_TURN_MS);
+      if (this.prunes.length > 0) {
+        const p = this.prunes.shift() as PendingPrune;
+        await pruneBefore(this.conn, p.cutoffS).then(p.resolve, p.reject);
+      } else if (sealTurn) {
+        await this.sealStep();
+      } else if (this.appends.length > 0) {
+        const group = this.appends.splice(0);
+        await this.appendGroup(
+          group.flatMap((g) => g.rows),
+          group.flatMap((g) => g.points),
+        ).then(
+          () => group.forEach((g) => g.resolve()),
+          (err: unknown) => group.forEach((g) => g.reject(err)),
+        );
+      } else {
+        // Cleared in the same synchronous step as the emptiness checks: work queued after them
+        // starts a new drain instead of waiting for one that has ended.
+        this.writing = null;
+        return;
+      }
+    }
+  }
+
+  /**
+   * Seals at most SEAL_STEP spans towards the highest wanted target: memory stays bounded and each
+   * step is one sorted run. Answers the waiters whose target is reached; a failure answers them all
+   * (the timer asks again later).
+   */
+  private async sealStep(): Promise<void> {
+    const target = Math.max(...this.seals.map((s) => s.upTo));
+    const to = Math.min(target, this.sealedSeq + SEAL_STEP);
+    try {
+      await seal(this.conn, this.sealedSeq, to);
+    } catch (err) {
+      this.seals.splice(0).forEach((s) => s.reject(err));
+      return;
+    }
+    this.sealedSeq = to;
+    this.commits = this.commits.filter((c) => c.seq > to);
+    await this.readSkillKeys();
+    if (target - this.sealFrom > SEAL_STEP) {
+      this.notice(
+        `sealed ${(to - this.sealFrom).toLocaleString('en-US')} of ${(target - this.sealFrom).toLocaleString('en-US')} spans`,
+      );
+    }
+    const done = this.seals.filter((s) => s.upTo <= to);
+    this.seals = this.seals.filter((s) => s.upTo > to);
+    done.forEach((s) => s.resolve());
+    this.sealWaitingSince = Date.now();
+  }
+
+  private async readSkillKeys(): Promise<void> {
+    const rows = (
+      await this.conn.runAndReadAll('SELECT org_id, skill, key FROM skill_keys WHERE key > $1', [this.maxSkillKey])
+    ).getRowObjectsJS();
+    for (const r of rows) {
+      const key = Number(r.key);
+      this.skillKeys.set(`${sqlText(r.org_id)}\u0000${sqlText(r.skill)}`, key);
+      this.maxSkillKey = Math.max(this.maxSkillKey, key);
+    }
+  }
+
+  private async appendGroup(rows: readonly SpanRow[], points: readonly MetricPointRow[]): Promise<void> {
+    await appendSpans(this.conn, this.dictionary, rows, this.committedSeq + 1, points);
+    if (rows.length === 0) return;
+    this.committedSeq += rows.length;
+    this.commits.push({ seq: this.committedSeq, at: Date.now() });
+  }
+}
