@@ -31,7 +31,7 @@ import { registerAgentRoutes } from './rest/agent-routes.ts';
 import { registerRegistryRoutes } from './rest/registry-routes.ts';
 import { registerToolRoutes } from './rest/tool-routes.ts';
 import { registerTraceRoutes } from './rest/trace-routes.ts';
-import { registerOtlpReceiver } from './rest/otlp-routes.ts';
+import { registerOtlpReceiver, type OtlpFaults } from './rest/otlp-routes.ts';
 import { registerGraphql, type GraphqlOptions } from './graphql/server.ts';
 
 declare module 'fastify' {
@@ -56,6 +56,8 @@ export interface AppOptions {
   rateLimiter?: RateLimiter;
   /** Shared store of GraphQL automatic persisted queries (Redis in server mode); in-memory otherwise. */
   apqCache?: NonNullable<GraphqlOptions['apqCache']> & { close?(): unknown };
+  /** Failures the OTLP receiver answers after a commit (tests of exporters' retries; never configured). */
+  otlpFaults?: OtlpFaults;
 }
 
 const TRACEPARENT = /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-[\da-f]{2}$/;
@@ -261,7 +263,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     registerToolRoutes(api);
     registerRegistryRoutes(api);
     registerTraceRoutes(api);
-    registerOtlpReceiver(api, services.config.bounds);
+    registerOtlpReceiver(api, services.config.bounds, options.otlpFaults);
     await registerGraphql(api, services, {
       toApiError,
       ...(options.apqCache !== undefined ? { apqCache: options.apqCache } : {}),

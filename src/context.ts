@@ -34,6 +34,13 @@ export interface RequestContext {
   /** Throws 504 request_timeout once the deadline has passed: handlers call it between steps. */
   checkDeadline(): void;
   /**
+   * Runs the request's write: `signal` withdraws it at the deadline while it waits for its turn
+   * (the store rejects with QueryCancelledError, nothing stored); once it has begun, the request
+   * waits for its outcome and answers with it, past the deadline if need be (DESIGN §12: an answer
+   * never reports an error for data that was stored).
+   */
+  write<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T>;
+  /**
    * The registry's generation as this request first read it: the response cache and the org tree
    * cache compare the same value, one store call per request.
    */
@@ -63,6 +70,11 @@ export function createContext(
     traceId,
     signal: deadline.signal,
     checkDeadline: () => checkDeadline(deadline),
+    write: (work) => {
+      checkDeadline(deadline);
+      deadline.answerAfterWrite();
+      return work(deadline.signal);
+    },
     generation() {
       generation ??= services.registry.generation();
       return generation;

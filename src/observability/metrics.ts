@@ -52,13 +52,13 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     }),
     spansIngested: new Counter({
       name: 'gateway_spans_ingested_total',
-      help: 'OTLP spans received, by outcome (stored, rejected)',
+      help: 'OTLP spans received, by outcome (stored, duplicate: stored already by an earlier delivery, rejected)',
       labelNames: ['outcome'],
       registers: [registry],
     }),
     telemetryRecords: new Counter({
       name: 'gateway_otlp_records_total',
-      help: 'OTLP log records and metric data points received, by signal (logs, metrics) and outcome (stored, rejected, ignored: mapped to nothing)',
+      help: 'OTLP log records and metric data points received, by signal (logs, metrics) and outcome (stored, duplicate: stored already, rejected, ignored: mapped to nothing)',
       labelNames: ['signal', 'outcome'],
       registers: [registry],
     }),

@@ -17,17 +17,27 @@ declare module 'fastify' {
 
 /**
  * Starts the deadline of a request: at `timeoutMs` the signal aborts (stores cancel their work)
- * and, unless a response is already on its way, the client gets 504 request_timeout. Work that
- * holds the event loop past the deadline cannot be interrupted by the timer: handlers check
- * `Deadline.at` between steps, and the answer is checked once more before it is serialized.
+ * and, unless a response is already on its way or the request's write has begun, the client gets
+ * 504 request_timeout. Work that holds the event loop past the deadline cannot be interrupted by
+ * the timer: handlers check `Deadline.at` between steps, and the answer is checked once more
+ * before it is serialized.
  */
 export function startDeadline(request: FastifyRequest, reply: FastifyReply, timeoutMs: number): Deadline {
   const controller = new AbortController();
-  const deadline: Deadline = { signal: controller.signal, at: Date.now() + timeoutMs, timeoutMs };
+  let writing = false;
+  const deadline: Deadline = {
+    signal: controller.signal,
+    at: Date.now() + timeoutMs,
+    timeoutMs,
+    answerAfterWrite: () => {
+      writing = true;
+    },
+  };
   request.deadline = deadline;
   const timer = setTimeout(() => {
     controller.abort(timeoutError(timeoutMs));
-    if (!reply.sent && !reply.raw.headersSent) {
+    // A write under way answers for itself once it has committed, or not (see Deadline).
+    if (!writing && !reply.sent && !reply.raw.headersSent) {
       // Serialized here: the check before serializing would refuse this late answer again.
       reply
         .code(504)

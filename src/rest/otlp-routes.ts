@@ -17,6 +17,7 @@ import { assertCanIngest, ingestMetricPoints, ingestSpans } from '../traces/inge
 import { createDecodePool } from '../traces/decode-pool.ts';
 import { OtlpDecodeError, encodeResponse, encodeStatus } from '../traces/otlp-decode.ts';
 import { problemResponses } from './schemas/common.ts';
+import { ApiError } from '../errors.ts';
 
 const PROTOBUF = 'application/x-protobuf';
 /** google.rpc.Code INVALID_ARGUMENT. */
@@ -129,8 +130,30 @@ const SIGNALS = {
   },
 } as const;
 
+/**
+ * Failures a test makes the receiver answer after a request's rows are committed, as a lost answer
+ * or a proxy's timeout would look to an exporter, which then sends the request again (and must not
+ * be counted twice). Only buildApp's caller can set them: no configuration reaches them.
+ */
+export interface OtlpFaults {
+  /**
+   * Asked once a request's rows are committed, with its body as received: `unavailable` answers
+   * 503, `late` answers 504 request_timeout once the deadline has passed, null the true answer.
+   */
+  afterCommit(body: Buffer): 'unavailable' | 'late' | null;
+}
+
+async function injectFault(fault: 'unavailable' | 'late', request: FastifyRequest): Promise<never> {
+  if (fault === 'unavailable')
+    throw new ApiError('service_unavailable', 'injected fault: answered after the commit', { retryAfter: 1 });
+  const deadline = request.deadline;
+  const wait = deadline === null ? 0 : Math.max(0, deadline.at - Date.now());
+  await new Promise((resolve) => setTimeout(resolve, wait + 10));
+  throw new ApiError('request_timeout', 'injected fault: the deadline passed after the commit');
+}
+
 /** Registers the receiver routes in `api` (the authenticated scope) with the service's bounds. */
-export function registerOtlpReceiver(api: FastifyInstance, bounds: Bounds): void {
+export function registerOtlpReceiver(api: FastifyInstance, bounds: Bounds, faults?: OtlpFaults): void {
   const pool = createDecodePool({ maxSpans: bounds.otlpMaxSpans, bounds });
   api.addHook('onClose', async () => pool.close());
   void api.register(async (otlp) => {
@@ -190,9 +213,11 @@ export function registerOtlpReceiver(api: FastifyInstance, bounds: Bounds): void
             points.length > 0
               ? await ingestMetricPoints(request.ctx, points)
               : spans.length === 0
-                ? { accepted: 0, rejected: 0, errorMessage: '' }
+                ? { accepted: 0, duplicates: 0, rejected: 0, errorMessage: '' }
                 : await ingestSpans(request.ctx, spans);
           countIngested(request.ctx.services.metrics, signal, result, ignored);
+          const fault = faults?.afterCommit(body) ?? null;
+          if (fault !== null) await injectFault(fault, request);
           return reply
             .code(200)
             .type(protobuf ? PROTOBUF : 'application/json')
@@ -206,11 +231,11 @@ export function registerOtlpReceiver(api: FastifyInstance, bounds: Bounds): void
 function countIngested(
   metrics: Metrics | undefined,
   signal: keyof typeof SIGNALS,
-  result: { accepted: number; rejected: number },
+  result: { accepted: number; duplicates: number; rejected: number },
   ignored: number,
 ): void {
   if (metrics === undefined) return;
-  const counts = { stored: result.accepted, rejected: result.rejected, ignored };
+  const counts = { stored: result.accepted, duplicate: result.duplicates, rejected: result.rejected, ignored };
   for (const [outcome, n] of Object.entries(counts)) {
     if (n === 0) continue;
     if (signal === 'traces') metrics.spansIngested.inc({ outcome }, n);

@@ -10,6 +10,13 @@ export interface Deadline {
   /** Epoch milliseconds at which the request's time is up. */
   readonly at: number;
   readonly timeoutMs: number;
+  /**
+   * Said when the request's write begins: from then on the deadline no longer answers 504 by
+   * itself (its signal still aborts, withdrawing whatever part of the write has not begun), and the
+   * request answers with the write's outcome, so that an answer never reports an error for data
+   * that was stored (DESIGN §12).
+   */
+  answerAfterWrite(): void;
 }
 
 export function timeoutError(timeoutMs: number): ApiError {

@@ -87,9 +87,17 @@ export const SPAN_FIELDS = [
   'is_error',
 ] as const satisfies readonly (keyof SpanRow)[];
 
-/** One stored harness metric point: a delta of one counter of one session at `time_s`. */
+/**
+ * One stored harness metric point: a delta of one counter of one session at `time_s`. Its identity
+ * is (org_id, key, time_s): a point delivered again is stored once.
+ */
 export interface MetricPointRow {
   org_id: string;
+  /**
+   * The point's identity within its organization: a hash of its series (metric name, point and
+   * resource attributes) and its start and end times (harness-metrics.ts).
+   */
+  key: string;
   workspace_id: string;
   session: string;
   metric: HarnessMeasure;
@@ -224,6 +232,15 @@ export interface AggregateRow {
   values: Partial<Record<Measure, number | null>>;
 }
 
+/**
+ * What one insert did: the rows it stored, and the rows it left out because a row of the same
+ * identity was stored already (a resent request; DESIGN §12 "exactly once").
+ */
+export interface InsertOutcome {
+  stored: number;
+  duplicates: number;
+}
+
 /** The trace store cannot answer (closed, file unusable): endpoint 1 maps it to traces_unavailable. */
 export class TraceStoreUnavailableError extends Error {
   constructor(message = 'the trace store is unavailable') {
@@ -244,13 +261,22 @@ export interface TraceStore {
   readonly engine: 'duckdb' | 'postgres';
   ping(): Promise<void>;
   close(): Promise<void>;
-  /** Resolves only once the spans are durably stored. */
-  insertSpans(rows: readonly SpanRow[]): Promise<void>;
+  /**
+   * Stores the spans that are not stored yet and resolves once they are durable. A span's identity
+   * is (org_id, trace_id, span_id, start_s): however many times, in however many calls (on any
+   * replica), a span is given, it is stored once; the outcome counts the rows left out.
+   *
+   * `signal` withdraws the write while it waits for its turn: the call rejects with
+   * QueryCancelledError and nothing of it is stored. Once the write has begun it is no longer
+   * cancelled, and the call settles with its outcome (so an answer never reports an error for rows
+   * that were committed).
+   */
+  insertSpans(rows: readonly SpanRow[], signal?: AbortSignal): Promise<InsertOutcome>;
   /** insertSpans for spans already in columns (what ingestion hands over: cheap to pass to a thread). */
-  insertColumns(spans: SpanColumns): Promise<void>;
+  insertColumns(spans: SpanColumns, signal?: AbortSignal): Promise<InsertOutcome>;
   countSpans(): Promise<number>;
-  /** Resolves only once the points are durably stored. */
-  insertMetricPoints(rows: readonly MetricPointRow[]): Promise<void>;
+  /** As insertSpans, for harness metric points, whose identity is (org_id, key, time_s). */
+  insertMetricPoints(rows: readonly MetricPointRow[], signal?: AbortSignal): Promise<InsertOutcome>;
   /**
    * Retention (TRACE_RETENTION_DAYS): deletes the spans and metric points that start before
    * `cutoffS` and answers how many spans went. A trace's mapping to its skills stays while any of

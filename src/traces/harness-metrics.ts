@@ -5,9 +5,10 @@
  * refused with the reason, so a sender learns which setting to change. Other metrics are not
  * stored (counted as ignored). Runs where the body is decoded (the decode worker).
  */
+import { hash } from 'node:crypto';
 import type { HarnessMeasure } from '../store/trace-port.ts';
 import type { DecodedMetricPoint } from './otlp-metrics.ts';
-import type { AttrValue } from './otlp-types.ts';
+import type { Attributes, AttrValue } from './otlp-types.ts';
 import { NUL_REFUSED, futureTimeRefused, hasNul, type SpanBounds } from './span-mapping.ts';
 
 const LINES = 'claude_code.lines_of_code.count';
@@ -29,6 +30,8 @@ export type MappedPoint =
   | {
       invalid: null;
       metric: HarnessMeasure;
+      /** The point's identity (store/trace-port.ts MetricPointRow.key). */
+      key: string;
       session: string;
       /** Resource `workspace.id`, else null (the sender's default workspace). */
       workspace: string | null;
@@ -46,6 +49,24 @@ function measureOf(p: DecodedMetricPoint): HarnessMeasure | { invalid: string } 
   if (type === 'added') return 'lines_added';
   if (type === 'removed') return 'lines_removed';
   return { invalid: `${LINES} needs a type attribute of added or removed` };
+}
+
+const sortedEntries = (a: Attributes) => [...a].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
+
+/**
+ * The identity of a point among its organization's: its series (the metric's name, the point's
+ * and the resource's attributes, in any order) and its start and end times, hashed to 128 bits.
+ * An exporter that sends the same point again (a retried request) sends the same identity.
+ */
+export function pointKey(p: DecodedMetricPoint): string {
+  const identity = JSON.stringify([
+    p.name,
+    sortedEntries(p.attributes),
+    sortedEntries(p.resource),
+    String(p.startNs),
+    String(p.timeNs),
+  ]);
+  return hash('sha256', identity).slice(0, 32);
 }
 
 export function mapMetricPoint(p: DecodedMetricPoint, bounds: SpanBounds): MappedPoint {
@@ -69,5 +90,5 @@ export function mapMetricPoint(p: DecodedMetricPoint, bounds: SpanBounds): Mappe
   if (hasNul([session, workspace])) return { invalid: NUL_REFUSED };
   if (bytes(session) > bounds.maxValueBytes || bytes(workspace) > bounds.maxValueBytes)
     return { invalid: `an attribute value longer than ${bounds.maxValueBytes} bytes` };
-  return { invalid: null, metric, session, workspace, time_s: timeS, value: p.value };
+  return { invalid: null, metric, key: pointKey(p), session, workspace, time_s: timeS, value: p.value };
 }

@@ -9,15 +9,48 @@
 import type { Access } from '../auth/access.ts';
 import type { RequestContext } from '../context.ts';
 import type { ArtifactVersion } from '../domain/types.ts';
-import type { MetricPointRow } from '../store/trace-port.ts';
+import { QueryCancelledError, type InsertOutcome, type MetricPointRow } from '../store/trace-port.ts';
 import type { MappedPoint } from './harness-metrics.ts';
 import { ApiError } from '../errors.ts';
 import { keptColumns, type SpanBatch } from './span-batch.ts';
 
 export interface IngestResult {
+  /** Spans (points) stored by this request. */
   accepted: number;
+  /** Spans (points) stored already, by an earlier delivery of the same request or another. */
+  duplicates: number;
   rejected: number;
   errorMessage: string;
+}
+
+/**
+ * Hands the request's rows to the store (RequestContext.write: withdrawn at the deadline while
+ * they wait, answered after the commit once begun). A write that did not commit is answered with
+ * an error an exporter retries: 504 request_timeout when the deadline withdrew it, 503
+ * traces_unavailable when the store failed it (a commit whose acknowledgement was lost is retried
+ * too; the retry's rows are recognized as stored, DESIGN §12).
+ */
+async function store(
+  ctx: RequestContext,
+  write: (signal: AbortSignal) => Promise<InsertOutcome>,
+): Promise<InsertOutcome> {
+  try {
+    return await ctx.write(write);
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    if (err instanceof QueryCancelledError)
+      throw new ApiError(
+        'request_timeout',
+        'the request could not be stored before its deadline; nothing of it was stored',
+      );
+    throw new ApiError(
+      'traces_unavailable',
+      'the telemetry could not be stored; nothing of it was stored, retry later',
+      {
+        retryAfter: 5,
+      },
+    );
+  }
 }
 
 /** Skill names one request may ask to resolve (each is one registry lookup). */
@@ -137,8 +170,9 @@ export async function ingestSpans(ctx: RequestContext, spans: SpanBatch): Promis
   // Checking the spans and handing them to the store are each a few milliseconds of synchronous
   // work per 10,000 spans: the event loop serves other requests in between.
   await yieldToEventLoop();
-  await ctx.traces.insertColumns(keptColumns(spans, kept, { orgId: ctx.caller.orgId, workspaceIds, skills: skillIds }));
-  return { accepted: kept.length, rejected: rejected.count, errorMessage: rejected.message() };
+  const columns = keptColumns(spans, kept, { orgId: ctx.caller.orgId, workspaceIds, skills: skillIds });
+  const { stored, duplicates } = await store(ctx, (signal) => ctx.traces.insertColumns(columns, signal));
+  return { accepted: stored, duplicates, rejected: rejected.count, errorMessage: rejected.message() };
 }
 
 /**
@@ -161,9 +195,9 @@ export async function ingestMetricPoints(ctx: RequestContext, points: readonly M
       rejected.add(`no permission to write to workspace ${short(workspaceId)}`);
       continue;
     }
-    const { metric, session, time_s, value } = p;
-    rows.push({ org_id: ctx.caller.orgId, workspace_id: workspaceId, session, metric, time_s, value });
+    const { metric, key, session, time_s, value } = p;
+    rows.push({ org_id: ctx.caller.orgId, key, workspace_id: workspaceId, session, metric, time_s, value });
   }
-  await ctx.traces.insertMetricPoints(rows);
-  return { accepted: rows.length, rejected: rejected.count, errorMessage: rejected.message() };
+  const { stored, duplicates } = await store(ctx, (signal) => ctx.traces.insertMetricPoints(rows, signal));
+  return { accepted: stored, duplicates, rejected: rejected.count, errorMessage: rejected.message() };
 }

@@ -28,6 +28,8 @@ export interface DecodedMetricPoint {
   name: string;
   /** Sum.aggregation_temporality (1 delta, 2 cumulative, 0 unspecified); -1 when not a sum. */
   temporality: number;
+  /** start_time_unix_nano (0 when absent): with the series and timeNs, the point's identity. */
+  startNs: bigint;
   timeNs: bigint;
   /** as_int or as_double; null when neither is set or the double is not finite. */
   value: number | null;
@@ -122,6 +124,7 @@ function collectJson(message: Obj, c: Collector): void {
             c.add({
               name,
               temporality: kind === 'sum' ? temporalityOf(data.aggregationTemporality) : -1,
+              startNs: nanos(p.startTimeUnixNano),
               timeNs: nanos(p.timeUnixNano),
               value: jsonValue(p),
               attributes: attributes(p.attributes),
@@ -145,6 +148,7 @@ const SUM = tag(7, LEN);
 const DATA = new Set([5, 7, 9, 10, 11].map((f) => tag(f, LEN)));
 const DATA_POINTS = tag(1, LEN);
 const SUM_TEMPORALITY = tag(2, VARINT);
+const POINT_START = tag(2, I64);
 const POINT_TIME = tag(3, I64);
 const POINT_AS_DOUBLE = tag(4, I64);
 const POINT_AS_INT = tag(6, I64);
@@ -186,17 +190,19 @@ function readAttributes(r: SpanReader, end: number, depth: number, into: Attribu
 
 function readPoint(r: SpanReader, end: number): Omit<DecodedMetricPoint, 'name' | 'temporality' | 'resource'> {
   const attrs: Attributes = new Map();
+  let startNs = 0n;
   let timeNs = 0n;
   let value: number | null = null;
   while (r.pos < end) {
     const t = readTag(r, end);
-    if (t === POINT_TIME) timeNs = readFixed64(r, end);
+    if (t === POINT_START) startNs = readFixed64(r, end);
+    else if (t === POINT_TIME) timeNs = readFixed64(r, end);
     else if (t === POINT_AS_DOUBLE) value = readFiniteDouble(r, end);
     else if (t === POINT_AS_INT) value = Number(BigInt.asIntN(64, readFixed64(r, end)));
     else if (t === POINT_ATTRIBUTES) readAttributes(r, readLimit(r, end), POINT_KEY_VALUE_DEPTH, attrs, 'a data point');
     else skipField(r, t, end);
   }
-  return { timeNs, value, attributes: attrs };
+  return { startNs, timeNs, value, attributes: attrs };
 }
 
 /** The last value of a scalar field of the message in [start, end) (first pass), or `absent`. */

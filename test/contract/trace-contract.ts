@@ -143,6 +143,7 @@ export function metricPoints(spans: readonly SpanRow[]): MetricPointRow[] {
   [...first.values()].forEach((s, i) => {
     const at = (n: number, extra: Partial<MetricPointRow> = {}): MetricPointRow => ({
       org_id: s.org_id,
+      key: `point-${i}-${n}`,
       workspace_id: s.workspace_id,
       session: s.session as string,
       metric: HARNESS_MEASURES[(i + n) % HARNESS_MEASURES.length] as MetricPointRow['metric'],

@@ -7,7 +7,8 @@
 import { ThreadedTraceStore } from '../../src/store/duckdb/threaded-store.ts';
 import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
 import type { TraceStore } from '../../src/store/trace-port.ts';
-import { traceContract } from './trace-contract.ts';
+import { END, traceContract } from './trace-contract.ts';
+import { identityContract } from './trace-identity-contract.ts';
 import { retentionContract } from './trace-retention-contract.ts';
 
 const open = () => DuckDbTraceStore.open(':memory:', { sealEveryMs: 0 });
@@ -34,3 +35,23 @@ traceContract(
 retentionContract('duckdb, sealed before pruning', open, { beforePrune: seal });
 retentionContract('duckdb, pruned unsealed', open);
 retentionContract('duckdb, pruned unsealed, then sealed', open, { afterPrune: seal });
+
+// "Now" is the data's end: spans of its last 20 days are remembered by the writer, the others looked up.
+identityContract(
+  'duckdb',
+  () => DuckDbTraceStore.open(':memory:', { sealEveryMs: 0, now: () => END * 1000, identityWindowDays: 20 }),
+  {
+    seal,
+  },
+);
+identityContract(
+  'duckdb in a worker thread, remembering 500 spans at most',
+  () =>
+    ThreadedTraceStore.open(':memory:', {
+      sealEveryMs: 0,
+      now: () => END * 1000,
+      identityWindowDays: 20,
+      identityMaxKeys: 500,
+    }),
+  { seal: (store) => (store as ThreadedTraceStore).seal() },
+);

@@ -86,7 +86,15 @@ async function expectExact(store: PostgresTraceStore, stored: SpanRow[]): Promis
 }
 
 function point(time_s: number, n: number): MetricPointRow {
-  return { org_id: 'org-1', workspace_id: 'ws-1', session: `s${n}`, metric: 'lines_added', time_s, value: n };
+  return {
+    org_id: 'org-1',
+    key: `p${n}`,
+    workspace_id: 'ws-1',
+    session: `s${n}`,
+    metric: 'lines_added',
+    time_s,
+    value: n,
+  };
 }
 
 const reachable = await postgresReachable();

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { otlpMessages } from '../../src/traces/otlp-messages.ts';
 import { decodeMetrics, encodeMetricsRequest, type DecodedMetricPoint } from '../../src/traces/otlp-metrics.ts';
-import { HARNESS_METRIC_NAMES, MAX_POINT_VALUE, mapMetricPoint } from '../../src/traces/harness-metrics.ts';
+import { HARNESS_METRIC_NAMES, MAX_POINT_VALUE, mapMetricPoint, pointKey } from '../../src/traces/harness-metrics.ts';
 import { OtlpDecodeError } from '../../src/traces/otlp-types.ts';
 
 const T = '1700000000000000000';
@@ -145,6 +145,7 @@ describe('harness metric points, mapped', () => {
   const base: DecodedMetricPoint = {
     name: 'claude_code.lines_of_code.count',
     temporality: 1,
+    startNs: 1_699_999_940_500_000_000n,
     timeNs: 1_700_000_000_500_000_000n,
     value: 12,
     attributes: new Map([
@@ -159,6 +160,7 @@ describe('harness metric points, mapped', () => {
     expect(map({})).toEqual({
       invalid: null,
       metric: 'lines_added',
+      key: pointKey(base),
       session: 's1',
       workspace: 'ws-1',
       time_s: 1_700_000_000,
@@ -170,6 +172,22 @@ describe('harness metric points, mapped', () => {
     expect(map({ name: 'claude_code.commit.count' })).toMatchObject({ metric: 'commits' });
     expect(map({ name: 'claude_code.pull_request.count' })).toMatchObject({ metric: 'pull_requests' });
     expect(map({ name: 'claude_code.active_time.total', value: 0 })).toMatchObject({ metric: 'active_time', value: 0 });
+  });
+
+  it('identifies a point by its series and times, whatever the order of its attributes', () => {
+    const key = pointKey(base);
+    expect(key).toMatch(/^[0-9a-f]{32}$/);
+    const reordered = new Map([...base.attributes].reverse());
+    expect(pointKey({ ...base, attributes: reordered })).toBe(key);
+    expect(pointKey({ ...base, resource: new Map([...base.resource].reverse()) })).toBe(key);
+    // Any part of the series or either time makes another point.
+    expect(pointKey({ ...base, startNs: base.startNs + 1n })).not.toBe(key);
+    expect(pointKey({ ...base, timeNs: base.timeNs + 1n })).not.toBe(key);
+    expect(pointKey({ ...base, name: 'claude_code.commit.count' })).not.toBe(key);
+    expect(pointKey({ ...base, attributes: new Map([...base.attributes, ['model', 'm']]) })).not.toBe(key);
+    expect(pointKey({ ...base, resource: new Map([...base.resource, ['host.name', 'h']]) })).not.toBe(key);
+    // The value is not part of the identity: a point sent again is the same point.
+    expect(pointKey({ ...base, value: 99 })).toBe(key);
   });
 
   it('refuses, with the reason, what it cannot store', () => {

@@ -72,6 +72,7 @@ describe('a retention run', () => {
     await t.traces.insertSpans([...old, ...young]);
     const point = (session: string, time_s: number) => ({
       org_id: 'org-a',
+      key: `${session}-${time_s}`,
       workspace_id: 'ws-a-team',
       session,
       metric: 'commits' as const,

@@ -92,6 +92,7 @@ const POINT_VALUES: Record<(typeof METRIC_POINTS_COLUMNS)[number], [DuckDBType, 
   metric: [VARCHAR, (p) => p.metric],
   time_s: [BIGINT, (p) => BigInt(p.time_s)],
   value: [DOUBLE, (p) => p.value],
+  point_key: [VARCHAR, (p) => p.key],
 };
 const POINT_LAYOUT: Layout<MetricPointRow> = METRIC_POINTS_COLUMNS.map((c) => POINT_VALUES[c]);
 const DICTIONARY_LAYOUT: Layout<[number, string]> = [

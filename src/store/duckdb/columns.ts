@@ -35,7 +35,15 @@ export const SKILL_SPANS_COLUMNS = [
 /** `trace_skills`: which skills each trace belongs to. */
 export const TRACE_SKILLS_COLUMNS = ['seq', 'org_id', 'trace_key', 'skill', 'skill_version', 'start_s'] as const;
 
-/** `metric_points`: harness metric deltas by session. */
-export const METRIC_POINTS_COLUMNS = ['org_id', 'workspace_id', 'session_id', 'metric', 'time_s', 'value'] as const;
+/** `metric_points`: harness metric deltas by session, with their identity (null for points stored before it). */
+export const METRIC_POINTS_COLUMNS = [
+  'org_id',
+  'workspace_id',
+  'session_id',
+  'metric',
+  'time_s',
+  'value',
+  'point_key',
+] as const;
 
 export type SpansColumn = (typeof SPANS_COLUMNS)[number];

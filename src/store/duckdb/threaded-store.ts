@@ -13,6 +13,7 @@ import {
   toSpanColumns,
   type AggregateQuery,
   type AggregateRow,
+  type InsertOutcome,
   type MetricPointRow,
   type SpanColumns,
   type SpanRow,
@@ -67,7 +68,8 @@ export class ThreadedTraceStore implements TraceStore {
 
   /** `options.onNotice` (default: a line on stderr) hears of migrations, long seals and seal failures. */
   static async open(file: string, options: DuckDbTraceOptions = {}): Promise<ThreadedTraceStore> {
-    const { onNotice, ...engine } = options;
+    const { onNotice, now, ...rest } = options;
+    const engine = now === undefined ? rest : { ...rest, clockOffsetMs: now() - Date.now() };
     const notice = onNotice ?? ((message: string) => process.stderr.write(`trace store: ${message}\n`));
     const worker = new Worker(new URL('./trace-worker.ts', import.meta.url), {
       workerData: { file, options: engine } satisfies WorkerInit,
@@ -115,17 +117,34 @@ export class ThreadedTraceStore implements TraceStore {
     await this.worker.terminate();
   }
 
-  insertSpans(rows: readonly SpanRow[]): Promise<void> {
-    return this.insertColumns(toSpanColumns(rows));
+  insertSpans(rows: readonly SpanRow[], signal?: AbortSignal): Promise<InsertOutcome> {
+    return this.insertColumns(toSpanColumns(rows), signal);
   }
 
   /** Columns cross to the engine's thread for a fraction of the event loop's time that rows take. */
-  insertColumns(spans: SpanColumns): Promise<void> {
-    return this.call({ op: 'insert', spans });
+  insertColumns(spans: SpanColumns, signal?: AbortSignal): Promise<InsertOutcome> {
+    return this.withdrawable({ op: 'insert', spans }, signal);
   }
 
-  insertMetricPoints(points: readonly MetricPointRow[]): Promise<void> {
-    return this.call({ op: 'insertPoints', points: [...points] });
+  insertMetricPoints(points: readonly MetricPointRow[], signal?: AbortSignal): Promise<InsertOutcome> {
+    return this.withdrawable({ op: 'insertPoints', points: [...points] }, signal);
+  }
+
+  /**
+   * A write that an abort of `signal` withdraws if the engine has not taken it up yet. Unlike a
+   * query, the call waits for the engine's word on it: committed (its outcome) or withdrawn
+   * (QueryCancelledError), so the caller never answers an error for rows that were stored.
+   */
+  private async withdrawable<T>(request: Request, signal?: AbortSignal): Promise<T> {
+    if (signal?.aborted) throw new QueryCancelledError();
+    const id = this.nextId++;
+    const onAbort = () => void this.call({ op: 'cancel', target: id }).catch(() => undefined);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await this.call<T>(request, id);
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
   }
 
   pruneBefore(cutoffS: number): Promise<number> {

@@ -17,6 +17,7 @@ import {
   type AggregateQuery,
   type AggregateRow,
   type Dimension,
+  type InsertOutcome,
   type MetricPointRow,
   type SpanColumns,
   type SpanRow,
@@ -47,10 +48,21 @@ export interface DuckDbTraceOptions {
   dictionaryValues?: number;
   /** DuckDB's memory_limit in MiB (default 1,024): its buffers, spilled to disk beyond it where it can. */
   memoryLimitMb?: number;
+  /**
+   * Recognizing resent spans without reading the table (recent-spans.ts): the UTC days of span
+   * starts remembered (default 2) and the fingerprints kept at most (default 8,000,000, about
+   * 11 bytes each). Spans outside them are looked up in the table: exact either way.
+   */
+  identityWindowDays?: number;
+  identityMaxKeys?: number;
+  /** Now, in epoch milliseconds (tests move it). */
+  now?: () => number;
 }
 
 const DEFAULT_DICTIONARY_VALUES = 10_000;
 const DEFAULT_MEMORY_LIMIT_MB = 1024;
+const DEFAULT_IDENTITY_WINDOW_DAYS = 2;
+const DEFAULT_IDENTITY_MAX_KEYS = 8_000_000;
 
 export class DuckDbTraceStore implements TraceStore {
   readonly engine = 'duckdb' as const;
@@ -99,6 +111,11 @@ export class DuckDbTraceStore implements TraceStore {
     const writer = await TraceWriter.open(conn, dictionary, {
       sealAgeMs: options.sealAgeMs ?? 10_000,
       notice: options.onNotice ?? (() => undefined),
+      identities: {
+        windowDays: options.identityWindowDays ?? DEFAULT_IDENTITY_WINDOW_DAYS,
+        maxKeys: options.identityMaxKeys ?? DEFAULT_IDENTITY_MAX_KEYS,
+      },
+      now: options.now ?? Date.now,
     });
     const store = new DuckDbTraceStore(instance, conn, writer, dictionary, options);
     // Whatever an earlier process stored (or a migration converted) is sealed before the first query.
@@ -141,30 +158,30 @@ export class DuckDbTraceStore implements TraceStore {
   }
 
   /**
-   * Resolves once the rows are committed; concurrent calls share one transaction. A batch that
+   * Resolves once the new rows are committed; concurrent calls share one transaction. A batch that
    * cannot be stored is refused here, alone, rather than failing the batches it would be grouped with.
    */
-  insertColumns(spans: SpanColumns): Promise<void> {
-    return this.insertSpans(toSpanRows(spans));
+  insertColumns(spans: SpanColumns, signal?: AbortSignal): Promise<InsertOutcome> {
+    return this.insertSpans(toSpanRows(spans), signal);
   }
 
-  insertSpans(rows: readonly SpanRow[]): Promise<void> {
+  insertSpans(rows: readonly SpanRow[], signal?: AbortSignal): Promise<InsertOutcome> {
     this.live();
     for (const r of rows) {
       const why = unstorable(r);
       if (why !== null) return Promise.reject(new Error(why));
     }
-    return this.writer.append(rows, []);
+    return this.writer.append(rows, [], signal);
   }
 
   /** Stored with the next group of appends (one transaction). */
-  insertMetricPoints(points: readonly MetricPointRow[]): Promise<void> {
+  insertMetricPoints(points: readonly MetricPointRow[], signal?: AbortSignal): Promise<InsertOutcome> {
     this.live();
     for (const p of points) {
       const why = unstorablePoint(p);
       if (why !== null) return Promise.reject(new Error(why));
     }
-    return this.writer.append([], points);
+    return this.writer.append([], points, signal);
   }
 
   /** Retention: on the writer, between appends and seal steps (pruning.ts). */

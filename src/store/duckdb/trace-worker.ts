@@ -27,7 +27,8 @@ export type WorkerReply =
 
 export interface WorkerInit {
   file: string;
-  options: Omit<DuckDbTraceOptions, 'onNotice'>;
+  /** Functions do not cross threads: a clock is given as its offset from this one. */
+  options: Omit<DuckDbTraceOptions, 'onNotice' | 'now'> & { clockOffsetMs?: number };
 }
 
 const port = parentPort;
@@ -78,7 +79,7 @@ async function runCompiled({ sql, params }: CompiledAggregate): Promise<number> 
   }
 }
 
-/** Runs a query that a later `cancel` naming `id` interrupts. */
+/** Runs a query (or a write still waiting its turn) that a later `cancel` naming `id` interrupts. */
 async function cancellable<T>(id: number, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const controller = new AbortController();
   running.set(id, controller);
@@ -92,11 +93,11 @@ async function cancellable<T>(id: number, run: (signal: AbortSignal) => Promise<
 function handle(m: WorkerRequest): void {
   switch (m.op) {
     case 'insert': {
-      reply(m.id, () => store.insertColumns(m.spans));
+      reply(m.id, () => cancellable(m.id, (signal) => store.insertColumns(m.spans, signal)));
       return;
     }
     case 'insertPoints': {
-      reply(m.id, () => store.insertMetricPoints(m.points));
+      reply(m.id, () => cancellable(m.id, (signal) => store.insertMetricPoints(m.points, signal)));
       return;
     }
     case 'prune': {
@@ -143,8 +144,10 @@ function handle(m: WorkerRequest): void {
 }
 
 try {
+  const { clockOffsetMs, ...options } = init.options;
   store = await DuckDbTraceStore.open(init.file, {
-    ...init.options,
+    ...options,
+    ...(clockOffsetMs === undefined ? {} : { now: () => Date.now() + clockOffsetMs }),
     onNotice: (notice) => port.postMessage({ notice } satisfies WorkerReply),
   });
   port.on('message', handle);

@@ -7,10 +7,12 @@
  * seal gets a turn at least every SEAL_TURN_MS, one step of at most SEAL_STEP spans at a time.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { MetricPointRow, SpanRow } from '../trace-port.ts';
+import { QueryCancelledError, type InsertOutcome, type MetricPointRow, type SpanRow } from '../trace-port.ts';
 import { sqlText } from '../sql-values.ts';
 import { appendSpans } from './append.ts';
 import type { Dictionary } from './dictionary.ts';
+import { SpanIdentities, freshPoints } from './identities.ts';
+import { RecentSpans } from './recent-spans.ts';
 import { pruneBefore } from './pruning.ts';
 import { seal } from './sealing.ts';
 
@@ -20,8 +22,10 @@ const SEAL_TURN_MS = 1_000;
 interface PendingAppend {
   rows: readonly SpanRow[];
   points: readonly MetricPointRow[];
-  resolve: () => void;
+  resolve: (outcome: InsertOutcome) => void;
   reject: (err: unknown) => void;
+  /** Removes the abort listener (once the append leaves the queue). */
+  release: () => void;
 }
 interface PendingPrune {
   cutoffS: number;
@@ -39,6 +43,10 @@ export interface WriterOptions {
   sealAgeMs: number;
   /** Progress of long seals. */
   notice: (message: string) => void;
+  /** What the writer remembers of the spans it commits (recent-spans.ts). */
+  identities: { windowDays: number; maxKeys: number };
+  /** Now, in epoch milliseconds (tests move it). */
+  now: () => number;
 }
 
 export class TraceWriter {
@@ -46,6 +54,8 @@ export class TraceWriter {
   private readonly dictionary: Dictionary;
   private readonly sealAgeMs: number;
   private readonly notice: (message: string) => void;
+  private readonly now: () => number;
+  private readonly identities: SpanIdentities;
   private appends: PendingAppend[] = [];
   private seals: PendingSeal[] = [];
   private prunes: PendingPrune[] = [];
@@ -66,7 +76,7 @@ export class TraceWriter {
   private constructor(
     conn: DuckDBConnection,
     dictionary: Dictionary,
-    seqs: { committed: number; sealed: number },
+    seqs: { committed: number; sealed: number; latestStart: number | null },
     options: WriterOptions,
   ) {
     this.conn = conn;
@@ -75,16 +85,25 @@ export class TraceWriter {
     this.sealedSeq = seqs.sealed;
     this.sealAgeMs = options.sealAgeMs;
     this.notice = options.notice;
+    this.now = options.now;
+    this.identities = new SpanIdentities(
+      new RecentSpans({ ...options.identities, nowS: options.now() / 1000, storedUpToS: seqs.latestStart }),
+    );
   }
 
   /** A writer on `conn` (migrated), continuing the sequence numbers and watermark stored there. */
   static async open(conn: DuckDBConnection, dictionary: Dictionary, options: WriterOptions): Promise<TraceWriter> {
     const [row] = (
       await conn.runAndReadAll(
-        'SELECT (SELECT COALESCE(max(seq), 0) FROM spans) AS committed, (SELECT seq FROM sealed) AS sealed',
+        `SELECT (SELECT COALESCE(max(seq), 0) FROM spans) AS committed, (SELECT seq FROM sealed) AS sealed,
+        (SELECT max(start_s) FROM spans) AS latest`,
       )
     ).getRowObjectsJS();
-    const seqs = { committed: Number(row?.committed ?? 0), sealed: Number(row?.sealed ?? 0) };
+    const seqs = {
+      committed: Number(row?.committed ?? 0),
+      sealed: Number(row?.sealed ?? 0),
+      latestStart: row?.latest === null || row?.latest === undefined ? null : Number(row.latest),
+    };
     const writer = new TraceWriter(conn, dictionary, seqs, options);
     await writer.readSkillKeys();
     return writer;
@@ -100,13 +119,34 @@ export class TraceWriter {
     return this.skillKeys.get(`${orgId}\u0000${skill}`);
   }
 
-  /** Resolves once the rows and points are committed; concurrent calls share one transaction. */
-  append(rows: readonly SpanRow[], points: readonly MetricPointRow[]): Promise<void> {
-    if (rows.length === 0 && points.length === 0) return Promise.resolve();
+  /**
+   * Resolves once the new rows and points are committed (concurrent calls share one transaction),
+   * with what was stored and what was left out as stored already. An abort of `signal` while the
+   * append waits in the queue withdraws it (QueryCancelledError); once taken up it is not withdrawn.
+   */
+  append(rows: readonly SpanRow[], points: readonly MetricPointRow[], signal?: AbortSignal): Promise<InsertOutcome> {
+    if (rows.length === 0 && points.length === 0) return Promise.resolve({ stored: 0, duplicates: 0 });
+    if (signal?.aborted) return Promise.reject(new QueryCancelledError());
     return new Promise((resolve, reject) => {
-      this.appends.push({ rows, points, resolve, reject });
+      const pending: PendingAppend = { rows, points, resolve, reject, release: () => undefined };
+      if (signal !== undefined) {
+        const withdraw = () => {
+          const at = this.appends.indexOf(pending);
+          if (at < 0) return;
+          this.appends.splice(at, 1);
+          reject(new QueryCancelledError());
+        };
+        signal.addEventListener('abort', withdraw, { once: true });
+        pending.release = () => signal.removeEventListener('abort', withdraw);
+      }
+      this.appends.push(pending);
       this.writing ??= this.drain();
     });
+  }
+
+  /** Fingerprints remembered for recognizing resent spans (at most `identities.maxKeys`). */
+  get identityStats(): { keys: number; bytes: number } {
+    return this.identities.stats;
   }
 
   /** Retention: between appends and seal steps (pruning.ts). */
@@ -162,11 +202,9 @@ export class TraceWriter {
         await this.sealStep();
       } else if (this.appends.length > 0) {
         const group = this.appends.splice(0);
-        await this.appendGroup(
-          group.flatMap((g) => g.rows),
-          group.flatMap((g) => g.points),
-        ).then(
-          () => group.forEach((g) => g.resolve()),
+        for (const g of group) g.release();
+        await this.appendGroup(group).then(
+          (outcomes) => group.forEach((g, i) => g.resolve(outcomes[i] as InsertOutcome)),
           (err: unknown) => group.forEach((g) => g.reject(err)),
         );
       } else {
@@ -217,10 +255,31 @@ export class TraceWriter {
     }
   }
 
-  private async appendGroup(rows: readonly SpanRow[], points: readonly MetricPointRow[]): Promise<void> {
-    await appendSpans(this.conn, this.dictionary, rows, this.committedSeq + 1, points);
-    if (rows.length === 0) return;
-    this.committedSeq += rows.length;
-    this.commits.push({ seq: this.committedSeq, at: Date.now() });
+  /**
+   * Appends the rows and points of a group not stored already (identities.ts), in one transaction,
+   * and answers each append's outcome in group order.
+   */
+  private async appendGroup(group: readonly PendingAppend[]): Promise<InsertOutcome[]> {
+    const rows = group.flatMap((g) => g.rows);
+    const points = group.flatMap((g) => g.points);
+    const freshRows = await this.identities.fresh(this.conn, rows, Math.floor(this.now() / 1000));
+    const freshOfPoints = await freshPoints(this.conn, points);
+    const keptRows = rows.filter((_, i) => freshRows[i]);
+    const keptPoints = points.filter((_, i) => freshOfPoints[i]);
+    if (keptRows.length > 0 || keptPoints.length > 0)
+      await appendSpans(this.conn, this.dictionary, keptRows, this.committedSeq + 1, keptPoints);
+    this.identities.committed(keptRows);
+    if (keptRows.length > 0) {
+      this.committedSeq += keptRows.length;
+      this.commits.push({ seq: this.committedSeq, at: Date.now() });
+    }
+    let r = 0;
+    let p = 0;
+    return group.map((g) => {
+      let stored = 0;
+      for (let end = r + g.rows.length; r < end; r++) if (freshRows[r] === true) stored++;
+      for (let end = p + g.points.length; p < end; p++) if (freshOfPoints[p] === true) stored++;
+      return { stored, duplicates: g.rows.length + g.points.length - stored };
+    });
   }
 }

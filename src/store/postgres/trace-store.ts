@@ -5,10 +5,7 @@
  * tails (skill-rows.ts). A query whose signal aborts is cancelled on the server (pg_cancel_backend
  * of its connection).
  */
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
 import { compileAggregate, toAggregateRows } from '../stats-sql.ts';
 import {
   QueryCancelledError,
@@ -16,6 +13,7 @@ import {
   toSpanRows,
   type AggregateQuery,
   type AggregateRow,
+  type InsertOutcome,
   type MetricPointRow,
   type SpanColumns,
   type SpanRow,
@@ -32,6 +30,7 @@ import { SEALING_LOCK, sealStep } from './sealing.ts';
 import { skillRows } from './skill-rows.ts';
 import { EMPTY_ROLLUPS_SQL, KEEPS_ROLLUPS, cutPairsSql, rollupDeltaSql, rollupReturning } from './rollups.ts';
 import { MonthPartitions, pruneMonths } from './partitions.ts';
+import { retryCarefully, writePoints, writeSpans } from './span-writes.ts';
 
 /**
  * Retention's locks, in the transaction that prunes: one replica at a time (another that finds
@@ -40,46 +39,6 @@ import { MonthPartitions, pruneMonths } from './partitions.ts';
  */
 const RETENTION_LOCKS = `SELECT CASE WHEN pg_try_advisory_xact_lock(hashtext('gateway.trace_retention:' || current_schema()))
   THEN (SELECT true FROM pg_advisory_xact_lock(${SEALING_LOCK})) ELSE false END AS ok`;
-
-const ROWS_PER_CHUNK = 1000;
-/** Each column of `spans` with the SpanRow value it stores, declared together so they cannot drift apart. */
-type CopyValue = string | number | boolean | null;
-const SPAN_VALUES: [string, (r: SpanRow) => CopyValue][] = [
-  ['org_id', (r) => r.org_id],
-  ['workspace_id', (r) => r.workspace_id],
-  ['trace_id', (r) => r.trace_id],
-  ['span_id', (r) => r.span_id],
-  ['parent_span_id', (r) => r.parent_span_id],
-  ['name', (r) => r.name],
-  ['start_s', (r) => r.start_s],
-  ['duration_ms', (r) => r.duration_ms],
-  ['category', (r) => r.category],
-  ['harness', (r) => r.harness],
-  ['skill', (r) => r.skill],
-  ['skill_version', (r) => r.skill_version],
-  ['command', (r) => r.command],
-  ['mcp', (r) => r.mcp],
-  ['tool', (r) => r.tool],
-  ['model', (r) => r.model],
-  ['user_id', (r) => r.user],
-  ['session_id', (r) => r.session],
-  ['tokens', (r) => Math.round(r.tokens)],
-  ['cost', (r) => r.cost],
-  ['is_error', (r) => r.is_error],
-];
-const SPAN_COLUMNS = SPAN_VALUES.map(([column]) => column);
-const spanValues = (r: SpanRow): CopyValue[] => SPAN_VALUES.map(([, value]) => value(r));
-
-const ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
-
-/** A value in COPY's text format: \N for null, t/f, numbers as JavaScript writes them (integers within
- * 2^53 have no exponent), text with backslash, tab, newline and carriage return escaped. */
-function copyValue(v: string | number | boolean | null): string {
-  if (v === null) return '\\N';
-  if (typeof v === 'boolean') return v ? 't' : 'f';
-  if (typeof v === 'number') return String(v);
-  return v.replace(/[\\\t\n\r]/g, (c) => ESCAPES[c] as string);
-}
 
 export interface PostgresTraceOptions {
   /** How often this replica tries a sealing step (ms; 0: only when `seal()` is called). Default 5,000. */
@@ -234,83 +193,57 @@ export class PostgresTraceStore implements TraceStore {
     return sqlNumber(res.rows[0]?.n);
   }
 
-  /** Runs `work` in one transaction on one connection; a failure rolls it back. */
-  private async inTransaction(work: (client: pg.PoolClient) => Promise<void>, retried = false): Promise<void> {
+  /**
+   * Runs `work` in one transaction on one connection; a failure rolls it back. `work` learns on
+   * which attempt it runs: a write whose rows were partly stored already, or that deadlocked with
+   * another replica's, runs again carefully (span-writes.ts). An abort of `signal` before the
+   * transaction begins withdraws it (QueryCancelledError, nothing written); once begun it is not
+   * withdrawn, so the caller learns the outcome of a commit, never an error in its place.
+   */
+  private async inTransaction<T>(
+    work: (client: pg.PoolClient, careful: boolean) => Promise<T>,
+    signal?: AbortSignal,
+    attempt = 0,
+  ): Promise<T> {
+    if (signal?.aborted) throw new QueryCancelledError();
     const client = await this.pool.connect().catch((err: unknown) => this.unavailable(err));
     let again = false;
+    let result: T | undefined;
     try {
+      if (signal?.aborted) throw new QueryCancelledError();
       await client.query('BEGIN');
-      await work(client);
+      result = await work(client, attempt > 0);
       await client.query('COMMIT');
     } catch (err) {
+      if (err instanceof QueryCancelledError) throw err;
       await client.query('ROLLBACK').catch(() => undefined);
       // A row routed to the default partition while a month's partition was being attached fails
       // the default partition's new constraint (partitions.ts): written again, it goes to the month.
       const { code, table } = err as { code?: string; table?: string };
-      again = !retried && code === '23514' && table?.endsWith('_default') === true;
+      const partitioned = code === '23514' && table?.endsWith('_default') === true;
+      again = attempt < 3 && (partitioned || retryCarefully(err));
       if (!again) this.unavailable(err);
     } finally {
       client.release();
     }
-    if (again) await this.inTransaction(work, true);
+    if (again) return this.inTransaction(work, undefined, attempt + 1);
+    return result as T;
   }
 
-  /**
-   * Copies `rows` into `table` (COPY FROM STDIN, text format), ROWS_PER_CHUNK rows per chunk of
-   * text: a fraction of the server's work of multi-row INSERTs with one parameter per value.
-   */
-  private static async copyRows<T>(
-    client: pg.PoolClient,
-    table: string,
-    columns: string[],
-    rows: readonly T[],
-    values: (row: T) => CopyValue[],
-  ): Promise<void> {
-    if (rows.length === 0) return;
-    function* chunks(): Generator<string> {
-      for (let i = 0; i < rows.length; i += ROWS_PER_CHUNK) {
-        let text = '';
-        for (const row of rows.slice(i, i + ROWS_PER_CHUNK)) text += `${values(row).map(copyValue).join('\t')}\n`;
-        yield text;
-      }
-    }
-    await pipeline(Readable.from(chunks()), client.query(copyFrom(`COPY ${table} (${columns.join(', ')}) FROM STDIN`)));
+  async insertSpans(rows: readonly SpanRow[], signal?: AbortSignal): Promise<InsertOutcome> {
+    if (rows.length === 0) return { stored: 0, duplicates: 0 };
+    const outcome = await this.inTransaction((client, careful) => writeSpans(client, rows, careful), signal);
+    this.analyzeAfterGrowth(outcome.stored);
+    return outcome;
   }
 
-  async insertSpans(rows: readonly SpanRow[]): Promise<void> {
-    if (rows.length === 0) return;
-    await this.inTransaction(async (client) => {
-      await PostgresTraceStore.copyRows(client, 'spans', SPAN_COLUMNS, rows, spanValues);
-      const skills = new Map<string, SpanRow>();
-      for (const r of rows)
-        if (r.category === 'skill_invocation' && r.skill !== null)
-          skills.set(`${r.org_id}\u0000${r.trace_id}\u0000${r.skill}\u0000${r.skill_version}`, r);
-      await PostgresTraceStore.copyRows(
-        client,
-        'trace_skills',
-        ['org_id', 'skill', 'skill_version', 'trace_id', 'start_s'],
-        [...skills.values()],
-        (r) => [r.org_id, r.skill, r.skill_version, r.trace_id, r.start_s],
-      );
-    });
-    this.analyzeAfterGrowth(rows.length);
+  insertColumns(spans: SpanColumns, signal?: AbortSignal): Promise<InsertOutcome> {
+    return this.insertSpans(toSpanRows(spans), signal);
   }
 
-  insertColumns(spans: SpanColumns): Promise<void> {
-    return this.insertSpans(toSpanRows(spans));
-  }
-
-  async insertMetricPoints(points: readonly MetricPointRow[]): Promise<void> {
-    if (points.length === 0) return;
-    await this.inTransaction((client) =>
-      PostgresTraceStore.copyRows(
-        client,
-        'metric_points',
-        ['org_id', 'workspace_id', 'session_id', 'metric', 'time_s', 'value'],
-        points,
-        (p) => [p.org_id, p.workspace_id, p.session, p.metric, p.time_s, p.value],
-      ),
-    );
+  async insertMetricPoints(points: readonly MetricPointRow[], signal?: AbortSignal): Promise<InsertOutcome> {
+    if (points.length === 0) return { stored: 0, duplicates: 0 };
+    return this.inTransaction((client, careful) => writePoints(client, points, careful), signal);
   }
 
   /**
