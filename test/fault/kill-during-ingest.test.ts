@@ -1,6 +1,8 @@
 /**
  * Durability: a real service process is killed with SIGKILL while OTLP batches are in flight,
- * then restarted on the same DATA_DIR; every span it acknowledged with 200 is still stored.
+ * then restarted on the same DATA_DIR; every span it acknowledged with 200 is still stored, and
+ * once every batch sent is sent again (as exporters do after a failed request), each span is
+ * stored exactly once: the batches cut by the crash were either committed whole or not at all.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -91,19 +93,27 @@ describe('kill -9 during ingestion', () => {
       expect(acknowledged).toBeGreaterThan(0);
 
       await start(port);
-      const res = await fetch(`http://127.0.0.1:${port}/skill/v1/skills/skill-0001/traces/stats/query`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({
-          start_time_unix_seconds: NOW - 60,
-          end_time_unix_seconds: NOW + 60,
-          request_type: 'scalar',
-          queries: [{ name: 'spans', measure: 'spans' }],
-        }),
-      });
-      expect(res.status).toBe(200);
-      const stored = ((await res.json()) as { data: { results: { value: number }[] } }).data.results[0]?.value ?? 0;
-      expect(stored).toBeGreaterThanOrEqual(acknowledged);
+      const stored = async () => {
+        const res = await fetch(`http://127.0.0.1:${port}/skill/v1/skills/skill-0001/traces/stats/query`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({
+            start_time_unix_seconds: NOW - 60,
+            end_time_unix_seconds: NOW + 60,
+            request_type: 'scalar',
+            queries: [{ name: 'spans', measure: 'spans' }],
+          }),
+        });
+        expect(res.status).toBe(200);
+        return ((await res.json()) as { data: { results: { value: number }[] } }).data.results[0]?.value ?? 0;
+      };
+      expect(await stored()).toBeGreaterThanOrEqual(acknowledged);
+      // Every batch the senders began, sent again: whatever the crash cut, each span counts once.
+      for (let i = 0; i < n; i++) {
+        const res = await fetch(`http://127.0.0.1:${port}/v1/traces`, { method: 'POST', headers, body: batch(i, 200) });
+        expect(res.status).toBe(200);
+      }
+      expect(await stored()).toBe(n * 200);
     },
     4 * READY_TIMEOUT_MS,
   );

@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.ts';
+import type { OtlpFaults } from '../../src/rest/otlp-routes.ts';
 import { createAuthenticator } from '../../src/auth/authenticator.ts';
 import type { Authenticator } from '../../src/auth/caller.ts';
 import { loadDevIssuer } from '../../src/auth/dev-issuer.ts';
@@ -38,6 +39,10 @@ export interface TestAppOptions {
   bundle?: unknown;
   /** Fault injection: wrap the real store (delays, failures) as the app sees it. */
   wrapRegistry?: (store: RegistryStore) => RegistryStore;
+  /** The same for the trace store. */
+  wrapTraces?: (store: TraceStore) => TraceStore;
+  /** Failures the OTLP receiver answers after a commit (exporters' retries). */
+  otlpFaults?: OtlpFaults;
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -56,7 +61,13 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const authenticator = await createAuthenticator(config, registry);
   const traces = await openTraceStore(config);
   const seen = options.wrapRegistry ? options.wrapRegistry(registry) : registry;
-  const app = await buildApp({ services: { config, registry: seen, traces }, authenticator, logger: false });
+  const tracesSeen = options.wrapTraces ? options.wrapTraces(traces) : traces;
+  const app = await buildApp({
+    services: { config, registry: seen, traces: tracesSeen },
+    authenticator,
+    logger: false,
+    ...(options.otlpFaults !== undefined ? { otlpFaults: options.otlpFaults } : {}),
+  });
   await app.ready();
   const issuer = await loadDevIssuer(dataDir);
   const token = (sub: string, org = 'org-a') => issuer.mint({ sub, org });

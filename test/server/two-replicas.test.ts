@@ -297,6 +297,64 @@ describe.skipIf(!up)('two replicas on one PostgreSQL and Redis', () => {
     }
   });
 
+  it('counts a request sent to both replicas at once, three times over, exactly once', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const body = (n: number) =>
+      JSON.stringify({
+        resourceSpans: [
+          {
+            resource: { attributes: [{ key: 'workspace.id', value: { stringValue: 'ws-acme-platform' } }] },
+            scopeSpans: [
+              {
+                spans: Array.from({ length: 200 }, (_, j) => ({
+                  traceId: (n * 1000 + Math.floor(j / 4) + 1).toString(16).padStart(32, 'f'),
+                  spanId: (n * 1000 + j + 1).toString(16).padStart(16, 'f'),
+                  name: 'invoke',
+                  startTimeUnixNano: `${now - 30}000000000`,
+                  endTimeUnixNano: `${now - 30}100000000`,
+                  attributes: [
+                    { key: 'gen_ai.operation.name', value: { stringValue: 'invoke_skill' } },
+                    { key: 'skill.id', value: { stringValue: 'skill-0003' } },
+                  ],
+                })),
+              },
+            ],
+          },
+        ],
+      });
+    // Five batches; each goes to both replicas at the same moment, three times (what retries after
+    // lost answers look like behind a load balancer).
+    for (let round = 0; round < 3; round++) {
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          fetch(`${urls[i % 2]}/v1/traces`, { method: 'POST', headers, body: body(Math.floor(i / 2)) }),
+        ),
+      );
+      for (const res of answers) {
+        expect(res.status).toBe(200);
+        expect(await res.json()).toEqual({});
+      }
+    }
+    for (const url of urls) {
+      const stats = await fetch(`${url}/skill/v1/skills/skill-0003/traces/stats/query`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          start_time_unix_seconds: now - 60,
+          end_time_unix_seconds: now + 60,
+          request_type: 'scalar',
+          queries: [
+            { name: 'spans', measure: 'spans' },
+            { name: 'traces', measure: 'traces' },
+            { name: 'invocations', measure: 'skill_invocations' },
+          ],
+        }),
+      });
+      const results = ((await stats.json()) as { data: { results: { value: number }[] } }).data.results;
+      expect(results.map((r) => r.value)).toEqual([1000, 250, 1000]);
+    }
+  }, 30_000);
+
   it('allows N requests a minute in total across both replicas', async () => {
     // Stay inside one minute window.
     const second = new Date().getUTCSeconds();
