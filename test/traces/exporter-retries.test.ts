@@ -11,7 +11,7 @@ import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trac
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as GrpcExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
 import { Metadata } from '@grpc/grpc-js';
-import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
+import type { ExportResult } from '@opentelemetry/core';
 import { SpanStatusCode, context, trace } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
@@ -45,7 +45,8 @@ function retrying(exporter: SpanExporter): SpanExporter {
     export(spans: ReadableSpan[], done: (result: ExportResult) => void) {
       const attempt = (left: number) =>
         exporter.export(spans, (result) => {
-          if (result.code === ExportResultCode.SUCCESS || left === 0) done(result);
+          // A failed export carries its error; a successful one none.
+          if (result.error === undefined || left === 0) done(result);
           else setTimeout(() => attempt(left - 1), 200);
         });
       attempt(4);
