@@ -11,15 +11,9 @@ import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trac
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as GrpcExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
 import { Metadata } from '@grpc/grpc-js';
-import type { ExportResult } from '@opentelemetry/core';
 import { SpanStatusCode, context, trace } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  BasicTracerProvider,
-  BatchSpanProcessor,
-  type ReadableSpan,
-  type SpanExporter,
-} from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOtlpGrpc, type OtlpGrpcServer } from '../../src/grpc/otlp-grpc.ts';
 import type { OtlpFaults } from '../../src/rest/otlp-routes.ts';
@@ -42,7 +36,7 @@ class FirstAttemptFails implements OtlpFaults {
 /** Sends a failed batch again, up to five times: what the JS gRPC exporter leaves to its caller. */
 function retrying(exporter: SpanExporter): SpanExporter {
   return {
-    export(spans: ReadableSpan[], done: (result: ExportResult) => void) {
+    export(spans, done) {
       const attempt = (left: number) =>
         exporter.export(spans, (result) => {
           // A failed export carries its error; a successful one none.
