@@ -63,6 +63,11 @@ interface TraceEngineConfig {
   dictionaryValues: number;
   /** DuckDB's memory_limit, in MiB. */
   memoryLimitMb: number;
+  /**
+   * Span fingerprints the DuckDB writer keeps to recognize resent spans without reading its file
+   * (store/duckdb/recent-spans.ts): at most this many, of spans starting in the last two UTC days.
+   */
+  identityKeys: number;
 }
 
 interface AuthConfig {
@@ -207,6 +212,7 @@ export function loadConfig(env: Env = process.env): Config {
     traceEngine: {
       dictionaryValues: int(env, 'TRACE_DICTIONARY_VALUES', 10_000, 100, 10_000_000),
       memoryLimitMb: int(env, 'TRACE_MEMORY_LIMIT_MB', 1024, 64, 1_048_576),
+      identityKeys: int(env, 'TRACE_IDENTITY_KEYS', 4_000_000, 0, 1_000_000_000),
     },
     auth,
   };

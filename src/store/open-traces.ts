@@ -8,6 +8,10 @@ import type { TraceStore } from './trace-port.ts';
 /** PostgreSQL when DATABASE_URL is set, else DuckDB in DATA_DIR with the memory bounds of `config.traceEngine`. */
 export async function openTraceStore(config: Config): Promise<TraceStore> {
   if (config.databaseUrl !== undefined) return openPostgresTraces(config);
-  const { dictionaryValues, memoryLimitMb } = config.traceEngine;
-  return ThreadedTraceStore.open(path.join(config.dataDir, 'traces.duckdb'), { dictionaryValues, memoryLimitMb });
+  const { dictionaryValues, memoryLimitMb, identityKeys } = config.traceEngine;
+  return ThreadedTraceStore.open(path.join(config.dataDir, 'traces.duckdb'), {
+    dictionaryValues,
+    memoryLimitMb,
+    identityMaxKeys: identityKeys,
+  });
 }

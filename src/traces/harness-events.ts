@@ -7,8 +7,8 @@
  *
  * - Trace: the record's own trace id when it has one; else Claude Code's `prompt.id` (one trace per
  *   user prompt), else the session (`session.id`, Codex's `conversation.id`), hashed to 16 bytes.
- * - Span id: a hash of the record's name, time and attributes (the same record always has the same
- *   id; as for /v1/traces, a record sent twice is stored twice).
+ * - Span id: a hash of the record's name, time and attributes: the same record always has the same
+ *   id, so a record sent again is the same span and is stored once (DESIGN §12).
  * - End time: the record's time (events are emitted when the work ends), else its observed time;
  *   start = end − `duration_ms`.
  * - Values arrive as strings as often as numbers (both harnesses); they are read as numbers here.

@@ -2,7 +2,7 @@
  * What the DuckDB writer remembers of the spans it committed, so that a span delivered again is
  * recognized without reading the table: a 64-bit fingerprint of each span's identity (organization,
  * trace id, span id, start second), kept per UTC day of the span's start for the days of the
- * window, at most `maxKeys` in all (about 11 bytes each).
+ * window, at most `maxKeys` in all (12 to 23 bytes each: 8-byte slots, a table doubling at 70 % full).
  *
  * A fingerprint is a seeded hash, not the identity: a match only says "maybe stored", and the writer
  * confirms it against the table (exact, and as rare as a resend or a 2^-64 coincidence). Spans

@@ -50,8 +50,8 @@ export interface DuckDbTraceOptions {
   memoryLimitMb?: number;
   /**
    * Recognizing resent spans without reading the table (recent-spans.ts): the UTC days of span
-   * starts remembered (default 2) and the fingerprints kept at most (default 8,000,000, about
-   * 11 bytes each). Spans outside them are looked up in the table: exact either way.
+   * starts remembered (default 2) and the fingerprints kept at most (default 4,000,000, 12 to 23
+   * bytes each). Spans outside them are looked up in the table: exact either way.
    */
   identityWindowDays?: number;
   identityMaxKeys?: number;
@@ -62,7 +62,7 @@ export interface DuckDbTraceOptions {
 const DEFAULT_DICTIONARY_VALUES = 10_000;
 const DEFAULT_MEMORY_LIMIT_MB = 1024;
 const DEFAULT_IDENTITY_WINDOW_DAYS = 2;
-const DEFAULT_IDENTITY_MAX_KEYS = 8_000_000;
+const DEFAULT_IDENTITY_MAX_KEYS = 4_000_000;
 
 export class DuckDbTraceStore implements TraceStore {
   readonly engine = 'duckdb' as const;
