@@ -78,14 +78,14 @@ describe('what the DuckDB writer remembers of the spans it committed', () => {
     const now = END;
     const recent = new RecentSpans({ windowDays: 3, maxKeys: 100, nowS: now, storedUpToS: null });
     const day = (d: number) => now - d * 86400;
-    for (let i = 0; i < 60; i++) recent.add(day(2), fingerprint('o', `t${i}`, 's', day(2)));
-    for (let i = 0; i < 60; i++) recent.add(day(1), fingerprint('o', `t${i}`, 's', day(1)));
+    for (let i = 0; i < 60; i++) recent.add(day(2), ...fingerprint('o', `t${i}`, 's', day(2)));
+    for (let i = 0; i < 60; i++) recent.add(day(1), ...fingerprint('o', `t${i}`, 's', day(1)));
     expect(recent.stats.keys).toBe(60);
     // The oldest day went: it is looked up from now on; yesterday is still remembered.
     expect(recent.covers(day(2))).toBe(false);
     expect(recent.covers(day(1))).toBe(true);
-    expect(recent.mayHold(day(1), fingerprint('o', 't5', 's', day(1)))).toBe(true);
-    expect(recent.mayHold(day(1), fingerprint('o', 't5', 's', day(1) + 1))).toBe(false);
+    expect(recent.mayHold(day(1), ...fingerprint('o', 't5', 's', day(1)))).toBe(true);
+    expect(recent.mayHold(day(1), ...fingerprint('o', 't5', 's', day(1) + 1))).toBe(false);
     // Days leave the window as time passes; spans stored before the process are never covered.
     recent.expire(now + 2 * 86400);
     expect(recent.covers(day(1))).toBe(false);
@@ -99,10 +99,11 @@ describe('what the DuckDB writer remembers of the spans it committed', () => {
     expect(fingerprint('ab', 'c', 's', 1)).not.toEqual(fingerprint('a', 'bc', 's', 1));
     expect(fingerprint('o', 't', 's', 1)).not.toEqual(fingerprint('o', 't', 's', 10));
     const recent = new RecentSpans({ windowDays: 1, maxKeys: 1_000_000, nowS: END, storedUpToS: null });
-    for (let i = 0; i < 5000; i++) recent.add(END, fingerprint('o', `t${i}`, `s${i}`, END));
+    for (let i = 0; i < 5000; i++) recent.add(END, ...fingerprint('o', `t${i}`, `s${i}`, END));
     expect(recent.stats.keys).toBe(5000);
-    for (let i = 0; i < 5000; i += 499) expect(recent.mayHold(END, fingerprint('o', `t${i}`, `s${i}`, END))).toBe(true);
-    expect(recent.mayHold(END, fingerprint('o', 't1', 's2', END))).toBe(false);
+    for (let i = 0; i < 5000; i += 499)
+      expect(recent.mayHold(END, ...fingerprint('o', `t${i}`, `s${i}`, END))).toBe(true);
+    expect(recent.mayHold(END, ...fingerprint('o', 't1', 's2', END))).toBe(false);
   });
 
   it('looks rows up by at most 16 ranges of their times, split at gaps over an hour', () => {

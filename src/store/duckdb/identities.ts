@@ -19,7 +19,7 @@ import {
   type DuckDBValue,
 } from '@duckdb/node-api';
 import type { MetricPointRow, SpanRow } from '../trace-port.ts';
-import { RecentSpans, fingerprint } from './recent-spans.ts';
+import { RecentSpans, fingerprintInto } from './recent-spans.ts';
 
 /** Rows whose start times lie within this many seconds of each other are looked up by one range. */
 const CLUSTER_GAP_S = 3600;
@@ -92,6 +92,62 @@ async function lookUp(
   return new Set((found.getColumnsJS()[0] ?? []).map(Number));
 }
 
+/**
+ * Per row of a group, the index of an earlier row with the same fingerprint (-1 if none): an open
+ * addressing table over the fingerprints, no string built per row.
+ */
+function earlierSame(prints: Uint32Array, rows: number): Int32Array {
+  let size = 16;
+  while (size < rows * 2) size *= 2;
+  const slots = new Int32Array(size).fill(-1);
+  const earlier = new Int32Array(rows).fill(-1);
+  for (let i = 0; i < rows; i++) {
+    const hi = prints[i * 2] as number;
+    const lo = prints[i * 2 + 1] as number;
+    for (let k = (hi ^ Math.imul(lo, 0x9e3779b1)) & (size - 1); ; k = (k + 1) & (size - 1)) {
+      const j = slots[k] as number;
+      if (j < 0) {
+        slots[k] = i;
+        break;
+      }
+      if (prints[j * 2] === hi && prints[j * 2 + 1] === lo) {
+        earlier[i] = j;
+        break;
+      }
+    }
+  }
+  return earlier;
+}
+
+/**
+ * Per row, whether an earlier row of the group has its identity: by fingerprint, each match
+ * confirmed on the identity itself; should two identities share a fingerprint (a 2^-64
+ * coincidence) the group is compared by identity alone.
+ */
+function repeatedRows(rows: readonly SpanRow[], prints: Uint32Array): boolean[] {
+  const earlier = earlierSame(prints, rows.length);
+  const repeated = new Array<boolean>(rows.length).fill(false);
+  for (let i = 0; i < rows.length; i++) {
+    const j = earlier[i] as number;
+    if (j < 0) continue;
+    if (spanKey(rows[j] as SpanRow) !== spanKey(rows[i] as SpanRow)) {
+      const seen = new Set<string>();
+      return rows.map((r) => {
+        const key = spanKey(r);
+        return seen.has(key) || !seen.add(key);
+      });
+    }
+    repeated[i] = true;
+  }
+  return repeated;
+}
+
+/** What `SpanIdentities.check` found of a group: which rows to store, and their fingerprints. */
+export interface GroupCheck {
+  fresh: boolean[];
+  prints: Uint32Array;
+}
+
 /** Which rows of a group to store: per row, true when it is new. */
 export class SpanIdentities {
   private readonly recent: RecentSpans;
@@ -101,21 +157,22 @@ export class SpanIdentities {
   }
 
   /** `fresh[i]`: row i is stored by no earlier row, of this group or of the table. */
-  async fresh(conn: DuckDBConnection, rows: readonly SpanRow[], nowS: number): Promise<boolean[]> {
+  async check(conn: DuckDBConnection, rows: readonly SpanRow[], nowS: number): Promise<GroupCheck> {
     this.recent.expire(nowS);
+    const prints = new Uint32Array(rows.length * 2);
+    rows.forEach((r, i) => fingerprintInto(prints, i * 2, r.org_id, r.trace_id, r.span_id, r.start_s));
     const fresh = new Array<boolean>(rows.length).fill(true);
-    const seen = new Set<string>();
+    const earlier = repeatedRows(rows, prints);
     const probes: number[] = [];
-    rows.forEach((r, i) => {
-      const key = spanKey(r);
-      if (seen.has(key)) fresh[i] = false;
-      else {
-        seen.add(key);
-        const covered = this.recent.covers(r.start_s);
-        if (!covered || this.recent.mayHold(r.start_s, fingerprint(r.org_id, r.trace_id, r.span_id, r.start_s)))
-          probes.push(i);
-      }
-    });
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i] as SpanRow;
+      if (earlier[i] === true) fresh[i] = false;
+      else if (
+        !this.recent.covers(r.start_s) ||
+        this.recent.mayHold(r.start_s, prints[i * 2] as number, prints[i * 2 + 1] as number)
+      )
+        probes.push(i);
+    }
     if (probes.length > 0) {
       const row = (i: number) => rows[i] as SpanRow;
       const found = await lookUp(
@@ -134,12 +191,14 @@ export class SpanIdentities {
       );
       for (const i of found) fresh[i] = false;
     }
-    return fresh;
+    return { fresh, prints };
   }
 
-  /** Remembers rows now committed. */
-  committed(rows: readonly SpanRow[]): void {
-    for (const r of rows) this.recent.add(r.start_s, fingerprint(r.org_id, r.trace_id, r.span_id, r.start_s));
+  /** Remembers the rows of a checked group that are now committed. */
+  committed(rows: readonly SpanRow[], { fresh, prints }: GroupCheck): void {
+    rows.forEach((r, i) => {
+      if (fresh[i] === true) this.recent.add(r.start_s, prints[i * 2] as number, prints[i * 2 + 1] as number);
+    });
   }
 
   get stats(): RecentSpans['stats'] {

@@ -20,14 +20,8 @@ const INITIAL_SLOTS = 1024;
 const SEED_A = randomInt(2 ** 32 - 1) | 0;
 const SEED_B = randomInt(2 ** 32 - 1) | 0;
 
-function mixText(h: number, text: string): number {
-  for (let i = 0; i < text.length; i++) {
-    h = Math.imul(h ^ text.charCodeAt(i), 0x5bd1e995);
-    h ^= h >>> 15;
-  }
-  // The length ends each field, so that ("ab", "c") and ("a", "bc") differ.
-  return Math.imul(h ^ text.length, 0x27d4eb2d);
-}
+const M1 = 0x5bd1e995;
+const M2 = 0x27d4eb2d;
 
 function finish(h: number): number {
   h ^= h >>> 16;
@@ -37,18 +31,48 @@ function finish(h: number): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
-/** The two 32-bit halves of a span's fingerprint, never both zero (zero marks an empty slot). */
-export function fingerprint(orgId: string, traceId: string, spanId: string, startS: number): [number, number] {
-  const start = String(startS);
+/**
+ * Writes the two 32-bit halves of a span's fingerprint at `out[at]`, `out[at + 1]`: two seeded
+ * lanes over the identity's fields, each field ended by its length (so that ("ab", "c") and ("a",
+ * "bc") differ); never both zero (zero marks an empty slot).
+ */
+export function fingerprintInto(
+  out: Uint32Array,
+  at: number,
+  orgId: string,
+  traceId: string,
+  spanId: string,
+  startS: number,
+): void {
   let a = SEED_A;
   let b = SEED_B;
-  for (const field of [orgId, traceId, spanId, start]) {
-    a = mixText(a, field);
-    b = mixText(b ^ 0x9e3779b9, field);
+  for (const field of [orgId, traceId, spanId]) {
+    for (let i = 0; i < field.length; i++) {
+      const c = field.charCodeAt(i);
+      a = Math.imul(a ^ c, M1);
+      a ^= a >>> 15;
+      b = Math.imul(b ^ c, M2);
+      b ^= b >>> 13;
+    }
+    a = Math.imul(a ^ field.length, M2);
+    b = Math.imul(b ^ field.length, M1);
   }
+  // The start second as two 32-bit words (start times are safe integers).
+  const low = startS | 0;
+  const high = Math.floor(startS / 2 ** 32) | 0;
+  a = Math.imul(Math.imul(a ^ low, M1) ^ high, M2);
+  b = Math.imul(Math.imul(b ^ high, M2) ^ low, M1);
   const hi = finish(a);
   const lo = finish(b);
-  return hi === 0 && lo === 0 ? [0, 1] : [hi, lo];
+  out[at] = hi;
+  out[at + 1] = hi === 0 && lo === 0 ? 1 : lo;
+}
+
+/** The fingerprint of one span as [hi, lo] (tests; the writer fills arrays with fingerprintInto). */
+export function fingerprint(orgId: string, traceId: string, spanId: string, startS: number): [number, number] {
+  const out = new Uint32Array(2);
+  fingerprintInto(out, 0, orgId, traceId, spanId, startS);
+  return [out[0] as number, out[1] as number];
 }
 
 /** One day's fingerprints: open addressing with linear probing over pairs of 32-bit words. */
@@ -134,12 +158,12 @@ export class RecentSpans {
   }
 
   /** Whether a span with this fingerprint, starting at `startS` (a covered day), may be stored. */
-  mayHold(startS: number, [hi, lo]: [number, number]): boolean {
+  mayHold(startS: number, hi: number, lo: number): boolean {
     return this.days.get(Math.floor(startS / DAY_S))?.has(hi, lo) === true;
   }
 
   /** Remembers a committed span (nothing when its day is not covered). */
-  add(startS: number, [hi, lo]: [number, number]): void {
+  add(startS: number, hi: number, lo: number): void {
     const day = Math.floor(startS / DAY_S);
     if (day < this.firstDay) return;
     let table = this.days.get(day);

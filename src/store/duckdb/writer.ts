@@ -262,13 +262,14 @@ export class TraceWriter {
   private async appendGroup(group: readonly PendingAppend[]): Promise<InsertOutcome[]> {
     const rows = group.flatMap((g) => g.rows);
     const points = group.flatMap((g) => g.points);
-    const freshRows = await this.identities.fresh(this.conn, rows, Math.floor(this.now() / 1000));
+    const check = await this.identities.check(this.conn, rows, Math.floor(this.now() / 1000));
+    const freshRows = check.fresh;
     const freshOfPoints = await freshPoints(this.conn, points);
     const keptRows = rows.filter((_, i) => freshRows[i]);
     const keptPoints = points.filter((_, i) => freshOfPoints[i]);
     if (keptRows.length > 0 || keptPoints.length > 0)
       await appendSpans(this.conn, this.dictionary, keptRows, this.committedSeq + 1, keptPoints);
-    this.identities.committed(keptRows);
+    this.identities.committed(rows, check);
     if (keptRows.length > 0) {
       this.committedSeq += keptRows.length;
       this.commits.push({ seq: this.committedSeq, at: Date.now() });
