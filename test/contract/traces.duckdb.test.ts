@@ -9,6 +9,7 @@ import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
 import type { TraceStore } from '../../src/store/trace-port.ts';
 import { traceContract } from './trace-contract.ts';
 import { retentionContract } from './trace-retention-contract.ts';
+import { toolUsageContract } from './tool-usage-contract.ts';
 
 const open = () => DuckDbTraceStore.open(':memory:', { sealEveryMs: 0 });
 const seal = (store: TraceStore) => (store as DuckDbTraceStore).seal();
@@ -34,3 +35,4 @@ traceContract(
 retentionContract('duckdb, sealed before pruning', open, { beforePrune: seal });
 retentionContract('duckdb, pruned unsealed', open);
 retentionContract('duckdb, pruned unsealed, then sealed', open, { afterPrune: seal });
+toolUsageContract('duckdb in a worker thread', () => ThreadedTraceStore.open(':memory:', { sealEveryMs: 0 }));

@@ -12,6 +12,7 @@ import type { TraceStore } from '../../src/store/trace-port.ts';
 import { PG_URL, dropSchema, freshSchemaName, postgresReachable } from './pg-schema.ts';
 import { END, traceContract } from './trace-contract.ts';
 import { retentionContract } from './trace-retention-contract.ts';
+import { toolUsageContract } from './tool-usage-contract.ts';
 
 const schemas: string[] = [];
 if (await postgresReachable()) {
@@ -37,6 +38,7 @@ if (await postgresReachable()) {
   retentionContract('postgres, sealed before pruning', open, { beforePrune: seal });
   retentionContract('postgres, pruned unsealed', open);
   retentionContract('postgres, pruned unsealed, then sealed', open, { afterPrune: seal });
+  toolUsageContract('postgres', open);
   afterAll(async () => {
     for (const s of schemas) await dropSchema(s);
   });
