@@ -45,6 +45,9 @@ function usageSpans(): SpanRow[] {
   );
 }
 
+/** Tool k of TOOLS, to spread into an entry. */
+const tool = (k: number) => TOOLS[k] as { tool: string; server: string | null };
+
 const windowOf = (q: ToolUsageQuery, e: ToolUsageEntry) => (e.sinceS === undefined ? q.sinceS : e.sinceS);
 
 /** DESIGN §8 by hand: a span counts once for a group when an entry of the group matches it, window included. */
@@ -109,10 +112,10 @@ export function toolUsageContract(engine: string, open: () => Promise<TraceStore
           ...scope,
           sinceS: END - 5 * DAY,
           tools: [
-            { group: 0, ...(TOOLS[0] as ToolUsageEntry) },
-            { group: 1, ...(TOOLS[0] as ToolUsageEntry), sinceS: null },
-            { group: 2, ...(TOOLS[3] as ToolUsageEntry), sinceS: END - 20 * DAY },
-            { group: 3, ...(TOOLS[5] as ToolUsageEntry), sinceS: END - 30 * DAY },
+            { group: 0, ...tool(0) },
+            { group: 1, ...tool(0), sinceS: null },
+            { group: 2, ...tool(3), sinceS: END - 20 * DAY },
+            { group: 3, ...tool(5), sinceS: END - 30 * DAY },
           ],
         },
       ],
@@ -123,10 +126,10 @@ export function toolUsageContract(engine: string, open: () => Promise<TraceStore
           workspaceIds: ['ws-u2'],
           sinceS: null,
           tools: [
-            { group: 4, ...(TOOLS[1] as ToolUsageEntry), sinceS: END - 3 * DAY },
-            { group: 4, ...(TOOLS[2] as ToolUsageEntry), sinceS: END - 25 * DAY },
-            { group: 4, ...(TOOLS[6] as ToolUsageEntry), sinceS: null },
-            { group: 7, ...(TOOLS[4] as ToolUsageEntry), sinceS: END - 10 * DAY },
+            { group: 4, ...tool(1), sinceS: END - 3 * DAY },
+            { group: 4, ...tool(2), sinceS: END - 25 * DAY },
+            { group: 4, ...tool(6), sinceS: null },
+            { group: 7, ...tool(4), sinceS: END - 10 * DAY },
           ],
         },
       ],
@@ -140,9 +143,9 @@ export function toolUsageContract(engine: string, open: () => Promise<TraceStore
           ...scope,
           sinceS: null,
           tools: [
-            { group: 0, ...(TOOLS[0] as ToolUsageEntry), sinceS: END + DAY },
+            { group: 0, ...tool(0), sinceS: END + DAY },
             { group: 1, tool: 'never_called', server: 'github', sinceS: END - 30 * DAY },
-            { group: 2, ...(TOOLS[3] as ToolUsageEntry), sinceS: END - 2 * DAY },
+            { group: 2, ...tool(3), sinceS: END - 2 * DAY },
           ],
         },
       ],
