@@ -46,8 +46,8 @@ export interface RequestContext {
    */
   generation(): Promise<string>;
   access(): Promise<Access>;
-  /** Counts one call of a rate-limited operation for this caller (every transport spends the same quota). */
-  spendQuota(operation: LimitedOperation): Promise<Quota>;
+  /** Counts calls (default one) of a rate-limited operation for this caller (every transport spends the same quota). */
+  spendQuota(operation: LimitedOperation, calls?: number): Promise<Quota>;
   /** The request's DataLoader set, created on first use and shared by every transport. */
   readonly loaders: Loaders;
 }
@@ -83,7 +83,7 @@ export function createContext(
       access ??= loadAccess(services.registry, caller, () => this.generation());
       return access;
     },
-    spendQuota: (operation) => rateLimits.spend(caller, operation),
+    spendQuota: (operation, calls) => rateLimits.spend(caller, operation, calls),
     get loaders() {
       loaders ??= createLoaders(services.registry, async () => (await this.access()).readableWorkspaceIds);
       return loaders;

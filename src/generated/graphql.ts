@@ -838,7 +838,7 @@ export type Tool = Artifact & {
   toolName?: Maybe<Scalars['String']['output']>;
   updatedAt: Scalars['String']['output'];
   updatedBy: Scalars['String']['output'];
-  /** Calls of this tool from telemetry: tool_call spans with its tool name and MCP server in the caller's readable workspaces, since `since` (Unix seconds; default every stored call). Fails with traces_unavailable when the trace store is down. */
+  /** Calls of this tool from telemetry: tool_call spans with its tool name and MCP server in the caller's readable workspaces, since `since` (Unix seconds; default every stored call). Each distinct `since` of an operation costs trace-store work (4 × (whole weeks to now + 1); none or older than 366 days: 216) from the operation's budget of 4,320 units, and one call of operation 3's rate limit. Fails with traces_unavailable when the trace store is down. */
   usage: ToolUsage;
   /** Readable agents with an active `uses_tool` relationship to this tool. */
   usedBy: Array<Agent>;

@@ -31,9 +31,12 @@ export class RateLimits {
     this.perMinute = perMinute;
   }
 
-  /** Counts one call of `operation` by `caller`; the quota says whether it is over the limit. */
-  async spend(caller: Caller, operation: LimitedOperation): Promise<Quota> {
-    const { count, resetMs } = await this.limiter.hit(`${callerKey(caller)}|${operation}`, WINDOW_MS);
+  /**
+   * Counts `calls` calls (default one) of `operation` by `caller`; the quota says whether it is over
+   * the limit. A GraphQL field doing the work of several REST calls spends as many.
+   */
+  async spend(caller: Caller, operation: LimitedOperation, calls = 1): Promise<Quota> {
+    const { count, resetMs } = await this.limiter.hit(`${callerKey(caller)}|${operation}`, WINDOW_MS, calls);
     return {
       limit: this.perMinute,
       remaining: Math.max(0, this.perMinute - count),

@@ -9,7 +9,7 @@ export interface RateLimitHit {
 }
 
 export interface RateLimiter {
-  /** Counts one request for `key` in the current window of `windowMs`. */
-  hit(key: string, windowMs: number): Promise<RateLimitHit>;
+  /** Counts `count` requests (default one) for `key` in the current window of `windowMs`. */
+  hit(key: string, windowMs: number, count?: number): Promise<RateLimitHit>;
   close?(): Promise<void>;
 }

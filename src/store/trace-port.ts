@@ -166,16 +166,26 @@ export interface AggregateQuery {
 
 /**
  * Usage of tools from their tool_call spans (operation 3's trace metrics, DESIGN §8): a span counts
- * for each entry whose tool name and MCP server (null-safe) are the span's, once per group.
+ * for each entry whose tool name and MCP server (null-safe) are the span's and whose window holds
+ * its start, once per group. Entries may carry windows of their own, so that lookups with different
+ * windows (GraphQL `Tool.usage(since:)` under aliases) are one query.
  */
 export interface ToolUsageQuery {
   orgId: string;
   /** Only spans of these workspaces. */
   workspaceIds: readonly string[];
-  /** Only spans starting at or after this time; null: all stored spans. */
+  /** The window of the entries that name none: spans starting at or after this time; null: all stored spans. */
   sinceS: number | null;
   /** Distinct (group, tool, server) entries; `group` numbers the caller's groups. */
-  tools: readonly { group: number; tool: string; server: string | null }[];
+  tools: readonly ToolUsageEntry[];
+}
+
+export interface ToolUsageEntry {
+  group: number;
+  tool: string;
+  server: string | null;
+  /** This entry's own window (as `ToolUsageQuery.sinceS`); absent: the query's. */
+  sinceS?: number | null;
 }
 
 export interface ToolUsageRow {

@@ -9,7 +9,8 @@ import type { RequestContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import type { ArtifactVersion } from '../domain/types.ts';
 import type { ToolAggregateQuery, ToolGroup } from '../store/registry-port.ts';
-import type { ToolUsageQuery } from '../store/trace-port.ts';
+import type { ToolUsageEntry, ToolUsageQuery } from '../store/trace-port.ts';
+import { rangeWork } from '../traces/stats-request.ts';
 import { traceStoreFailure } from '../traces/store-errors.ts';
 
 export const TRACE_METRICS = ['calls', 'error_rate', 'p95_latency_ms', 'last_called_at'] as const;
@@ -23,6 +24,14 @@ export interface TraceMetricValues {
 
 /** Distinct (group key, tool, server) entries one aggregate may look up in the trace store. */
 const MAX_TOOL_REFS = 10_000;
+
+/**
+ * What a week of one usage window weighs in statistics units (a week of one aggregation): a window
+ * reads every tool call of the caller's scope, an aggregation one skill's traces. At this weight a
+ * budget of usage costs the trace engine less than a budget of statistics (bench/abuse-usage.ts,
+ * docs/architecture.md), so it errs on the side of refusing.
+ */
+const USAGE_WINDOW_WEIGHT = 4;
 
 const NO_CALLS: TraceMetricValues = { calls: 0, error_rate: null, p95_latency_ms: null, last_called_at: null };
 
@@ -50,19 +59,54 @@ export async function toolUsageOfGroups(
   return usageOf(ctx, groups.length, { orgId: ctx.caller.orgId, workspaceIds: query.workspaceIds, sinceS, tools });
 }
 
-/** The trace metrics of each tool (latest versions the caller can read), in the caller's readable workspaces. */
+/** One `Tool.usage(since:)`: a tool (latest version the caller can read) and its window. */
+export interface UsageLookup {
+  tool: ArtifactVersion;
+  /** Calls starting at or after this time; null: every stored call. */
+  sinceS: number | null;
+}
+
+/**
+ * The trace metrics of each lookup, in the caller's readable workspaces, in one trace-store query
+ * whatever their windows. Lookups of the same tool name, server and window share one entry.
+ */
 export async function toolUsageOfTools(
   ctx: RequestContext,
-  tools: readonly ArtifactVersion[],
-  sinceS: number | null,
+  lookups: readonly UsageLookup[],
 ): Promise<TraceMetricValues[]> {
   const access = await ctx.access();
-  return usageOf(ctx, tools.length, {
+  const groupOf = new Map<string, number>();
+  const tools: ToolUsageEntry[] = [];
+  const groups = lookups.map((l) => {
+    const tool = toolNameOf(l.tool);
+    const server = l.tool.server_id ?? null;
+    const key = JSON.stringify([tool, server, l.sinceS]);
+    let group = groupOf.get(key);
+    if (group === undefined) {
+      group = tools.length;
+      groupOf.set(key, group);
+      tools.push({ group, tool, server, sinceS: l.sinceS });
+    }
+    return group;
+  });
+  const usage = await usageOf(ctx, tools.length, {
     orgId: ctx.caller.orgId,
     workspaceIds: access.readableWorkspaceIds,
-    sinceS,
-    tools: tools.map((t, group) => ({ group, tool: toolNameOf(t), server: t.server_id ?? null })),
+    sinceS: null,
+    tools,
   });
+  return groups.map((g) => usage[g] ?? NO_CALLS);
+}
+
+/**
+ * What a usage window costs the trace engine, in the statistics' work units (stats-request.ts
+ * `statsWork`): one pass over the organization's tool calls from `sinceS` to now, weighted by
+ * USAGE_WINDOW_WEIGHT, × (whole weeks + 1); no window (every stored call) or one older than 366
+ * days costs the 366 days the statistics' longest range costs. Lookups of one window share their
+ * pass, so an operation's usage costs this once per distinct window, however many tools ask.
+ */
+export function usageWindowWork(sinceS: number | null, nowS: number): number {
+  return USAGE_WINDOW_WEIGHT * rangeWork(sinceS === null ? Infinity : nowS - sinceS);
 }
 
 /** The name telemetry gives a tool: its `tool_name`, else its artifact name. */

@@ -194,9 +194,16 @@ const weeksOf = (spanS: number) => Math.ceil(spanS / (7 * 86400));
  */
 export function statsWork(req: TraceStatsRequest): number {
   const span = req.end_time_unix_seconds - req.start_time_unix_seconds;
-  const weeks = Number.isFinite(span) ? weeksOf(Math.min(Math.max(span, 0), MAX_RANGE_S)) : 0;
   const queries = Math.min(Array.isArray(req.queries) ? req.queries.length : 0, MAX_QUERIES);
-  return queries * (req.compare === 'previous_period' ? 2 : 1) * (weeks + 1);
+  return queries * (req.compare === 'previous_period' ? 2 : 1) * (Number.isFinite(span) ? rangeWork(span) : 1);
+}
+
+/**
+ * The work of one pass over a range of `spanS` seconds: its whole weeks plus one, a range longer
+ * than the longest the statistics admit (366 days) counting as that one, an empty one as 1.
+ */
+export function rangeWork(spanS: number): number {
+  return weeksOf(Math.min(Math.max(spanS, 0), MAX_RANGE_S)) + 1;
 }
 
 /** `statsWork` of the largest request the schema admits: every query, compared, over the longest range. */

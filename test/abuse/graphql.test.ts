@@ -101,7 +101,7 @@ describe('helper-24: statistics work hidden behind _entities (300 × 20 queries 
       expect(error.extensions).toMatchObject({
         code: 'OPERATION_TOO_LARGE',
         http: { status: 400 },
-        limit: 'stats_work',
+        limit: 'trace_work',
         max: 4320,
       });
   });

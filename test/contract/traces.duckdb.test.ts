@@ -10,6 +10,7 @@ import type { TraceStore } from '../../src/store/trace-port.ts';
 import { END, traceContract } from './trace-contract.ts';
 import { identityContract } from './trace-identity-contract.ts';
 import { retentionContract } from './trace-retention-contract.ts';
+import { toolUsageContract } from './tool-usage-contract.ts';
 
 const open = () => DuckDbTraceStore.open(':memory:', { sealEveryMs: 0 });
 const seal = (store: TraceStore) => (store as DuckDbTraceStore).seal();
@@ -55,3 +56,4 @@ identityContract(
     }),
   { seal: (store) => (store as ThreadedTraceStore).seal() },
 );
+toolUsageContract('duckdb in a worker thread', () => ThreadedTraceStore.open(':memory:', { sealEveryMs: 0 }));

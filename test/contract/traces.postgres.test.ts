@@ -13,6 +13,7 @@ import { PG_URL, dropSchema, freshSchemaName, postgresReachable } from './pg-sch
 import { END, traceContract } from './trace-contract.ts';
 import { retentionContract } from './trace-retention-contract.ts';
 import { identityContract } from './trace-identity-contract.ts';
+import { toolUsageContract } from './tool-usage-contract.ts';
 
 const schemas: string[] = [];
 if (await postgresReachable()) {
@@ -39,6 +40,7 @@ if (await postgresReachable()) {
   retentionContract('postgres, pruned unsealed', open);
   retentionContract('postgres, pruned unsealed, then sealed', open, { afterPrune: seal });
   identityContract('postgres', open, { seal });
+  toolUsageContract('postgres', open);
   afterAll(async () => {
     for (const s of schemas) await dropSchema(s);
   });

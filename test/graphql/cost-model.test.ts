@@ -16,6 +16,7 @@ import { describe, expect, it } from 'vitest';
 import { analyzeOperation, MAX_LEVELS } from '../../src/graphql/limits/analyze-operation.ts';
 import { introspectionSizes } from '../../src/graphql/limits/introspection-sizes.ts';
 import { DEFAULT_LIMITS } from '../../src/graphql/limits/limits-plugin.ts';
+import { TRACE_WORK_BUDGET, usageWork } from '../../src/graphql/limits/trace-budget.ts';
 import { nestingDepth } from '../../src/graphql/limits/nesting.ts';
 import { buildRegistrySubgraph } from '../../src/graphql/schema.ts';
 
@@ -84,7 +85,7 @@ describe('other lists', () => {
 
   it('a fragment spread twice counts twice, aliases included', () => {
     const query = '{ a: viewer { ...W } b: viewer { ...W } } fragment W on Viewer { ws: workspaces { id } }';
-    expect(measure(query)).toEqual({ depth: 3, aliases: 4, cost: 2 * (1 + 10) });
+    expect(measure(query)).toEqual({ depth: 3, aliases: 4, cost: 2 * (1 + 10), usageWindows: [] });
   });
 
   it('an operation whose fragments expand past the walk bound is measured as that deep', () => {
@@ -140,6 +141,46 @@ describe('Skill.traceStats: the points of its answer', () => {
         `{ skill(id: "s") { traceStats(input: ${input('requestType: SCALAR, queries: []')}) { meta { warnings } } } }`,
       ),
     ).toBe(1 + 1);
+  });
+});
+
+describe('Tool.usage: its distinct windows, priced before execution', () => {
+  const windows = (query: string, variables: Record<string, unknown> = {}) =>
+    [...measure(query, variables).usageWindows].sort((a, b) => (a ?? -1) - (b ?? -1));
+
+  it('every alias, list, fragment and _entities path; literals, variables and defaults; no since is null', () => {
+    const query = `query($s: Int = 500, $t: Int, $r: [_Any!]!) {
+      tools(first: 200) { nodes { a: usage(since: 100) { calls } b: usage(since: $s) { calls } ...U } }
+      tool(id: "t") { usage { calls } c: usage(since: 100) { calls } }
+      _entities(representations: $r) { ... on Tool { usage(since: $t) { calls } } }
+    } fragment U on Tool { d: usage(since: 300) { calls } }`;
+    expect(windows(query, { r: [] })).toEqual([null, 100, 300, 500]);
+    expect(windows(query, { r: [], s: 7, t: 9 })).toEqual([null, 7, 9, 100, 300]);
+  });
+
+  it('the same window under 200 tools or on one is one window: the budget prices windows, not lookups', () => {
+    expect(windows('{ tools(first: 200) { nodes { usage(since: 5) { calls } } } }')).toEqual([5]);
+    expect(windows('{ tool(id: "t") { usage(since: 5) { calls } } }')).toEqual([5]);
+    expect(measure('{ tools(first: 200) { nodes { id } } }').usageWindows).toEqual([]);
+  });
+
+  it('the price of a window: weight 4 × (whole weeks to now + 1); every stored call as 366 days', () => {
+    const now = 1_800_000_000;
+    expect(usageWork([now - 3600], now)).toBe(4 * 2);
+    expect(usageWork([now - 7 * 86400], now)).toBe(4 * 2);
+    expect(usageWork([now - 7 * 86400 - 1], now)).toBe(4 * 3);
+    expect(usageWork([now - 30 * 86400], now)).toBe(4 * 6);
+    expect(usageWork([null], now)).toBe(4 * 54);
+    expect(usageWork([1], now)).toBe(4 * 54);
+    expect(usageWork([now + 86400], now)).toBe(4 * 1);
+    expect(usageWork([now - 3600, now - 3600, null, null], now)).toBe(4 * 2 + 4 * 54);
+    // Twenty windows over every stored call are the whole budget; a twenty-first is refused.
+    expect(
+      usageWork(
+        Array.from({ length: 20 }, (_, i) => i),
+        now,
+      ),
+    ).toBe(TRACE_WORK_BUDGET);
   });
 });
 

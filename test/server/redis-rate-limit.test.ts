@@ -1,9 +1,11 @@
 /**
  * The Redis rate limiter against a real Redis (127.0.0.1:6379, or REDIS_URL_TEST): two limiter
- * instances (two replicas) share one count; windows reset; an unreachable Redis lets requests by.
+ * instances (two replicas) share one count; windows reset; several calls counted at once; an
+ * unreachable Redis lets requests by.
  */
 import net from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
+import { InProcessRateLimiter } from '../../src/store/memory/rate-limiter.ts';
 import { RedisRateLimiter } from '../../src/store/redis/rate-limiter.ts';
 
 const URL = process.env.REDIS_URL_TEST ?? 'redis://127.0.0.1:6379';
@@ -54,6 +56,17 @@ describe.skipIf(!up)('RedisRateLimiter', () => {
     expect(hit.resetMs).toBe(55_000);
     clock += 60_000;
     expect((await b.hit(key, 60_000)).count).toBe(1);
+  });
+
+  it('counts several calls at once (a GraphQL field doing the work of several), on both counter stores', async () => {
+    const key = `test-${Math.random()}`;
+    const clock = () => Date.UTC(2030, 0, 1, 0, 0, 5);
+    const shared = make(clock);
+    expect((await shared.hit(key, 60_000, 30)).count).toBe(30);
+    expect((await make(clock).hit(key, 60_000)).count).toBe(31);
+    const local = new InProcessRateLimiter(clock);
+    expect((await local.hit(key, 60_000, 30)).count).toBe(30);
+    expect((await local.hit(key, 60_000)).count).toBe(31);
   });
 
   it('lets requests through when Redis cannot answer', async () => {

@@ -53,13 +53,14 @@ export function stampsAndValues(series: Series[], previous: Series[]): { stamps:
 }
 
 /**
- * The answer as rows: one per bucket (UTC day), one column per series and previous series; values
- * as the API sent them, or through `format` (the table view) with the column's unit.
+ * The answer as rows: one per bucket (UTC day), one column per series and previous series; each
+ * value through `format` with the column's unit (the table view's text, or the number itself for
+ * the CSV download, csv.ts).
  */
-export function toCsv(
+export function toCsv<T>(
   answer: StatsAnswer,
-  format: (value: number | null, unit: string | null) => string = (v) => (v === null ? '' : String(v)),
-): { header: string[]; rows: string[][] } {
+  format: (value: number | null, unit: string | null) => T,
+): { header: string[]; rows: (string | T)[][] } {
   const { stamps, columns } = stampsAndValues(answer.data.series, answer.comparison?.data.series ?? []);
   return {
     header: ['bucket_start_utc', ...columns.map((c) => c.label)],

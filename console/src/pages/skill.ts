@@ -10,6 +10,7 @@ import { graphql, rest } from '../api.ts';
 import { el, empty, formatValue, loading, navigate, problemView } from '../dom.ts';
 import type { SkillHeadQuery } from '../generated/operations.ts';
 import SKILL from '../queries/skill.graphql';
+import { csvText } from './csv.ts';
 import { stampsAndValues, toCsv, type Series, type StatsAnswer } from './series.ts';
 
 const DAY = 86_400;
@@ -217,11 +218,8 @@ export async function skillPage(main: HTMLElement, skillId: string, query: URLSe
   const answer = stats.data;
   const download = el('a', { className: 'button', download: `${skillId}-stats.csv`, href: '#' }, 'Download CSV');
   download.addEventListener('click', () => {
-    const { header, rows } = toCsv(answer);
-    const text = [header, ...rows]
-      .map((r) => r.map((v) => (/[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v)).join(','))
-      .join('\n');
-    download.href = URL.createObjectURL(new Blob([`${text}\n`], { type: 'text/csv' }));
+    const { header, rows } = toCsv(answer, (v) => v);
+    download.href = URL.createObjectURL(new Blob([csvText([header, ...rows])], { type: 'text/csv' }));
   });
   const width = Math.max(280, Math.min(main.clientWidth || 900, 960) - 24);
   const seriesOf = (data: { series: Series[] } | undefined, names: string[]) =>

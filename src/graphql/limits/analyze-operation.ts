@@ -15,6 +15,11 @@
  * `Skill.traceStats` costs the points of its answer (queries × groups × buckets, ×2 with compare),
  * 1 when its input is invalid (execution then reports why).
  *
+ * Trace-store work: the distinct `since` windows of every `Tool.usage` in the operation, which
+ * trace-budget.ts prices before anything executes (lookups of one window share one pass, so the
+ * windows, not the tools, are the work). `traceStats` work is spent at execution, where the number
+ * of skills is known (this analysis only estimates unpaged lists).
+ *
  * Introspection counts for aliases and cost but not for depth: its nesting is the schema's
  * (standard introspection queries are 15 levels deep), and its fan-out is priced.
  *
@@ -56,6 +61,8 @@ export interface OperationCost {
   depth: number;
   aliases: number;
   cost: number;
+  /** The distinct `since` of the operation's `Tool.usage` fields (null: no window). */
+  usageWindows: (number | null)[];
 }
 
 /** The parameters of the cost estimate. */
@@ -91,6 +98,7 @@ interface Walk {
   tooDeep: boolean;
   /** Fragments already measured in a scope: a fragment spread N times is walked once. */
   memo: Map<string, Measure & { aliases: number }>;
+  usageWindows: Set<number | null>;
 }
 
 /** The operation's variables as execution coerces them (defaults applied); none when invalid (execution refuses). */
@@ -161,6 +169,10 @@ function walkField(w: Walk, sel: FieldNode, scope: Scope, level: number): Measur
   const inner = walkSet(w, sel.selectionSet, child, level + 1);
   const depth = (child.meta ? 0 : 1) + inner.depth;
   if (coordinate === 'Skill.traceStats') return { depth, cost: traceStatsPoints(argumentsOf(w, def, sel)) };
+  if (coordinate === 'Tool.usage') {
+    const since = argumentsOf(w, def, sel).since;
+    w.usageWindows.add(typeof since === 'number' ? since : null);
+  }
   return { depth, cost: size * (1 + inner.cost) };
 }
 
@@ -221,7 +233,7 @@ export function analyzeOperation(
   model: CostModel,
 ): OperationCost {
   const root = schema.getRootType(operation.operation);
-  if (root === undefined || root === null) return { depth: 0, aliases: 0, cost: 0 };
+  if (root === undefined || root === null) return { depth: 0, aliases: 0, cost: 0, usageWindows: [] };
   const w: Walk = {
     schema,
     operation,
@@ -231,6 +243,7 @@ export function analyzeOperation(
     aliases: 0,
     tooDeep: false,
     memo: new Map(),
+    usageWindows: new Set(),
   };
   const { depth, cost } = walkSet(w, operation.selectionSet, { type: root }, 0);
   // Introspection averages are fractions: a whole number, without float noise (4486.999… is 4487).
@@ -238,5 +251,6 @@ export function analyzeOperation(
     depth: w.tooDeep ? Math.max(depth, MAX_LEVELS + 1) : depth,
     aliases: w.aliases,
     cost: Math.ceil(cost - 1e-6),
+    usageWindows: [...w.usageWindows],
   };
 }

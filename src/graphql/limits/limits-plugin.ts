@@ -1,7 +1,7 @@
 /**
- * Operation limits (DESIGN §10, §12), on by default: selection depth, number of aliases and cost
- * (see analyze-operation.ts), checked once the operation is resolved, with its variables, and
- * before anything executes. A refused operation gets Apollo's GRAPHQL_VALIDATION_FAILED with HTTP
+ * Operation limits (DESIGN §10, §12), on by default: selection depth, number of aliases, cost
+ * (see analyze-operation.ts) and the trace-store work of its `Tool.usage` windows (trace-budget.ts),
+ * checked once the operation is resolved, with its variables, and before anything executes. A refused operation gets Apollo's GRAPHQL_VALIDATION_FAILED with HTTP
  * 400 and `limit`, `value`, `max` extensions. An operation let through gets a list budget of
  * `maxCost` items (list-budget.ts), the backstop for the lists whose length the analysis estimates.
  */
@@ -11,6 +11,7 @@ import { GraphQLError, Kind, type FragmentDefinitionNode } from 'graphql';
 import type { RequestContext } from '../../context.ts';
 import { analyzeOperation, type CostModel } from './analyze-operation.ts';
 import { openListBudget } from './list-budget.ts';
+import { TRACE_WORK_BUDGET, usageWork } from './trace-budget.ts';
 
 /** Upper bounds of an operation, and the cost model they are measured with. */
 export interface OperationLimits extends CostModel {
@@ -28,7 +29,7 @@ export const DEFAULT_LIMITS: OperationLimits = {
   defaultListSize: 10,
 };
 
-function refuse(limit: 'depth' | 'aliases' | 'cost', value: number, max: number): GraphQLError {
+function refuse(limit: 'depth' | 'aliases' | 'cost' | 'trace_work', value: number, max: number): GraphQLError {
   return new GraphQLError(`operation ${limit} ${value} exceeds the limit of ${max}`, {
     extensions: { code: ApolloServerErrorCode.GRAPHQL_VALIDATION_FAILED, http: { status: 400 }, limit, value, max },
   });
@@ -46,6 +47,8 @@ export function operationLimitsPlugin(limits: OperationLimits = DEFAULT_LIMITS):
       if (found.depth > limits.maxDepth) throw refuse('depth', found.depth, limits.maxDepth);
       if (found.aliases > limits.maxAliases) throw refuse('aliases', found.aliases, limits.maxAliases);
       if (found.cost > limits.maxCost) throw refuse('cost', found.cost, limits.maxCost);
+      const work = usageWork(found.usageWindows);
+      if (work > TRACE_WORK_BUDGET) throw refuse('trace_work', work, TRACE_WORK_BUDGET);
       openListBudget(contextValue, limits.maxCost);
     },
   };

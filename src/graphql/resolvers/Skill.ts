@@ -3,7 +3,7 @@ import type { SkillResolvers } from '../../generated/graphql.ts';
 import { queryTraceStats } from '../../skills/trace-stats.ts';
 import { readableArtifact } from '../authorize.ts';
 import { relatedArtifacts } from '../relationships.ts';
-import { spendStatsWork } from '../limits/stats-budget.ts';
+import { spendStatsWork } from '../limits/trace-budget.ts';
 import { toTraceStatsRequest } from '../trace-stats-input.ts';
 import { artifactFields } from './Artifact.ts';
 
@@ -12,7 +12,7 @@ export const Skill: SkillResolvers = {
   __resolveReference: (ref, ctx) => readableArtifact(ctx, ref.id, 'skill'),
   ...artifactFields,
   usedBy: (row, _args, ctx) => relatedArtifacts(ctx, row, 'uses_skill', 'incoming', 'agent'),
-  // Every traceStats of one operation spends from its statistics budget (limits/stats-budget.ts).
+  // Every traceStats of one operation spends from its trace-work budget (limits/trace-budget.ts).
   traceStats: (row, args, ctx) =>
     queryTraceStats(ctx, row.id, args.versionOrdinal ?? undefined, toTraceStatsRequest(args.input), (req) => {
       spendStatsWork(ctx, req);

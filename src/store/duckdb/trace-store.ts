@@ -266,7 +266,7 @@ export class DuckDbTraceStore implements TraceStore {
       const entries = query.tools.flatMap((t) => {
         const tool = codes.get(t.tool);
         const server = t.server === null ? null : codes.get(t.server);
-        return tool === undefined || server === undefined ? [] : [{ group: t.group, tool, server }];
+        return tool === undefined || server === undefined ? [] : [{ ...t, tool, server }];
       });
       const compiled = compileToolUsage(query, entries, DUCKDB, 'INTEGER');
       if (compiled === null) return [];

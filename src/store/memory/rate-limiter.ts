@@ -12,7 +12,7 @@ export class InProcessRateLimiter implements RateLimiter {
     this.now = now;
   }
 
-  async hit(key: string, windowMs: number): Promise<RateLimitHit> {
+  async hit(key: string, windowMs: number, count = 1): Promise<RateLimitHit> {
     const now = this.now();
     const start = now - (now % windowMs);
     let w = this.windows.get(key);
@@ -22,7 +22,7 @@ export class InProcessRateLimiter implements RateLimiter {
       w = { start, count: 0 };
       this.windows.set(key, w);
     }
-    w.count++;
+    w.count += count;
     return { count: w.count, resetMs: start + windowMs - now };
   }
 }

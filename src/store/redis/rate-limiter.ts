@@ -18,7 +18,7 @@ export class RedisRateLimiter implements RateLimiter {
     this.now = now;
   }
 
-  async hit(key: string, windowMs: number): Promise<RateLimitHit> {
+  async hit(key: string, windowMs: number, calls = 1): Promise<RateLimitHit> {
     const now = this.now();
     const start = now - (now % windowMs);
     const resetMs = start + windowMs - now;
@@ -26,7 +26,7 @@ export class RedisRateLimiter implements RateLimiter {
       const redisKey = `gw:rl:${key}:${start}`;
       const replies = await this.redis
         .multi()
-        .incr(redisKey)
+        .incrby(redisKey, calls)
         .pexpire(redisKey, windowMs + 1000)
         .exec();
       const count = Number(replies?.[0]?.[1] ?? 0);

@@ -1,0 +1,64 @@
+/**
+ * The trace-store work one GraphQL operation may ask for (DESIGN §12), in the statistics' work
+ * units. A field that reads the trace store can sit under a list or `_entities`, so one operation
+ * could run thousands of reads while its static cost counts only the size of each answer (300
+ * `_entities` × 20 statistics queries stalled a replica for 25 s; 30 aliases of `Tool.usage` with
+ * different windows cost 5 s of trace-store time). Each operation gets one budget for all of them:
+ * twice what the largest statistics request costs (4,320), room for a page of per-skill summaries
+ * (a 7-day, three-query scalar costs 6).
+ *
+ * - `Skill.traceStats` spends its request's work (stats-request.ts `statsWork`: aggregations ×
+ *   (weeks + 1)) when it runs, once its input is known good and before any aggregation.
+ * - `Tool.usage(since:)` spends the work of each distinct window of a batch (tool-usage.ts
+ *   `usageWindowWork`) before the batch's one trace-store query; its windows are also priced
+ *   before anything executes (limits-plugin.ts, from the windows analyze-operation.ts finds), the
+ *   same function over the same windows, so the analysis and the execution agree.
+ *
+ * A read past the budget fails with OPERATION_TOO_LARGE (HTTP 400) before it reaches the store.
+ */
+import { GraphQLError } from 'graphql';
+import { usageWindowWork } from '../../tools/tool-usage.ts';
+import { MAX_STATS_WORK, statsWork, type TraceStatsRequest } from '../../traces/stats-request.ts';
+import { OPERATION_TOO_LARGE } from './list-budget.ts';
+
+/** Work units one operation may spend on trace-store reads. */
+export const TRACE_WORK_BUDGET = 2 * MAX_STATS_WORK;
+
+const spentBy = new WeakMap<object, number>();
+
+const nowS = () => Math.floor(Date.now() / 1000);
+
+/** The work of `Tool.usage` lookups with these windows: each distinct window once. */
+export function usageWork(windows: Iterable<number | null>, now = nowS()): number {
+  let work = 0;
+  for (const since of new Set(windows)) work += usageWindowWork(since, now);
+  return work;
+}
+
+function spend(context: object, units: number, advice: string): void {
+  const spent = (spentBy.get(context) ?? 0) + units;
+  spentBy.set(context, spent);
+  if (spent > TRACE_WORK_BUDGET)
+    throw new GraphQLError(
+      `this operation's trace-store reads need more than ${TRACE_WORK_BUDGET} units of work; ${advice}`,
+      {
+        extensions: {
+          code: OPERATION_TOO_LARGE,
+          http: { status: 400 },
+          limit: 'trace_work',
+          value: spent,
+          max: TRACE_WORK_BUDGET,
+        },
+      },
+    );
+}
+
+/** Spends a statistics request's work from its operation's budget (keyed by the request context), or refuses it. */
+export function spendStatsWork(context: object, req: TraceStatsRequest): void {
+  spend(context, statsWork(req), 'ask for fewer skills, queries or weeks per operation (aggregations × (weeks + 1))');
+}
+
+/** Spends the work of one batch of `Tool.usage` lookups with these windows, or refuses the batch. */
+export function spendUsageWork(context: object, windows: Iterable<number | null>): void {
+  spend(context, usageWork(windows), 'ask for fewer distinct `since` windows, or shorter ones, per operation');
+}
