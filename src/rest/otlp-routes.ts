@@ -17,6 +17,7 @@ import { assertCanIngest, ingestMetricPoints, ingestSpans } from '../traces/inge
 import { createDecodePool } from '../traces/decode-pool.ts';
 import { OtlpDecodeError, encodeResponse, encodeStatus } from '../traces/otlp-decode.ts';
 import { problemResponses } from './schemas/common.ts';
+import { spendIngestQuotas } from './rate-limit.ts';
 
 const PROTOBUF = 'application/x-protobuf';
 /** google.rpc.Code INVALID_ARGUMENT. */
@@ -168,7 +169,7 @@ export function registerOtlpReceiver(api: FastifyInstance, bounds: Bounds): void
               `of the request.${names.note}`,
             body: otlpBody(names.request),
             response: {
-              ...problemResponses(['unsupported_content_type']),
+              ...problemResponses(['unsupported_content_type', 'rate_limited']),
               200: otlpAnswer(`${names.response}, JSON or protobuf as the request`, exportResponseSchema),
               400: otlpAnswer(`the body is not a valid ${names.request} (OTLP Status)`, statusSchema, true),
             },
@@ -186,6 +187,7 @@ export function registerOtlpReceiver(api: FastifyInstance, bounds: Bounds): void
           const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
           const { spans, points, ignored } = await pool.decode(body, { protobuf, signal }, request.ctx.signal);
           request.ctx.checkDeadline();
+          await spendIngestQuotas(request, reply, spans.length + points.length + ignored, body.length);
           const result =
             points.length > 0
               ? await ingestMetricPoints(request.ctx, points)

@@ -16,6 +16,7 @@ import { openRegistryStore } from '../../src/store/open-registry.ts';
 import { openTraceStore } from '../../src/store/open-traces.ts';
 import type { TraceStore } from '../../src/store/trace-port.ts';
 import type { RegistryStore } from '../../src/store/registry-port.ts';
+import type { RateLimiter } from '../../src/store/rate-limit-port.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
 
 export interface TestApp {
@@ -38,6 +39,8 @@ export interface TestAppOptions {
   bundle?: unknown;
   /** Fault injection: wrap the real store (delays, failures) as the app sees it. */
   wrapRegistry?: (store: RegistryStore) => RegistryStore;
+  /** Counters of rate limits and ingestion quotas (a clock the test moves, or Redis); in-process otherwise. */
+  rateLimiter?: RateLimiter;
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -56,7 +59,12 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const authenticator = await createAuthenticator(config, registry);
   const traces = await openTraceStore(config);
   const seen = options.wrapRegistry ? options.wrapRegistry(registry) : registry;
-  const app = await buildApp({ services: { config, registry: seen, traces }, authenticator, logger: false });
+  const app = await buildApp({
+    services: { config, registry: seen, traces },
+    authenticator,
+    logger: false,
+    ...(options.rateLimiter !== undefined ? { rateLimiter: options.rateLimiter } : {}),
+  });
   await app.ready();
   const issuer = await loadDevIssuer(dataDir);
   const token = (sub: string, org = 'org-a') => issuer.mint({ sub, org });

@@ -37,6 +37,7 @@ import { sqlText } from '../sql-values.ts';
 import { DUCKDB } from '../sql-dialect.ts';
 import { compileToolUsage, toToolUsageRows } from '../tool-usage-sql.ts';
 import { sealInBackground } from '../seal-timer.ts';
+import { databaseFileBytes, type StoredBytes } from '../stored-bytes.ts';
 
 const SEAL_STEP = 500_000;
 const SEAL_TURN_MS = 1_000;
@@ -189,6 +190,14 @@ export class DuckDbTraceStore implements TraceStore {
     this.live();
     const rows = (await this.writer.runAndReadAll('SELECT COUNT(*) AS n FROM spans')).getRowObjectsJS();
     return Number(rows[0]?.n ?? 0);
+  }
+
+  /** The database file and its WAL (store/stored-bytes.ts), the file as the engine names it. */
+  async storedBytes(): Promise<StoredBytes> {
+    this.live();
+    const sql = 'SELECT path FROM duckdb_databases() WHERE database_name = current_database()';
+    const [row] = (await this.writer.runAndReadAll(sql)).getRowObjectsJS();
+    return databaseFileBytes(typeof row?.path === 'string' ? row.path : null, (file) => `${file}.wal`);
   }
 
   /**
