@@ -185,9 +185,10 @@ export function registerOtlpReceiver(api: FastifyInstance, bounds: Bounds): void
         async (request: FastifyRequest, reply: FastifyReply) => {
           const protobuf = isProtobuf(request);
           const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+          const bytes = body.length; // read first: decoding may move a large body to its thread, emptying it here
           const { spans, points, ignored } = await pool.decode(body, { protobuf, signal }, request.ctx.signal);
           request.ctx.checkDeadline();
-          await spendIngestQuotas(request, reply, spans.length + points.length + ignored, body.length);
+          await spendIngestQuotas(request, reply, spans.length + points.length + ignored, bytes);
           const result =
             points.length > 0
               ? await ingestMetricPoints(request.ctx, points)

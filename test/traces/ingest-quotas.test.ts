@@ -152,6 +152,17 @@ describe('bytes a day', () => {
     expect((await post(app, 'u-admin', 'traces', big)).statusCode).toBe(200);
   });
 
+  it('counts a body large enough to be handed to a decoding thread without a copy', async () => {
+    const app = await start({ INGEST_QUOTA_CALLER_BYTES_PER_DAY: '300000', OTLP_MAX_DECOMPRESSED_BYTES: '262144' });
+    const body = spansBody(50, 2000);
+    expect(Buffer.byteLength(body)).toBeGreaterThan(64 * 1024);
+    const res = await post(app, 'u-admin', 'traces', body);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers.ratelimit).toBe(`"caller-bytes";r=${300000 - Buffer.byteLength(body)};t=43200`);
+    expect((await post(app, 'u-admin', 'traces', body)).statusCode).toBe(200);
+    expectProblem(await post(app, 'u-admin', 'traces', body), 429, 'rate_limited');
+  });
+
   it("counts every caller's bytes against the organization's day", async () => {
     const app = await start({ INGEST_QUOTA_ORG_BYTES_PER_DAY: '10000', OTLP_MAX_DECOMPRESSED_BYTES: '8192' });
     const body = spansBody(4, 1200);
