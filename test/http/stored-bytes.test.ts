@@ -2,11 +2,14 @@
  * `/metrics` gauges of what the embedded stores hold on disk (`gateway_stored_bytes`): the DuckDB
  * trace file and its WAL, the SQLite registry file and its WAL, each the size the file has on disk,
  * asked when Prometheus scrapes; a store that cannot answer leaves its samples out of the scrape
- * instead of failing `/metrics`. PostgreSQL's sizes: test/store/postgres-stored-bytes.test.ts.
+ * instead of failing `/metrics`; the DuckDB engine opened directly (tools) finds its own file.
+ * PostgreSQL's sizes: test/store/postgres-stored-bytes.test.ts.
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import os from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
+import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
 import { spansBody } from '../fixtures/otlp-bodies.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
@@ -69,5 +72,21 @@ describe('gateway_stored_bytes', () => {
       'store="registry",engine="sqlite",part="file"',
       'store="registry",engine="sqlite",part="wal"',
     ]);
+  });
+
+  it('the DuckDB engine outside its thread names its own file (tools open it so)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-bytes-'));
+    const file = path.join(dir, 'traces.duckdb');
+    const store = await DuckDbTraceStore.open(file, { sealEveryMs: 0 });
+    try {
+      expect(await store.storedBytes()).toEqual({ file: sizeOf(file), wal: sizeOf(`${file}.wal`) });
+      expect(sizeOf(file)).toBeGreaterThan(0);
+    } finally {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+    const memory = await DuckDbTraceStore.open(':memory:', { sealEveryMs: 0 });
+    expect(await memory.storedBytes()).toEqual({});
+    await memory.close();
   });
 });
