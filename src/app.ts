@@ -19,11 +19,13 @@ import { installValidation } from './rest/validation.ts';
 import { StoreUnavailableError } from './store/registry-port.ts';
 import { problemSchema } from './rest/schemas/common.ts';
 import { createMetrics, type Metrics } from './observability/metrics.ts';
+import { watchStoredBytes } from './observability/stored-bytes.ts';
 import { registerHealthRoutes } from './rest/health.ts';
 import { registerConsoleRoutes } from './rest/console-routes.ts';
 import { installOperating, startDeadline } from './rest/operating.ts';
 import { installRateLimit } from './rest/rate-limit.ts';
 import { RateLimits } from './shared/rate-limits.ts';
+import { IngestQuotas } from './traces/ingest-quotas.ts';
 import { InProcessRateLimiter } from './store/memory/rate-limiter.ts';
 import type { RateLimiter } from './store/rate-limit-port.ts';
 import { installResponseCache } from './rest/response-cache.ts';
@@ -238,21 +240,25 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const metrics = options.metrics ?? services.metrics ?? createMetrics({ defaultMetrics: false });
   // Handlers count into the metrics /metrics exposes, whichever way they were given.
   const counted: Services = { ...services, metrics };
-  await installOperating(app, { metrics, maxEventLoopDelayMs: services.config.maxEventLoopDelayMs });
+  watchStoredBytes(metrics, services);
+  await installOperating(app, {
+    metrics,
+    maxEventLoopDelayMs: services.config.maxEventLoopDelayMs,
+    metricsToken: services.config.metricsToken,
+  });
   registerHealthRoutes(app, services);
   registerConsoleRoutes(app, { explorer: services.config.graphqlExplorer });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  const rateLimits = new RateLimits(
-    options.rateLimiter ?? new InProcessRateLimiter(),
-    services.config.rateLimit.perMinute,
-  );
+  const limiter = options.rateLimiter ?? new InProcessRateLimiter();
+  const rateLimits = new RateLimits(limiter, services.config.rateLimit.perMinute);
+  const ingestQuotas = new IngestQuotas(limiter, services.config.ingestQuotas);
   // Everything registered in this scope needs a caller.
   await app.register(async (api) => {
     api.addHook('onRequest', async (request, reply) => {
       const deadline = startDeadline(request, reply, services.config.requestTimeoutMs);
       const caller = await authenticator.authenticate(request.headers.authorization);
-      request.ctx = createContext(counted, caller, request.id, deadline, rateLimits);
+      request.ctx = createContext(counted, caller, request.id, deadline, rateLimits, ingestQuotas);
     });
     installRateLimit(api);
     installResponseCache(api, {

@@ -22,13 +22,17 @@ export interface Config {
   seedDemo: boolean;
   /** Number of demo spans generated on first start. */
   demoTraceSpans: number;
-  /** Spans and metric points older than this many days are deleted (hourly); undefined keeps them all. */
-  traceRetentionDays: number | undefined;
+  /** Spans and metric points older than this many days are deleted (hourly); 0 keeps them all. */
+  traceRetentionDays: number;
   requestTimeoutMs: number;
   /** Event-loop delay (ms) above which new requests are shed with 503; 0 turns shedding off. */
   maxEventLoopDelayMs: number;
   bodyLimitBytes: number;
   rateLimit: { perMinute: number };
+  /** OTLP ingestion quotas per caller and per organization (traces/ingest-quotas.ts). */
+  ingestQuotas: IngestQuotaLimits;
+  /** When set, GET /metrics needs `Authorization: Bearer <metricsToken>`. */
+  metricsToken: string | undefined;
   /** Entries of the per-caller response cache of read routes; 0 turns it off. */
   responseCacheEntries: number;
   /** Bytes of cached response bodies kept at most, all entries together. */
@@ -56,6 +60,17 @@ export interface Bounds {
   statsMaxPoints: number;
   /** Estimated cost of a GraphQL operation. */
   graphqlMaxCost: number;
+}
+
+/**
+ * Records (spans, log records, metric data points) a second and bytes (decompressed OTLP bodies)
+ * a UTC day, per caller and per organization; 0 turns that quota off.
+ */
+export interface IngestQuotaLimits {
+  callerRecordsPerS: number;
+  callerBytesPerDay: number;
+  orgRecordsPerS: number;
+  orgBytesPerDay: number;
 }
 
 interface TraceEngineConfig {
@@ -101,6 +116,8 @@ function clientTokenShapes(names: string[]): ClientTokenShape[] {
 }
 
 type Env = Record<string, string | undefined>;
+
+const GiB = 1024 * 1024 * 1024;
 
 function str(env: Env, name: string, fallback: string): string {
   const v = env[name];
@@ -156,6 +173,51 @@ function checkProduction(auth: AuthConfig): void {
   }
 }
 
+/** Records per second and bytes per UTC day, per caller and per organization (0: off). */
+function ingestQuotas(env: Env): IngestQuotaLimits {
+  return {
+    callerRecordsPerS: int(env, 'INGEST_QUOTA_CALLER_RECORDS_PER_S', 100_000, 0),
+    callerBytesPerDay: int(env, 'INGEST_QUOTA_CALLER_BYTES_PER_DAY', 10 * GiB, 0),
+    orgRecordsPerS: int(env, 'INGEST_QUOTA_ORG_RECORDS_PER_S', 200_000, 0),
+    orgBytesPerDay: int(env, 'INGEST_QUOTA_ORG_BYTES_PER_DAY', 20 * GiB, 0),
+  };
+}
+
+/**
+ * A quota smaller than the largest request the bounds admit would refuse such a request forever
+ * (exporters retry a 429): each quota is 0 (off) or at least that request.
+ */
+function checkIngestQuotas(quotas: IngestQuotaLimits, bounds: Bounds): void {
+  const rules: [string, number, string, number][] = [
+    ['INGEST_QUOTA_CALLER_RECORDS_PER_S', quotas.callerRecordsPerS, 'OTLP_MAX_SPANS', bounds.otlpMaxSpans],
+    ['INGEST_QUOTA_ORG_RECORDS_PER_S', quotas.orgRecordsPerS, 'OTLP_MAX_SPANS', bounds.otlpMaxSpans],
+    [
+      'INGEST_QUOTA_CALLER_BYTES_PER_DAY',
+      quotas.callerBytesPerDay,
+      'OTLP_MAX_DECOMPRESSED_BYTES',
+      bounds.otlpMaxDecompressedBytes,
+    ],
+    [
+      'INGEST_QUOTA_ORG_BYTES_PER_DAY',
+      quotas.orgBytesPerDay,
+      'OTLP_MAX_DECOMPRESSED_BYTES',
+      bounds.otlpMaxDecompressedBytes,
+    ],
+  ];
+  for (const [name, quota, boundName, bound] of rules)
+    if (quota !== 0 && quota < bound)
+      throw new ConfigError(`${name} must be 0 (off) or at least ${boundName} (${bound}), got ${quota}`);
+}
+
+/** A bearer token for /metrics: long enough not to be guessed, and sendable in a header as is. */
+function metricsToken(env: Env): string | undefined {
+  const token = optional(env, 'METRICS_TOKEN');
+  if (token === undefined) return undefined;
+  if (!/^[\x21-\x7e]{16,4096}$/.test(token))
+    throw new ConfigError('METRICS_TOKEN must be 16 to 4096 printable ASCII characters without spaces');
+  return token;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = str(env, 'NODE_ENV', 'development');
   if (nodeEnv !== 'development' && nodeEnv !== 'production' && nodeEnv !== 'test') {
@@ -177,7 +239,7 @@ export function loadConfig(env: Env = process.env): Config {
     clientTokenShapes: clientTokenShapes(list(env, 'AUTH_CLIENT_TOKEN_SHAPES', [...CLIENT_TOKEN_SHAPES])),
   };
   if (production) checkProduction(auth);
-  return {
+  const config: Config = {
     host: str(env, 'HOST', '127.0.0.1'),
     port: int(env, 'PORT', 8080, 0, 65535),
     graphqlExplorer: bool(env, 'GRAPHQL_EXPLORER', nodeEnv !== 'production'),
@@ -190,12 +252,13 @@ export function loadConfig(env: Env = process.env): Config {
     // Never by default in production: the demo data set carries credentials anyone can read.
     seedDemo: bool(env, 'SEED_DEMO', !production),
     demoTraceSpans: int(env, 'DEMO_TRACE_SPANS', 20000, 0),
-    traceRetentionDays:
-      optional(env, 'TRACE_RETENTION_DAYS') === undefined ? undefined : int(env, 'TRACE_RETENTION_DAYS', 0, 1, 36_500),
+    traceRetentionDays: int(env, 'TRACE_RETENTION_DAYS', 30, 0, 36_500),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 10000, 1),
     maxEventLoopDelayMs: int(env, 'MAX_EVENT_LOOP_DELAY_MS', 1000, 0),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1048576, 1024),
     rateLimit: { perMinute: int(env, 'RATE_LIMIT_PER_MIN', 600, 1) },
+    ingestQuotas: ingestQuotas(env),
+    metricsToken: metricsToken(env),
     responseCacheEntries: int(env, 'RESPONSE_CACHE_ENTRIES', 5000, 0),
     responseCacheBytes: int(env, 'RESPONSE_CACHE_BYTES', 64 * 1024 * 1024, 0),
     bounds: {
@@ -216,4 +279,6 @@ export function loadConfig(env: Env = process.env): Config {
     },
     auth,
   };
+  checkIngestQuotas(config.ingestQuotas, config.bounds);
+  return config;
 }

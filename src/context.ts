@@ -12,6 +12,7 @@ import type { TraceStore } from './store/trace-port.ts';
 import type { Metrics } from './observability/metrics.ts';
 import { checkDeadline, type Deadline } from './shared/deadline.ts';
 import type { LimitedOperation, Quota, RateLimits } from './shared/rate-limits.ts';
+import type { IngestQuotas, IngestUsage, IngestVerdict } from './traces/ingest-quotas.ts';
 
 /** The long-lived parts of the service, built by main.ts (or a test) and handed to buildApp. */
 export interface Services {
@@ -48,6 +49,8 @@ export interface RequestContext {
   access(): Promise<Access>;
   /** Counts calls (default one) of a rate-limited operation for this caller (every transport spends the same quota). */
   spendQuota(operation: LimitedOperation, calls?: number): Promise<Quota>;
+  /** Counts an OTLP request against this caller's and its organization's ingestion quotas. */
+  spendIngestQuotas(usage: IngestUsage): Promise<IngestVerdict>;
   /** The request's DataLoader set, created on first use and shared by every transport. */
   readonly loaders: Loaders;
 }
@@ -58,6 +61,7 @@ export function createContext(
   traceId: string,
   deadline: Deadline,
   rateLimits: RateLimits,
+  ingestQuotas: IngestQuotas,
 ): RequestContext {
   let access: Promise<Access> | undefined;
   let generation: Promise<string> | undefined;
@@ -84,6 +88,7 @@ export function createContext(
       return access;
     },
     spendQuota: (operation, calls) => rateLimits.spend(caller, operation, calls),
+    spendIngestQuotas: (usage) => ingestQuotas.spend(caller, usage),
     get loaders() {
       loaders ??= createLoaders(services.registry, async () => (await this.access()).readableWorkspaceIds);
       return loaders;

@@ -72,8 +72,7 @@ async function main(): Promise<void> {
     ...(apqCache !== undefined ? { apqCache } : {}),
   });
 
-  const retention =
-    config.traceRetentionDays === undefined ? null : startRetention(traces, config.traceRetentionDays, app.log);
+  const retention = startRetention(traces, config.traceRetentionDays, app.log);
   const origin = await app.listen({ host: config.host, port: config.port });
   const grpc =
     config.otlpGrpcPort === undefined
@@ -94,7 +93,7 @@ async function main(): Promise<void> {
     const force = setTimeout(() => process.exit(1), 10_000);
     force.unref();
     try {
-      retention?.stop();
+      retention.stop();
       await grpc?.close();
       await app.close(); // closes the stores, authenticator, limiter and cache too (see AppOptions)
     } finally {

@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, toProblem } from '../errors.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { timeoutError, type Deadline } from '../shared/deadline.ts';
+import { metricsTokenCheck } from './metrics-token.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -60,6 +61,8 @@ export interface OperatingOptions {
   metrics: Metrics;
   /** Event-loop delay above which new requests are shed. */
   maxEventLoopDelayMs: number;
+  /** When set, GET /metrics needs this bearer token (metrics-token.ts). */
+  metricsToken?: string | undefined;
 }
 
 export async function installOperating(app: FastifyInstance, options: OperatingOptions): Promise<void> {
@@ -104,7 +107,9 @@ export async function installOperating(app: FastifyInstance, options: OperatingO
     },
   });
 
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+  const checkMetricsToken = metricsTokenCheck(options.metricsToken);
+  app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
+    checkMetricsToken(request.headers.authorization);
     reply.type(metrics.registry.contentType);
     return metrics.registry.metrics();
   });

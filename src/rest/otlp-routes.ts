@@ -18,6 +18,7 @@ import { createDecodePool } from '../traces/decode-pool.ts';
 import { OtlpDecodeError, encodeResponse, encodeStatus } from '../traces/otlp-decode.ts';
 import { problemResponses } from './schemas/common.ts';
 import { ApiError } from '../errors.ts';
+import { spendIngestQuotas } from './rate-limit.ts';
 
 const PROTOBUF = 'application/x-protobuf';
 /** google.rpc.Code INVALID_ARGUMENT. */
@@ -191,7 +192,7 @@ export function registerOtlpReceiver(api: FastifyInstance, bounds: Bounds, fault
               `of the request.${names.note}`,
             body: otlpBody(names.request),
             response: {
-              ...problemResponses(['unsupported_content_type']),
+              ...problemResponses(['unsupported_content_type', 'rate_limited']),
               200: otlpAnswer(`${names.response}, JSON or protobuf as the request`, exportResponseSchema),
               400: otlpAnswer(`the body is not a valid ${names.request} (OTLP Status)`, statusSchema, true),
             },
@@ -207,8 +208,10 @@ export function registerOtlpReceiver(api: FastifyInstance, bounds: Bounds, fault
         async (request: FastifyRequest, reply: FastifyReply) => {
           const protobuf = isProtobuf(request);
           const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+          const bytes = body.length; // read first: decoding may move a large body to its thread, emptying it here
           const { spans, points, ignored } = await pool.decode(body, { protobuf, signal }, request.ctx.signal);
           request.ctx.checkDeadline();
+          await spendIngestQuotas(request, reply, spans.length + points.length + ignored, bytes);
           const result =
             points.length > 0
               ? await ingestMetricPoints(request.ctx, points)

@@ -2,10 +2,12 @@
  * The REST side of per-caller rate limits (shared/rate-limits.ts): a route that names its
  * operation in `config.rateLimited` spends the caller's quota before its body is read, and every
  * limited response carries the IETF `RateLimit-Policy` and `RateLimit` fields; over the limit the
- * answer is 429 rate_limited with `Retry-After`.
+ * answer is 429 rate_limited with `Retry-After`. The OTLP routes spend the ingestion quotas
+ * (traces/ingest-quotas.ts) the same way, once their body is decoded.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { rateLimitedError, type LimitedOperation } from '../shared/rate-limits.ts';
+import { ingestQuotaError } from '../traces/ingest-quotas.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -23,4 +25,24 @@ export function installRateLimit(api: FastifyInstance): void {
     reply.header('ratelimit', `"per-caller";r=${quota.remaining};t=${quota.resetS}`);
     if (quota.exceeded) throw rateLimitedError(quota);
   });
+}
+
+/**
+ * Spends an OTLP request's records (as decoded) and bytes (its decompressed body) from its caller's
+ * and organization's ingestion quotas; the answer carries every quota in force (`RateLimit-Policy`,
+ * `RateLimit`: the name says the unit, records or bytes; `w` is 1 or 86400 seconds). Over a quota:
+ * 429 with `Retry-After`, before anything of the request is stored.
+ */
+export async function spendIngestQuotas(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  records: number,
+  bytes: number,
+): Promise<void> {
+  const { quotas, refused } = await request.ctx.spendIngestQuotas({ records, bytes });
+  if (quotas.length > 0) {
+    reply.header('ratelimit-policy', quotas.map((q) => `"${q.name}";q=${q.limit};w=${q.windowS}`).join(', '));
+    reply.header('ratelimit', quotas.map((q) => `"${q.name}";r=${q.remaining};t=${q.resetS}`).join(', '));
+  }
+  if (refused !== null) throw ingestQuotaError(refused);
 }

@@ -10,6 +10,7 @@
  * - `importBundle` is all-or-nothing and idempotent (re-import updates in place).
  */
 import type { ReadyExtras } from '../shared/relationship-forms.ts';
+import type { StoredBytes } from './stored-bytes.ts';
 import type {
   ArtifactKind,
   ArtifactVersion,
@@ -135,6 +136,8 @@ export interface RegistryStore {
    * from the CLI while the service runs). Response caches compare it on every read.
    */
   generation(): Promise<string>;
+  /** What the store holds on disk, by part (store/stored-bytes.ts): cheap, for the /metrics gauges. */
+  storedBytes(): Promise<StoredBytes>;
   /** True when no organization exists yet (first start: seed demo data). */
   isEmpty(): Promise<boolean>;
   importBundle(bundle: Bundle): Promise<ImportCounts>;

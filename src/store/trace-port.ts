@@ -3,6 +3,7 @@
  * Engines (store/duckdb, store/postgres) implement it; test/contract/trace-contract.ts runs
  * unchanged against each, comparing with a plain TypeScript reference.
  */
+import type { StoredBytes } from './stored-bytes.ts';
 
 export type SpanCategory = 'skill_invocation' | 'tool_call' | 'model_call' | 'other';
 
@@ -294,6 +295,8 @@ export interface TraceStore {
    * from `cutoffS` on is unchanged.
    */
   pruneBefore(cutoffS: number): Promise<number>;
+  /** What the store holds on disk, by part (store/stored-bytes.ts): cheap, for the /metrics gauges. */
+  storedBytes(): Promise<StoredBytes>;
   /** Rejects with an AbortError-like error when `signal` aborts (the query is cancelled). */
   aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]>;
   /** One row per group with at least one call; groups without calls are absent. */

@@ -1,8 +1,9 @@
 /**
- * TRACE_RETENTION_DAYS: the trace store is pruned (TraceStore.pruneBefore) at start and then every
- * hour, of what started more than that many days before the run. Stores with several replicas
- * prune under a lock, so each run is done by one of them. A failed run is reported and retried at
- * the next hour; it never stops the service.
+ * TRACE_RETENTION_DAYS (default 30; 0 keeps everything): the trace store is pruned
+ * (TraceStore.pruneBefore) at start and then every hour, of what started more than that many days
+ * before the run, so that the store holds at most that many days of the ingestion quotas' bytes.
+ * Stores with several replicas prune under a lock, so each run is done by one of them. A failed run
+ * is reported and retried at the next hour; it never stops the service.
  */
 import type { TraceStore } from '../store/trace-port.ts';
 
@@ -20,6 +21,7 @@ export function startRetention(
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void },
   now: () => number = Date.now,
 ): Retention {
+  if (days === 0) return { run: async () => 0, stop: () => undefined };
   const run = async (): Promise<number> => {
     const cutoffS = Math.floor(now() / 1000) - days * 86400;
     try {

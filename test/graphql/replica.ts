@@ -27,7 +27,9 @@ function borrowed<T extends { close(): Promise<void> }>(store: T): T {
 
 export async function startReplica(
   t: TestApp,
-  options: Pick<AppOptions, 'apqCache' | 'logger'> & { wrapRegistry?: (store: RegistryStore) => RegistryStore } = {},
+  options: Pick<AppOptions, 'apqCache' | 'logger' | 'rateLimiter'> & {
+    wrapRegistry?: (store: RegistryStore) => RegistryStore;
+  } = {},
 ): Promise<Replica> {
   const authenticator = await createAuthenticator(t.config, t.registry);
   const registry = borrowed(options.wrapRegistry ? options.wrapRegistry(t.registry) : t.registry);
@@ -36,6 +38,7 @@ export async function startReplica(
     authenticator,
     logger: options.logger ?? false,
     ...(options.apqCache !== undefined ? { apqCache: options.apqCache } : {}),
+    ...(options.rateLimiter !== undefined ? { rateLimiter: options.rateLimiter } : {}),
   });
   await app.ready();
   return {

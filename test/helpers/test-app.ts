@@ -17,6 +17,7 @@ import { openRegistryStore } from '../../src/store/open-registry.ts';
 import { openTraceStore } from '../../src/store/open-traces.ts';
 import type { TraceStore } from '../../src/store/trace-port.ts';
 import type { RegistryStore } from '../../src/store/registry-port.ts';
+import type { RateLimiter } from '../../src/store/rate-limit-port.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
 
 export interface TestApp {
@@ -43,6 +44,8 @@ export interface TestAppOptions {
   wrapTraces?: (store: TraceStore) => TraceStore;
   /** Failures the OTLP receiver answers after a commit (exporters' retries). */
   otlpFaults?: OtlpFaults;
+  /** Counters of rate limits and ingestion quotas (a clock the test moves, or Redis); in-process otherwise. */
+  rateLimiter?: RateLimiter;
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -67,6 +70,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     authenticator,
     logger: false,
     ...(options.otlpFaults !== undefined ? { otlpFaults: options.otlpFaults } : {}),
+    ...(options.rateLimiter !== undefined ? { rateLimiter: options.rateLimiter } : {}),
   });
   await app.ready();
   const issuer = await loadDevIssuer(dataDir);

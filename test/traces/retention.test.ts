@@ -1,7 +1,8 @@
 /**
- * TRACE_RETENTION_DAYS: the setting is read as a number of days (unset: keep everything), and a
- * retention run deletes, in the service's own trace store, exactly the spans and metric points
- * that started more than that many days before the run; a store that fails is reported, not fatal.
+ * TRACE_RETENTION_DAYS: the setting is read as a number of days (default 30; 0 keeps everything),
+ * and a retention run deletes, in the service's own trace store, exactly the spans and metric
+ * points that started more than that many days before the run; with 0 the store is never pruned;
+ * a store that fails is reported, not fatal.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
@@ -48,10 +49,12 @@ function logger() {
 }
 
 describe('TRACE_RETENTION_DAYS', () => {
-  it('is a whole number of days from 1, unset by default', () => {
-    expect(loadConfig({}).traceRetentionDays).toBeUndefined();
-    expect(loadConfig({ TRACE_RETENTION_DAYS: '30' }).traceRetentionDays).toBe(30);
-    expect(() => loadConfig({ TRACE_RETENTION_DAYS: '0' })).toThrow(ConfigError);
+  it('is a whole number of days, 30 by default, 0 for keeping everything', () => {
+    expect(loadConfig({}).traceRetentionDays).toBe(30);
+    expect(loadConfig({ TRACE_RETENTION_DAYS: '' }).traceRetentionDays).toBe(30);
+    expect(loadConfig({ TRACE_RETENTION_DAYS: '7' }).traceRetentionDays).toBe(7);
+    expect(loadConfig({ TRACE_RETENTION_DAYS: '0' }).traceRetentionDays).toBe(0);
+    expect(() => loadConfig({ TRACE_RETENTION_DAYS: '-1' })).toThrow(ConfigError);
     expect(() => loadConfig({ TRACE_RETENTION_DAYS: 'a month' })).toThrow(ConfigError);
   });
 });
@@ -102,6 +105,24 @@ describe('a retention run', () => {
       measures: ['commits', 'spans'],
     });
     expect(commits[0]?.values).toEqual({ commits: 1, spans: 2 });
+  });
+
+  it('with the default setting deletes what is older than 30 days; with 0 never asks the store', async () => {
+    const cutoffs: number[] = [];
+    const store = {
+      pruneBefore: async (cutoffS: number) => {
+        cutoffs.push(cutoffS);
+        return 1;
+      },
+    } as unknown as TraceStore;
+    const off = loadConfig({ TRACE_RETENTION_DAYS: '0' }).traceRetentionDays;
+    const kept = startRetention(store, off, logger(), () => NOW_S * 1000);
+    kept.stop();
+    expect(await kept.run()).toBe(0);
+    const pruned = startRetention(store, loadConfig({}).traceRetentionDays, logger(), () => NOW_S * 1000);
+    pruned.stop();
+    expect(await pruned.run()).toBe(1);
+    expect(cutoffs).toEqual([NOW_S - 30 * DAY, NOW_S - 30 * DAY]);
   });
 
   it('a store that fails is reported and the run answers 0', async () => {

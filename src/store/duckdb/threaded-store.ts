@@ -21,6 +21,7 @@ import {
   type ToolUsageRow,
   type TraceStore,
 } from '../trace-port.ts';
+import type { StoredBytes } from '../stored-bytes.ts';
 import type { DuckDbTraceOptions } from './trace-store.ts';
 import type { WorkerInit, WorkerReply, WorkerRequest } from './trace-worker.ts';
 
@@ -153,6 +154,10 @@ export class ThreadedTraceStore implements TraceStore {
 
   countSpans(): Promise<number> {
     return this.call({ op: 'count' });
+  }
+
+  storedBytes(): Promise<StoredBytes> {
+    return this.call({ op: 'storedBytes' });
   }
 
   /** On abort the query is cancelled in the engine and the call rejects at once, not when the engine answers. */

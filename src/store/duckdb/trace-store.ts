@@ -33,6 +33,7 @@ import { DUCKDB } from '../sql-dialect.ts';
 import { compileToolUsage, toToolUsageRows } from '../tool-usage-sql.ts';
 import { sealInBackground } from '../seal-timer.ts';
 import { TraceWriter } from './writer.ts';
+import { databaseFileBytes, type StoredBytes } from '../stored-bytes.ts';
 
 export interface DuckDbTraceOptions {
   /** Spans are sealed once committed this long ago (default 10 s); 0 seals at every sealing. */
@@ -155,6 +156,14 @@ export class DuckDbTraceStore implements TraceStore {
     this.live();
     const rows = (await this.conn.runAndReadAll('SELECT COUNT(*) AS n FROM spans')).getRowObjectsJS();
     return Number(rows[0]?.n ?? 0);
+  }
+
+  /** The database file and its WAL (store/stored-bytes.ts), the file as the engine names it. */
+  async storedBytes(): Promise<StoredBytes> {
+    this.live();
+    const sql = 'SELECT path FROM duckdb_databases() WHERE database_name = current_database()';
+    const [row] = (await this.conn.runAndReadAll(sql)).getRowObjectsJS();
+    return databaseFileBytes(typeof row?.path === 'string' ? row.path : null, (file) => `${file}.wal`);
   }
 
   /**

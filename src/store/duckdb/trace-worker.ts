@@ -8,6 +8,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { AggregateQuery, MetricPointRow, SpanColumns, ToolUsageQuery } from '../trace-port.ts';
 import type { CompiledAggregate } from '../stats-sql.ts';
 import { DuckDbTraceStore, type DuckDbTraceOptions } from './trace-store.ts';
+import { databaseFileBytes } from '../stored-bytes.ts';
 
 export type WorkerRequest =
   | { id: number; op: 'insert'; spans: SpanColumns }
@@ -18,7 +19,7 @@ export type WorkerRequest =
   | { id: number; op: 'cancel'; target: number }
   | { id: number; op: 'compile'; query: AggregateQuery }
   | { id: number; op: 'runCompiled'; compiled: CompiledAggregate }
-  | { id: number; op: 'count' | 'ping' | 'seal' | 'close' };
+  | { id: number; op: 'count' | 'ping' | 'seal' | 'close' | 'storedBytes' };
 
 export type WorkerReply =
   | { id: number; ok: true; value: unknown }
@@ -126,6 +127,11 @@ function handle(m: WorkerRequest): void {
     }
     case 'count': {
       reply(m.id, () => store.countSpans());
+      return;
+    }
+    case 'storedBytes': {
+      // The file's size, not a query: a scrape never waits behind the engine's appends or seals.
+      reply(m.id, () => databaseFileBytes(init.file, (file) => `${file}.wal`));
       return;
     }
     case 'ping': {

@@ -46,6 +46,8 @@ import {
 } from './registry-sql.ts';
 import { sqlNumber } from '../sql-values.ts';
 import { freshRead } from '../../shared/fresh-read.ts';
+import type { StoredBytes } from '../stored-bytes.ts';
+import { REGISTRY_TABLES, tableBytes } from './stored-bytes.ts';
 
 const ID = 'id COLLATE "C"';
 
@@ -74,6 +76,11 @@ export class PostgresRegistryStore implements RegistryStore {
 
   async ping(): Promise<void> {
     await this.all('SELECT 1');
+  }
+
+  /** The registry's tables with their indexes (stored-bytes.ts). */
+  storedBytes(): Promise<StoredBytes> {
+    return tableBytes(this.pool, REGISTRY_TABLES);
   }
 
   /** Idempotent: the app's shutdown may close a store a test (or an operator's tool) already closed. */

@@ -31,6 +31,8 @@ import { skillRows } from './skill-rows.ts';
 import { EMPTY_ROLLUPS_SQL, KEEPS_ROLLUPS, cutPairsSql, rollupDeltaSql, rollupReturning } from './rollups.ts';
 import { MonthPartitions, pruneMonths } from './partitions.ts';
 import { retryCarefully, writePoints, writeSpans } from './span-writes.ts';
+import type { StoredBytes } from '../stored-bytes.ts';
+import { TRACE_TABLES, tableBytes } from './stored-bytes.ts';
 
 /**
  * Retention's locks, in the transaction that prunes: one replica at a time (another that finds
@@ -191,6 +193,11 @@ export class PostgresTraceStore implements TraceStore {
       .query<{ n: string }>('SELECT COUNT(*)::bigint AS n FROM spans')
       .catch((err: unknown) => this.unavailable(err));
     return sqlNumber(res.rows[0]?.n);
+  }
+
+  /** The trace tables with their indexes and partitions (stored-bytes.ts). */
+  storedBytes(): Promise<StoredBytes> {
+    return tableBytes(this.pool, TRACE_TABLES);
   }
 
   /**

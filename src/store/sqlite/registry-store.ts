@@ -48,6 +48,7 @@ import {
   toolAggregateSql,
 } from './registry-sql.ts';
 import { WalIndexHeader } from './wal-index.ts';
+import { databaseFileBytes, type StoredBytes } from '../stored-bytes.ts';
 
 const IN = 'IN (SELECT value FROM json_each(?))';
 const ARTIFACT_COLUMNS = artifactColumns();
@@ -98,6 +99,11 @@ export class SqliteRegistryStore implements RegistryStore {
 
   async ping(): Promise<void> {
     this.all('SELECT 1');
+  }
+
+  /** The database file and its WAL (`:memory:` holds nothing on disk). */
+  async storedBytes(): Promise<StoredBytes> {
+    return databaseFileBytes(this.db.isOpen ? this.db.location() : null, (file) => `${file}-wal`);
   }
 
   async close(): Promise<void> {
