@@ -100,10 +100,11 @@ async function main(): Promise<void> {
     config.otlpGrpcPort === undefined
       ? null
       : await startOtlpGrpc(app, {
-          host: config.host,
+          config,
           port: config.otlpGrpcPort,
-          maxMessageBytes: config.bounds.otlpMaxDecompressedBytes,
           authenticate: (header) => authenticator.authenticate(header),
+          registry,
+          metrics,
         });
   if (grpc !== null) app.log.info({ port: grpc.port }, 'OTLP over gRPC listening');
   logConnectionCaps(app.log, config, openFiles);
