@@ -65,7 +65,7 @@ export interface Bounds {
  * open-file limit, so that a flood of connections is refused at the door instead of exhausting
  * the descriptors the stores and the samplers need.
  */
-export interface ConnectionLimits {
+interface ConnectionLimits {
   /** Open connections to the HTTP port; more are closed as soon as they are accepted. */
   httpMax: number;
   /** Open connections to the gRPC port (when it listens); more are closed as soon as they are accepted. */
@@ -180,7 +180,7 @@ const HTTP_MAX_CONNECTIONS_CEILING = 20_000;
 const GRPC_MAX_CONNECTIONS_CEILING = 5_000;
 
 /** The descriptors the process keeps for itself: 256, or a tenth of the limit when that is more. */
-export function reservedFiles(openFiles: number): number {
+function reservedFiles(openFiles: number): number {
   return Math.max(RESERVED_FILES_MIN, Math.ceil(openFiles / 10));
 }
 

@@ -34,7 +34,7 @@ export interface CallGuardOptions {
   receiveTimeoutMs: number;
   /** Told of every call (a connection without calls is idle); closes a slow sender's connection when its call cannot be reset. */
   connections: CallConnections;
-  /** A failure inside the guard's own timer (never expected), reported instead of thrown. */
+  /** A failure inside the guard's own timers (never expected), reported instead of thrown. */
   onError(err: unknown): void;
 }
 
@@ -49,7 +49,7 @@ const CUT_GRACE_MS = 200;
  * test/grpc/call-guard.test.ts fails when it moves). Null where it is not found: a slow sender's
  * connection is then closed instead, and a refused call's stream is left to grpc-js.
  */
-export function streamOf(call: grpc.ServerInterceptingCallInterface): Http2Stream | null {
+function streamOf(call: grpc.ServerInterceptingCallInterface): Http2Stream | null {
   const stream = (call as unknown as { stream?: unknown }).stream;
   return stream instanceof Object && 'rstCode' in stream && typeof (stream as Http2Stream).close === 'function'
     ? (stream as Http2Stream)
@@ -95,7 +95,11 @@ export function callGuard(options: CallGuardOptions): grpc.ServerInterceptor {
         return;
       }
       setImmediate(() => {
-        if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
+        try {
+          if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
+        } catch (err) {
+          options.onError(err);
+        }
       });
     };
     const receiveTimer = setTimeout(() => {

@@ -15,7 +15,7 @@
 import net from 'node:net';
 
 /** Where a call came from, as grpc-js reports it (`call.getConnectionInfo()`). */
-export interface Peer {
+interface Peer {
   remoteAddress?: string | undefined;
   remotePort?: number | undefined;
 }

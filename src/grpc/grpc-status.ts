@@ -47,9 +47,9 @@ const rpc = protobuf.Root.fromJSON({
 const RpcStatus = rpc.lookupType('google.rpc.Status');
 const RetryInfo = rpc.lookupType('google.rpc.RetryInfo');
 
-export const RETRY_INFO_TYPE_URL = 'type.googleapis.com/google.rpc.RetryInfo';
+const RETRY_INFO_TYPE_URL = 'type.googleapis.com/google.rpc.RetryInfo';
 /** The trailer holding a serialized google.rpc.Status (gRPC's rich error model). */
-export const STATUS_DETAILS_KEY = 'grpc-status-details-bin';
+const STATUS_DETAILS_KEY = 'grpc-status-details-bin';
 
 const CODES: Record<number, grpc.status> = {
   400: grpc.status.INVALID_ARGUMENT,

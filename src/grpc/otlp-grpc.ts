@@ -34,7 +34,7 @@ const SERVICES = {
 
 const bytes = (b: Buffer) => b;
 /** Calls in flight on one connection (HTTP/2 streams; more are refused with REFUSED_STREAM). */
-export const MAX_CALLS_PER_CONNECTION = 8;
+const MAX_CALLS_PER_CONNECTION = 8;
 /** A peer must answer the server's ping, sent after this long without one, within the timeout. */
 const KEEPALIVE_TIME_MS = 60_000;
 const KEEPALIVE_TIMEOUT_MS = 20_000;
@@ -80,7 +80,7 @@ function exportHandler(app: FastifyInstance, signal: keyof typeof SERVICES): grp
 }
 
 /** The service's authenticator, as the gRPC port needs it: the caller of a valid credential, or its ApiError thrown. */
-export type Authenticate = (authorization: string | undefined) => Promise<Caller>;
+type Authenticate = (authorization: string | undefined) => Promise<Caller>;
 
 /**
  * The right the HTTP receiver checks before reading a body (`assertCanIngest`), checked here

@@ -5,7 +5,7 @@
  */
 import http2 from 'node:http2';
 
-export const TRACE_EXPORT = '/opentelemetry.proto.collector.trace.v1.TraceService/Export';
+const TRACE_EXPORT = '/opentelemetry.proto.collector.trace.v1.TraceService/Export';
 
 /** An HTTP/2 connection to the gRPC port; a client that queues many megabytes needs more than Node's 10 MB. */
 export function grpcSession(port: number): http2.ClientHttp2Session {
@@ -14,7 +14,7 @@ export function grpcSession(port: number): http2.ClientHttp2Session {
   return session;
 }
 
-export interface CallEnd {
+interface CallEnd {
   /** `grpc-status` of the answer (trailers-only or trailers), null when none came. */
   status: number | null;
   message: string;
@@ -63,7 +63,7 @@ export function rawCall(
     stream.on('close', () => resolve({ status: null, message: '', details: null }));
   });
   const closed = new Promise<number>((resolve) => {
-    stream.on('close', () => resolve(stream.rstCode ?? 0));
+    stream.on('close', () => resolve(stream.rstCode));
   });
   stream.resume();
   if (options.announce !== undefined) {
