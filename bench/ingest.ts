@@ -50,10 +50,10 @@ async function gatewayRun(json: boolean, signal: SenderJob['signal'], grpc = fal
   const demo = await startDemoApp({ env: { DEMO_TRACE_SPANS: '0' } });
   const server = grpc
     ? await startOtlpGrpc(demo.app, {
-        host: '127.0.0.1',
+        config: demo.config,
         port: 0,
-        maxMessageBytes: demo.config.bounds.otlpMaxDecompressedBytes,
         authenticate: (header) => demo.authenticator.authenticate(header),
+        registry: demo.registry,
       })
     : null;
   const result = await run(server !== null ? `grpc://127.0.0.1:${server.port}` : demo.url, demo.token, json, signal);

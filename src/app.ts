@@ -22,6 +22,7 @@ import { createMetrics, type Metrics } from './observability/metrics.ts';
 import { watchStoredBytes } from './observability/stored-bytes.ts';
 import { registerHealthRoutes } from './rest/health.ts';
 import { registerConsoleRoutes } from './rest/console-routes.ts';
+import { guardHttpConnections } from './rest/connections.ts';
 import { installOperating, startDeadline } from './rest/operating.ts';
 import { installRateLimit } from './rest/rate-limit.ts';
 import { RateLimits } from './shared/rate-limits.ts';
@@ -133,17 +134,20 @@ function frameworkError(err: FastifyError, request: FastifyRequest, reply: Fasti
 }
 
 /**
- * Requests Node's HTTP parser refuses (malformed request line or headers, headers too large) never
- * reach Fastify: they get a problem body too, with a fresh trace id, and the connection is closed.
+ * Requests Node's HTTP parser refuses (malformed request line or headers, headers too large, or not
+ * received within the headers or request timeout) never reach Fastify: they get a problem body
+ * too, with a fresh trace id, and the connection is closed.
  */
-function clientError(_err: Error, socket: Duplex): void {
-  if (!socket.writable) return;
-  const problem = JSON.stringify(
-    toProblem(
-      new ApiError('invalid_request', 'the HTTP request is malformed or its headers are too large'),
-      traceIdOf(undefined),
-    ),
-  );
+function clientError(err: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const detail =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? 'the HTTP request was not received in time'
+      : 'the HTTP request is malformed or its headers are too large';
+  const problem = JSON.stringify(toProblem(new ApiError('invalid_request', detail), traceIdOf(undefined)));
   socket.end(
     `HTTP/1.1 400 Bad Request\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(problem)}\r\nConnection: close\r\n\r\n${problem}`,
   );
@@ -163,22 +167,48 @@ function parseJsonBody(_req: FastifyRequest, body: string, done: (err: Error | n
   }
 }
 
+/** How often Node checks the headers and request timeouts: a tenth of the deadline, 10 ms to 1 s. */
+const checkEveryMs = (deadlineMs: number) => Math.min(1000, Math.max(10, Math.floor(deadlineMs / 10)));
+
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { services, authenticator } = options;
+  const { connections } = services.config;
+  const requestBytesTimeoutMs = services.config.requestTimeoutMs + 10_000;
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: services.config.bodyLimitBytes,
     genReqId: (req) => traceIdOf(req.headers.traceparent),
     logController: new LogController({ requestIdLogLabel: 'trace_id' }),
     return503OnClosing: true,
-    // Socket-level bounds, so slow clients cannot hold connections (DESIGN §7, §11).
-    connectionTimeout: services.config.requestTimeoutMs + 20_000,
-    requestTimeout: services.config.requestTimeoutMs + 10_000,
+    // Socket-level bounds, so slow or silent clients cannot hold connections (DESIGN §7, §11):
+    // headers within the request deadline, the whole request within it + 10 s (both checked every
+    // checkEveryMs), a silent connection closed after IDLE_TIMEOUT_MS (rest/connections.ts), an
+    // idle keep-alive one after 5 s.
+    connectionTimeout: connections.idleTimeoutMs,
+    requestTimeout: requestBytesTimeoutMs,
     keepAliveTimeout: 5_000,
+    http: {
+      headersTimeout: services.config.requestTimeoutMs,
+      requestTimeout: requestBytesTimeoutMs,
+      connectionsCheckingInterval: checkEveryMs(services.config.requestTimeoutMs),
+    },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: frameworkError,
     clientErrorHandler: clientError,
   });
+  const metrics = options.metrics ?? services.metrics ?? createMetrics({ defaultMetrics: false });
+  guardHttpConnections(
+    app.server,
+    {
+      maxConnections: connections.httpMax,
+      idleTimeoutMs: connections.idleTimeoutMs,
+      busyGraceMs: requestBytesTimeoutMs,
+    },
+    {
+      closed: (reason) => metrics.connectionsClosed.inc({ port: 'http', reason }),
+      onError: (err) => app.log.error({ err }, 'the HTTP listener reported an error; still listening'),
+    },
+  );
   // onClose hooks run last-registered first: this one runs after every plugin's own (GraphQL, OTLP pool).
   app.addHook('onClose', async () => {
     await authenticator.close?.();
@@ -237,7 +267,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
 
-  const metrics = options.metrics ?? services.metrics ?? createMetrics({ defaultMetrics: false });
   // Handlers count into the metrics /metrics exposes, whichever way they were given.
   const counted: Services = { ...services, metrics };
   watchStoredBytes(metrics, services);

@@ -39,6 +39,8 @@ export interface Config {
   responseCacheBytes: number;
   /** DESIGN §12: every request's work is bounded by these before it starts. */
   bounds: Bounds;
+  /** Connection caps and timeouts of both ports (docs/deployment.md "Connections"). */
+  connections: ConnectionLimits;
   /** Memory of the embedded trace engine, bounded whatever the input. */
   traceEngine: TraceEngineConfig;
   auth: AuthConfig;
@@ -71,6 +73,24 @@ export interface IngestQuotaLimits {
   callerBytesPerDay: number;
   orgRecordsPerS: number;
   orgBytesPerDay: number;
+}
+
+/**
+ * What one peer can hold open: connections, idle time, calls. The caps stay below the process's
+ * open-file limit, so that a flood of connections is refused at the door instead of exhausting
+ * the descriptors the stores and the samplers need.
+ */
+interface ConnectionLimits {
+  /** Open connections to the HTTP port; more are closed as soon as they are accepted. */
+  httpMax: number;
+  /** Open connections to the gRPC port (when it listens); more are closed as soon as they are accepted. */
+  grpcMax: number;
+  /** A connection with no request (HTTP) or no call (gRPC) in progress is closed after this long. */
+  idleTimeoutMs: number;
+  /** A gRPC connection is asked to go away (GOAWAY) after this long, so clients spread over replicas. */
+  grpcMaxAgeMs: number;
+  /** gRPC calls one caller may have in flight on this process, over all its connections. */
+  grpcCallsPerCaller: number;
 }
 
 interface TraceEngineConfig {
@@ -183,6 +203,55 @@ function ingestQuotas(env: Env): IngestQuotaLimits {
   };
 }
 
+/** Descriptors kept for the process's own files, pools, workers and pipes, whatever the limit. */
+const RESERVED_FILES_MIN = 256;
+/** The limit assumed where the process cannot read its own (not Linux). */
+const UNKNOWN_FILE_LIMIT = 1024;
+/** An idle HTTP/2 session costs tens of KB: beyond these, memory rather than descriptors is the bound. */
+const HTTP_MAX_CONNECTIONS_CEILING = 20_000;
+const GRPC_MAX_CONNECTIONS_CEILING = 5_000;
+
+/** The descriptors the process keeps for itself: 256, or a tenth of the limit when that is more. */
+function reservedFiles(openFiles: number): number {
+  return Math.max(RESERVED_FILES_MIN, Math.ceil(openFiles / 10));
+}
+
+/**
+ * The connection caps and timeouts. Each connection is one descriptor; the caps by default share
+ * the open-file limit, less what the process keeps for itself, two thirds to HTTP and one third to
+ * gRPC (all to HTTP when gRPC is off). Caps set explicitly that leave the process fewer than 256
+ * descriptors stop start-up, naming the variable.
+ */
+function connectionLimits(env: Env, openFiles: number | undefined, grpcOn: boolean): ConnectionLimits {
+  const limit = openFiles ?? UNKNOWN_FILE_LIMIT;
+  const budget = Math.max(2, limit - reservedFiles(limit));
+  const grpcShare = Math.max(1, Math.floor(budget / 3));
+  const httpShare = grpcOn ? budget - grpcShare : budget;
+  const httpMax = int(env, 'HTTP_MAX_CONNECTIONS', Math.min(HTTP_MAX_CONNECTIONS_CEILING, httpShare), 1, 1_000_000);
+  const grpcMax = int(
+    env,
+    'OTLP_GRPC_MAX_CONNECTIONS',
+    Math.min(GRPC_MAX_CONNECTIONS_CEILING, grpcShare),
+    1,
+    1_000_000,
+  );
+  const explicit =
+    optional(env, 'HTTP_MAX_CONNECTIONS') !== undefined || optional(env, 'OTLP_GRPC_MAX_CONNECTIONS') !== undefined;
+  if (explicit && openFiles !== undefined && httpMax + (grpcOn ? grpcMax : 0) > openFiles - RESERVED_FILES_MIN) {
+    const names = grpcOn ? 'HTTP_MAX_CONNECTIONS + OTLP_GRPC_MAX_CONNECTIONS' : 'HTTP_MAX_CONNECTIONS';
+    throw new ConfigError(
+      `${names} (${httpMax + (grpcOn ? grpcMax : 0)}) leave fewer than ${RESERVED_FILES_MIN} of the ${openFiles} open files the process may hold for its stores; lower them or raise the limit (ulimit -n)`,
+    );
+  }
+  return {
+    httpMax,
+    grpcMax,
+    idleTimeoutMs: int(env, 'IDLE_TIMEOUT_MS', 30_000, 100, 86_400_000),
+    grpcMaxAgeMs: int(env, 'OTLP_GRPC_MAX_CONNECTION_AGE_MS', 1_800_000, 1000, 86_400_000 * 7),
+    grpcCallsPerCaller: int(env, 'OTLP_GRPC_CALLS_PER_CALLER', 4, 1, 10_000),
+  };
+}
+
 /**
  * A quota smaller than the largest request the bounds admit would refuse such a request forever
  * (exporters retry a 429): each quota is 0 (off) or at least that request.
@@ -218,7 +287,11 @@ function metricsToken(env: Env): string | undefined {
   return token;
 }
 
-export function loadConfig(env: Env = process.env): Config {
+/**
+ * `openFiles` is the process's open-file limit (main.ts reads it, after raising it); without it the
+ * connection caps are derived from a conservative 1,024.
+ */
+export function loadConfig(env: Env = process.env, openFiles?: number): Config {
   const nodeEnv = str(env, 'NODE_ENV', 'development');
   if (nodeEnv !== 'development' && nodeEnv !== 'production' && nodeEnv !== 'test') {
     throw new ConfigError(`NODE_ENV must be development, production or test, got "${nodeEnv}"`);
@@ -239,11 +312,13 @@ export function loadConfig(env: Env = process.env): Config {
     clientTokenShapes: clientTokenShapes(list(env, 'AUTH_CLIENT_TOKEN_SHAPES', [...CLIENT_TOKEN_SHAPES])),
   };
   if (production) checkProduction(auth);
+  const otlpGrpcPort =
+    optional(env, 'OTLP_GRPC_PORT') === undefined ? undefined : int(env, 'OTLP_GRPC_PORT', 0, 0, 65535);
   const config: Config = {
     host: str(env, 'HOST', '127.0.0.1'),
     port: int(env, 'PORT', 8080, 0, 65535),
     graphqlExplorer: bool(env, 'GRAPHQL_EXPLORER', nodeEnv !== 'production'),
-    otlpGrpcPort: optional(env, 'OTLP_GRPC_PORT') === undefined ? undefined : int(env, 'OTLP_GRPC_PORT', 0, 0, 65535),
+    otlpGrpcPort,
     nodeEnv,
     logLevel: str(env, 'LOG_LEVEL', 'info'),
     dataDir,
@@ -272,6 +347,7 @@ export function loadConfig(env: Env = process.env): Config {
       statsMaxPoints: int(env, 'STATS_MAX_POINTS', 50_000, 100, 10_000_000),
       graphqlMaxCost: int(env, 'GRAPHQL_MAX_COST', 25_000, 100, 10_000_000),
     },
+    connections: connectionLimits(env, openFiles, otlpGrpcPort !== undefined),
     traceEngine: {
       dictionaryValues: int(env, 'TRACE_DICTIONARY_VALUES', 10_000, 100, 10_000_000),
       memoryLimitMb: int(env, 'TRACE_MEMORY_LIMIT_MB', 1024, 64, 1_048_576),

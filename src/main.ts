@@ -2,12 +2,14 @@
  * Process entry: config -> stores -> demo seed -> authenticator -> app -> listen, and a graceful
  * shutdown on SIGINT/SIGTERM. Everything else lives in buildApp so tests never need a process.
  */
+import type { FastifyBaseLogger } from 'fastify';
 import { buildApp } from './app.ts';
 import { createAuthenticator } from './auth/authenticator.ts';
 import { loadDevIssuer } from './auth/dev-issuer.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createMetrics, instrumentStore } from './observability/metrics.ts';
 import { startOtlpGrpc } from './grpc/otlp-grpc.ts';
+import { raiseOpenFileLimit, type RaisedLimit } from './open-files.ts';
 import { openRegistryStore } from './store/open-registry.ts';
 import { openTraceStore } from './store/open-traces.ts';
 import { RedisRateLimiter } from './store/redis/rate-limiter.ts';
@@ -29,10 +31,29 @@ async function printDevHint(config: Config, origin: string): Promise<void> {
   );
 }
 
+/** The caps start-up derived (or was given), and the open-file limit they were derived from. */
+function logConnectionCaps(log: FastifyBaseLogger, config: Config, openFiles: RaisedLimit): void {
+  const { connections } = config;
+  log.info(
+    {
+      openFiles: { soft: openFiles.soft ?? 'unknown', hard: openFiles.hard ?? 'unknown' },
+      httpMaxConnections: connections.httpMax,
+      ...(config.otlpGrpcPort !== undefined
+        ? { grpcMaxConnections: connections.grpcMax, grpcCallsPerCaller: connections.grpcCallsPerCaller }
+        : {}),
+      idleTimeoutMs: connections.idleTimeoutMs,
+    },
+    'connection caps',
+  );
+  if (openFiles.note !== undefined) log.warn({ openFiles }, openFiles.note);
+}
+
 async function main(): Promise<void> {
+  // Before the configuration: the connection caps are derived from the limit in force.
+  const openFiles = await raiseOpenFileLimit();
   let config: Config;
   try {
-    config = loadConfig();
+    config = loadConfig(undefined, openFiles.soft);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`configuration error: ${err.message}\n`);
@@ -78,12 +99,14 @@ async function main(): Promise<void> {
     config.otlpGrpcPort === undefined
       ? null
       : await startOtlpGrpc(app, {
-          host: config.host,
+          config,
           port: config.otlpGrpcPort,
-          maxMessageBytes: config.bounds.otlpMaxDecompressedBytes,
           authenticate: (header) => authenticator.authenticate(header),
+          registry,
+          metrics,
         });
   if (grpc !== null) app.log.info({ port: grpc.port }, 'OTLP over gRPC listening');
+  logConnectionCaps(app.log, config, openFiles);
 
   let closing = false;
   const shutdown = async (signal: string) => {

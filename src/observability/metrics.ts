@@ -12,6 +12,7 @@ export interface Metrics {
   spansIngested: Counter<'outcome'>;
   telemetryRecords: Counter<'signal' | 'outcome'>;
   jwksRefreshes: Counter<'outcome'>;
+  connectionsClosed: Counter<'port' | 'reason'>;
 }
 
 const GAUGES_NAMED_LIKE_COUNTERS = [
@@ -66,6 +67,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       name: 'gateway_jwks_refreshes_total',
       help: 'Remote JWKS fetches by outcome (ok, error)',
       labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    connectionsClosed: new Counter({
+      name: 'gateway_connections_closed_total',
+      help: 'Connections the server closed, by port (http, grpc) and reason (over_cap: over the connection cap, closed as accepted; idle; slow_sender: a gRPC message not received by its deadline)',
+      labelNames: ['port', 'reason'],
       registers: [registry],
     }),
   };

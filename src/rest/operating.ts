@@ -3,12 +3,12 @@
  * `request_timeout`, store work cancelled through the context's signal), load shedding (503
  * `service_overloaded` with Retry-After), and Prometheus metrics per route and status.
  */
-import underPressure from '@fastify/under-pressure';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, toProblem } from '../errors.ts';
+import { toProblem } from '../errors.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { timeoutError, type Deadline } from '../shared/deadline.ts';
 import { metricsTokenCheck } from './metrics-token.ts';
+import { installLoadShedding } from './load-shedding.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -93,19 +93,7 @@ export async function installOperating(app: FastifyInstance, options: OperatingO
       request.log.warn({ status: reply.statusCode, route: labels.route }, 'answered with a server error');
   });
 
-  await app.register(underPressure, {
-    maxEventLoopDelay: options.maxEventLoopDelayMs,
-    retryAfter: 5,
-    exposeStatusRoute: false,
-    pressureHandler: (request, reply, type, value) => {
-      const err = new ApiError(
-        'service_overloaded',
-        `the service is overloaded (${type} ${String(value)}); retry later`,
-        { retryAfter: 5 },
-      );
-      reply.code(503).header('retry-after', '5').type('application/problem+json').send(toProblem(err, request.id));
-    },
-  });
+  installLoadShedding(app, { maxEventLoopDelayMs: options.maxEventLoopDelayMs });
 
   const checkMetricsToken = metricsTokenCheck(options.metricsToken);
   app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {

@@ -58,7 +58,7 @@ const MAX_SKILL_NAMES = 100;
 /** Distinct reasons listed in the answer; the others are counted together. */
 const MAX_REASONS = 20;
 
-function defaultWorkspace(ctx: RequestContext, access: Access): string | null {
+function defaultWorkspace(ctx: Pick<RequestContext, 'caller'>, access: Access): string | null {
   if (ctx.caller.kind === 'service_account') return ctx.caller.workspaceId;
   const writable = access.readableWorkspaceIds.filter((id) => access.canCreateContent(id));
   // The caller's own personal workspace: a user_default one they are a member of themselves, not
@@ -71,7 +71,7 @@ function defaultWorkspace(ctx: RequestContext, access: Access): string | null {
  * 403 access_denied when the caller may write telemetry nowhere: checked before the body is read,
  * so a caller without the right costs the service no decoding.
  */
-export async function assertCanIngest(ctx: RequestContext): Promise<void> {
+export async function assertCanIngest(ctx: Pick<RequestContext, 'caller' | 'access'>): Promise<void> {
   if (defaultWorkspace(ctx, await ctx.access()) === null)
     throw new ApiError('access_denied', 'the caller may not create content in any workspace');
 }

@@ -18,10 +18,10 @@ beforeAll(async () => {
   t = await startTestApp({ env: { OTLP_MAX_SPANS: String(MAX_RECORDS) } });
   url = await t.app.listen({ host: '127.0.0.1', port: 0 });
   grpcServer = await startOtlpGrpc(t.app, {
-    host: '127.0.0.1',
+    config: t.config,
     port: 0,
-    maxMessageBytes: 16 * MiB,
     authenticate: (h) => t.authenticator.authenticate(h),
+    registry: t.registry,
   });
 });
 afterAll(async () => {

@@ -59,10 +59,10 @@ beforeAll(async () => {
   t = await startTestApp({ env: { REQUEST_TIMEOUT_MS: '1500' }, otlpFaults: faults });
   url = await t.app.listen({ host: '127.0.0.1', port: 0 });
   grpcServer = await startOtlpGrpc(t.app, {
-    host: '127.0.0.1',
+    config: t.config,
     port: 0,
-    maxMessageBytes: t.config.bounds.otlpMaxDecompressedBytes,
     authenticate: (header) => t.authenticator.authenticate(header),
+    registry: t.registry,
   });
   token = await t.token('u-admin');
 });

@@ -210,10 +210,10 @@ describe('over gRPC', () => {
   it('goes through the same route: a call over the quota is RESOURCE_EXHAUSTED and stores nothing', async () => {
     const app = await start({ INGEST_QUOTA_CALLER_RECORDS_PER_S: '100', OTLP_MAX_SPANS: '100' });
     const server = await startOtlpGrpc(app.app, {
-      host: '127.0.0.1',
+      config: app.config,
       port: 0,
-      maxMessageBytes: app.config.bounds.otlpMaxDecompressedBytes,
       authenticate: (h) => app.authenticator.authenticate(h),
+      registry: app.registry,
     });
     const client = new grpc.Client(`127.0.0.1:${server.port}`, grpc.credentials.createInsecure());
     const metadata = new grpc.Metadata();

@@ -26,10 +26,10 @@ let client: grpc.Client;
 beforeAll(async () => {
   t = await startTestApp({ env: { OTLP_MAX_DECOMPRESSED_BYTES: String(MAX_BYTES) } });
   server = await startOtlpGrpc(t.app, {
-    host: '127.0.0.1',
+    config: t.config,
     port: 0,
-    maxMessageBytes: MAX_BYTES,
     authenticate: (h) => t.authenticator.authenticate(h),
+    registry: t.registry,
   });
   client = new grpc.Client(`127.0.0.1:${server.port}`, grpc.credentials.createInsecure());
   process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${server.port}`;
