@@ -33,6 +33,10 @@ export interface SenderResult {
   failures: number;
   elapsedS: number;
   statuses: Record<string, number>;
+  /** CPU milliseconds this sender's thread spent over its life (building its bodies included), so that a caller can tell the server's CPU from the process's. */
+  cpuMs: number;
+  /** The part of cpuMs spent while sending (the `seconds` of the run, bodies already built). */
+  sendingCpuMs: number;
 }
 
 function post(
@@ -115,6 +119,7 @@ async function send(job: SenderJob): Promise<SenderResult> {
   let sent = 0;
   const deadline = Date.now() + job.seconds * 1000;
   const started = performance.now();
+  const cpuAtStart = process.threadCpuUsage();
   await Promise.all(
     Array.from({ length: job.connections }, async (_, w) => {
       for (let i = w; Date.now() < deadline; i += job.connections) {
@@ -135,7 +140,19 @@ async function send(job: SenderJob): Promise<SenderResult> {
     }),
   );
   transport.close();
-  return { requests, accepted, decoded, failures, elapsedS: (performance.now() - started) / 1000, statuses };
+  const elapsedS = (performance.now() - started) / 1000;
+  const cpu = process.threadCpuUsage();
+  const sending = process.threadCpuUsage(cpuAtStart);
+  return {
+    requests,
+    accepted,
+    decoded,
+    failures,
+    elapsedS,
+    statuses,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    sendingCpuMs: (sending.user + sending.system) / 1000,
+  };
 }
 
 /** What an Export answer rejected (0 when it has no partial success); null when the body is not an answer. */

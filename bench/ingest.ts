@@ -11,12 +11,18 @@
  * with 4 each request waits on the last one's commit and the figure measures latency instead.
  * Usage: npm run bench:ingest [-- --seconds 10 --connections 8 --engine duckdb|postgres]
  * (`postgres`: two replicas into one PostgreSQL, bench/ingest-postgres.ts).
+ * `-- --against <commit> [--rounds 3]`: that commit and the working tree interleaved, medians,
+ * spreads and their ratio (bench/ingest-compare.ts).
  */
 import Fastify from 'fastify';
 import { startOtlpGrpc } from '../src/grpc/otlp-grpc.ts';
 import { argNumber, inWorker, startDemoApp } from './harness.ts';
 import type { SenderJob, SenderResult } from './ingest-sender.ts';
 
+if (process.argv.includes('--against')) {
+  await import('./ingest-compare.ts');
+  process.exit(0);
+}
 const engineArg = process.argv.indexOf('--engine');
 if (engineArg >= 0 && process.argv[engineArg + 1] === 'postgres') {
   await import('./ingest-postgres.ts');
