@@ -109,12 +109,17 @@ async function measure(job: RunJob): Promise<RunResult> {
         authenticator = own;
       }
       const auth = authenticator;
-      const server = await startOtlpGrpc(a.app, {
+      // Both shapes of the options: a commit's own (host, maxMessageBytes) before the gRPC port read
+      // its caps from the configuration, and the working tree's (config, registry).
+      const options = {
         host: '127.0.0.1',
         port: 0,
         maxMessageBytes: a.config.bounds.otlpMaxDecompressedBytes,
-        authenticate: (header) => auth.authenticate(header),
-      });
+        authenticate: (header: string | undefined) => auth.authenticate(header),
+        config: a.config,
+        registry: a.registry,
+      };
+      const server = await startOtlpGrpc(a.app, options as unknown as Parameters<typeof startOtlpGrpc>[1]);
       closers.unshift(() => server.close());
       urls.push(`grpc://127.0.0.1:${server.port}`);
     }
