@@ -119,7 +119,7 @@ async function measure(job: RunJob): Promise<RunResult> {
         config: a.config,
         registry: a.registry,
       };
-      const server = await startOtlpGrpc(a.app, options as unknown as Parameters<typeof startOtlpGrpc>[1]);
+      const server = await startOtlpGrpc(a.app, options);
       closers.unshift(() => server.close());
       urls.push(`grpc://127.0.0.1:${server.port}`);
     }
