@@ -298,7 +298,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     registerToolRoutes(api);
     registerRegistryRoutes(api);
     registerTraceRoutes(api);
-    registerOtlpReceiver(api, services.config.bounds, options.otlpFaults);
+    registerOtlpReceiver(
+      api,
+      { ...services.config.bounds, retentionDays: services.config.traceRetentionDays },
+      options.otlpFaults,
+    );
     await registerGraphql(api, services, {
       toApiError,
       ...(options.apqCache !== undefined ? { apqCache: options.apqCache } : {}),

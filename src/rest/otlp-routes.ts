@@ -154,7 +154,11 @@ async function injectFault(fault: 'unavailable' | 'late', request: FastifyReques
 }
 
 /** Registers the receiver routes in `api` (the authenticated scope) with the service's bounds. */
-export function registerOtlpReceiver(api: FastifyInstance, bounds: Bounds, faults?: OtlpFaults): void {
+export function registerOtlpReceiver(
+  api: FastifyInstance,
+  bounds: Bounds & { retentionDays: number },
+  faults?: OtlpFaults,
+): void {
   const pool = createDecodePool({ maxSpans: bounds.otlpMaxSpans, bounds });
   api.addHook('onClose', async () => pool.close());
   void api.register(async (otlp) => {

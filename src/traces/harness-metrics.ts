@@ -9,7 +9,7 @@ import { hash } from 'node:crypto';
 import type { HarnessMeasure } from '../store/trace-port.ts';
 import type { DecodedMetricPoint } from './otlp-metrics.ts';
 import type { Attributes, AttrValue } from './otlp-types.ts';
-import { NUL_REFUSED, futureTimeRefused, hasNul, type SpanBounds } from './span-mapping.ts';
+import { NUL_REFUSED, hasNul, timeRefused, type SpanBounds } from './span-mapping.ts';
 
 const LINES = 'claude_code.lines_of_code.count';
 /** Stored metrics by name; lines of code split by their `type` attribute. */
@@ -79,7 +79,7 @@ export function mapMetricPoint(p: DecodedMetricPoint, bounds: SpanBounds): Mappe
     };
   if (p.timeNs <= 0n) return { invalid: 'invalid time' };
   const timeS = Number(p.timeNs / 1_000_000_000n);
-  const future = futureTimeRefused(timeS);
+  const future = timeRefused(timeS, bounds.retentionDays);
   if (future !== null) return { invalid: future };
   if (p.value === null || !(p.value >= 0 && p.value <= MAX_POINT_VALUE))
     return { invalid: `value out of range (0 to ${MAX_POINT_VALUE.toLocaleString('en-US')} per point)` };

@@ -17,6 +17,8 @@ export interface SpanBounds {
   spanMaxTokens: number;
   spanMaxCostUsd: number;
   spanMaxDurationS: number;
+  /** TRACE_RETENTION_DAYS: a span or point starting before its cutoff is refused (0 keeps everything). */
+  retentionDays?: number;
 }
 
 /**
@@ -27,9 +29,17 @@ export interface SpanBounds {
  */
 const MAX_FUTURE_S = 86_400;
 
-/** Why a time (epoch seconds) is refused, or null. */
-export function futureTimeRefused(s: number, nowS = Date.now() / 1000): string | null {
-  return s > nowS + MAX_FUTURE_S ? "a start time more than a day ahead of the receiver's clock" : null;
+/**
+ * Why a time (epoch seconds) is refused, or null: more than a day ahead, or before the retention
+ * cutoff. Retention would delete such a span within the hour; refused, it cannot be stored again
+ * after its first copy was deleted, which would count it twice against statistics over older
+ * ranges kept by a longer setting later (exactly once, DESIGN §12).
+ */
+export function timeRefused(s: number, retentionDays = 0, nowS = Date.now() / 1000): string | null {
+  if (s > nowS + MAX_FUTURE_S) return "a start time more than a day ahead of the receiver's clock";
+  if (retentionDays > 0 && s < nowS - retentionDays * 86_400)
+    return `a start time more than ${retentionDays} days ago: older than the retention period (TRACE_RETENTION_DAYS)`;
+  return null;
 }
 
 /** What a span says about its skill before resolution: an id, a name, or nothing. */
@@ -114,7 +124,7 @@ function outOfBounds(
     return `cost out of range (0 to ${b.spanMaxCostUsd.toLocaleString('en-US')} USD per span)`;
   if (f.duration_ms > b.spanMaxDurationS * 1000)
     return `duration out of range (at most ${b.spanMaxDurationS.toLocaleString('en-US')} s)`;
-  return futureTimeRefused(f.start_s);
+  return timeRefused(f.start_s, b.retentionDays);
 }
 
 /** Maps one decoded span and checks it against `bounds`. */

@@ -57,6 +57,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     DATA_DIR: dataDir,
     SEED_DEMO: 'false',
     MAX_EVENT_LOOP_DELAY_MS: '0',
+    // Tests send spans of any date (2023, the edges of years); a test of retention sets its own.
+    TRACE_RETENTION_DAYS: '0',
     ...options.env,
   });
   const registry = await openRegistryStore(config);

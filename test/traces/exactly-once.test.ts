@@ -257,3 +257,36 @@ describe('the answer tells the truth about the write', () => {
     }
   });
 });
+
+describe('what retention would delete is refused at the door', () => {
+  it('a span or point older than TRACE_RETENTION_DAYS is rejected with the reason; 0 keeps every date', async () => {
+    const t = await startTestApp({ env: { TRACE_RETENTION_DAYS: '30' } });
+    try {
+      const old = NOW - 31 * 86400;
+      const res = await post(t, 'traces', traces(old, '4af7651916cd43dd8448eb211c80319c'));
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toEqual({
+        partialSuccess: {
+          rejectedSpans: 2,
+          errorMessage:
+            '2 span(s): a start time more than 30 days ago: older than the retention period (TRACE_RETENTION_DAYS)',
+        },
+      });
+      const points = await post(t, 'metrics', linesAdded(old, 1, 's-old'));
+      expect(points.json()).toMatchObject({ partialSuccess: { rejectedDataPoints: 1 } });
+      // A day inside the period is stored.
+      expect((await post(t, 'traces', traces(NOW - 29 * 86400, '5af7651916cd43dd8448eb211c80319c'))).body).toBe('{}');
+      expect(await t.traces.countSpans()).toBe(2);
+    } finally {
+      await t.close();
+    }
+    const keepAll = await startTestApp({ env: { TRACE_RETENTION_DAYS: '0' } });
+    try {
+      expect((await post(keepAll, 'traces', traces(NOW - 400 * 86400, '6af7651916cd43dd8448eb211c80319c'))).body).toBe(
+        '{}',
+      );
+    } finally {
+      await keepAll.close();
+    }
+  });
+});
