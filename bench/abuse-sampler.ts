@@ -1,5 +1,5 @@
 /**
- * The watcher of bench/abuse.ts, in its own process so that it never shares the service's event
+ * The watcher of bench/abuse-requests.ts and bench/abuse-floods.ts, in its own process so that it never shares the service's event
  * loop or the attacker's: every 10 ms it asks the service for GET /healthz (one keep-alive
  * connection) and reads the service's resident memory from /proc. Between `start` and `stop`
  * messages it keeps the worst /healthz latency and the peak RSS, and answers them on `stop`.
