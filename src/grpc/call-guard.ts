@@ -5,8 +5,14 @@
  * - the caller is authenticated and may ingest (the HTTP receiver's rule, `assertCanIngest`: it may
  *   create content in some workspace), or the call ends UNAUTHENTICATED / PERMISSION_DENIED
  *   having read nothing;
- * - the caller has fewer than `callsPerCaller` calls in flight on this process, or the call ends
- *   RESOURCE_EXHAUSTED with a RetryInfo (every call can hold a whole message in memory);
+ * - the caller has fewer than `callsPerCaller` calls receiving their message on this process (each
+ *   can hold a whole message in memory), or the call waits for one of them to finish receiving,
+ *   its own message unread (grpc-js reads a stream only once its metadata is let through, so
+ *   HTTP/2 flow control holds the sender to one window meanwhile); a caller with
+ *   MAX_WAITING_PER_CALLER calls waiting already is refused RESOURCE_EXHAUSTED with a RetryInfo.
+ *   A call that has received its message gives its place up: calls being answered are bounded
+ *   by the route (its decode queue and deadline), not here, so an exporter's concurrent calls
+ *   (the Collector sends ten at once by default) go through while slow senders hold only theirs;
  * - the whole request (message and end of stream) arrives within `receiveTimeoutMs` of the call's
  *   start, or the call ends DEADLINE_EXCEEDED.
  *
@@ -38,8 +44,10 @@ export interface CallGuardOptions {
   onError(err: unknown): void;
 }
 
-/** How soon a caller over its call cap may try again: calls end within the request deadlines. */
+/** How soon a caller refused for too many waiting calls may try again: waits end within the receive deadline. */
 const CALLS_RETRY_AFTER_S = 1;
+/** Calls of one caller that may wait for a place to receive (each holds a stream, not a message). */
+export const MAX_WAITING_PER_CALLER = 64;
 /** Time for a status just sent to leave before a connection is closed (when a call cannot be reset). */
 const CUT_GRACE_MS = 200;
 
@@ -56,31 +64,78 @@ function streamOf(call: grpc.ServerInterceptingCallInterface): Http2Stream | nul
     : null;
 }
 
+/** Places to receive a message, per caller, and the calls waiting for one (first come, first served). */
+class ReceivePlaces {
+  private readonly receiving = new Map<string, number>();
+  private readonly waiting = new Map<string, (() => void)[]>();
+  private readonly max: number;
+
+  constructor(max: number) {
+    this.max = max;
+  }
+
+  /**
+   * Takes a place for `key` now (true), or queues `admit` to be called when one frees (false), or
+   * refuses (null) when the caller has MAX_WAITING_PER_CALLER calls waiting already.
+   */
+  take(key: string, admit: () => void): boolean | null {
+    const n = this.receiving.get(key) ?? 0;
+    if (n < this.max) {
+      this.receiving.set(key, n + 1);
+      return true;
+    }
+    const queue = this.waiting.get(key) ?? [];
+    if (queue.length >= MAX_WAITING_PER_CALLER) return null;
+    queue.push(admit);
+    this.waiting.set(key, queue);
+    return false;
+  }
+
+  /** A waiting call that ends before its turn leaves the queue. */
+  leave(key: string, admit: () => void): void {
+    const queue = this.waiting.get(key);
+    if (queue === undefined) return;
+    const at = queue.indexOf(admit);
+    if (at >= 0) queue.splice(at, 1);
+    if (queue.length === 0) this.waiting.delete(key);
+  }
+
+  /** Gives a place back: the first waiting call of the caller takes it. */
+  give(key: string): void {
+    const next = this.waiting.get(key)?.shift();
+    if (this.waiting.get(key)?.length === 0) this.waiting.delete(key);
+    if (next !== undefined) {
+      next();
+      return;
+    }
+    const n = (this.receiving.get(key) ?? 1) - 1;
+    if (n <= 0) this.receiving.delete(key);
+    else this.receiving.set(key, n);
+  }
+}
+
 export function callGuard(options: CallGuardOptions): grpc.ServerInterceptor {
-  const inFlight = new Map<string, number>();
-  const acquire = (key: string): boolean => {
-    const n = inFlight.get(key) ?? 0;
-    if (n >= options.callsPerCaller) return false;
-    inFlight.set(key, n + 1);
-    return true;
-  };
-  const release = (key: string) => {
-    const n = (inFlight.get(key) ?? 1) - 1;
-    if (n <= 0) inFlight.delete(key);
-    else inFlight.set(key, n);
-  };
+  const places = new ReceivePlaces(options.callsPerCaller);
 
   return (_method, call) => {
     const peer = call.getConnectionInfo();
     const stream = streamOf(call);
     options.connections.callStarted(peer);
     let ended = false;
-    let slot: string | null = null;
+    /** The caller whose place this call holds while it receives, or waits for. */
+    let place: string | null = null;
+    let waitingFor: { key: string; admit: () => void } | null = null;
+    const giveUpPlace = () => {
+      if (waitingFor !== null) places.leave(waitingFor.key, waitingFor.admit);
+      waitingFor = null;
+      if (place !== null) places.give(place);
+      place = null;
+    };
     const end = () => {
       if (ended) return;
       ended = true;
       clearTimeout(receiveTimer);
-      if (slot !== null) release(slot);
+      giveUpPlace();
       options.connections.callEnded(peer);
     };
     /**
@@ -126,18 +181,23 @@ export function callGuard(options: CallGuardOptions): grpc.ServerInterceptor {
             options.authorize(typeof header === 'string' ? header : undefined).then(
               (key) => {
                 if (ended) return;
-                if (!acquire(key)) {
+                const admit = () => {
+                  waitingFor = null;
+                  place = key;
+                  if (ended) giveUpPlace();
+                  else proceed(metadata);
+                };
+                const taken = places.take(key, admit);
+                if (taken === true) admit();
+                else if (taken === false) waitingFor = { key, admit };
+                else
                   refuse(
                     grpcStatus(
                       grpc.status.RESOURCE_EXHAUSTED,
-                      `the caller has ${options.callsPerCaller} calls in flight already; retry when one has ended`,
+                      `the caller has ${MAX_WAITING_PER_CALLER} calls waiting to be received already; retry when they have been`,
                       CALLS_RETRY_AFTER_S,
                     ),
                   );
-                  return;
-                }
-                slot = key;
-                proceed(metadata);
               },
               (err: unknown) => {
                 if (!ended) refuse(statusOfError(err));
@@ -145,8 +205,10 @@ export function callGuard(options: CallGuardOptions): grpc.ServerInterceptor {
             );
           },
           onReceiveHalfClose: (next) => {
-            // The whole request is in: what follows is the route's, under its own deadline.
+            // The whole request is in: what follows is the route's, under its own deadline, and
+            // the place goes to the caller's next call.
             clearTimeout(receiveTimer);
+            giveUpPlace();
             next();
           },
           onCancel: () => {

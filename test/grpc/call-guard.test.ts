@@ -1,8 +1,9 @@
 /**
  * What a gRPC call passes before its message is read (src/grpc/call-guard.ts), with hand-made
  * HTTP/2 clients: a slow sender is cut at its receive deadline and its buffered bytes freed while
- * its connection's other calls go on; calls are capped per caller (RESOURCE_EXHAUSTED with a
- * RetryInfo) and per connection (HTTP/2 REFUSED_STREAM); a caller who may not ingest is refused
+ * its connection's other calls go on; calls receiving a message are capped per caller (the others
+ * wait, unread; too many waiting are RESOURCE_EXHAUSTED with a RetryInfo) and calls per connection
+ * too (HTTP/2 REFUSED_STREAM); a caller who may not ingest is refused
  * PERMISSION_DENIED without sending a byte of message, and the route never runs.
  */
 import type http2 from 'node:http2';
@@ -11,6 +12,7 @@ import vm from 'node:vm';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOtlpGrpc, type OtlpGrpcServer } from '../../src/grpc/otlp-grpc.ts';
+import { MAX_WAITING_PER_CALLER } from '../../src/grpc/call-guard.ts';
 import { encodeExportRequest } from '../../src/traces/otlp-decode.ts';
 import { within } from '../helpers/raw-connection.ts';
 import { grpcSession, rawCall, wholeCall } from '../helpers/raw-grpc.ts';
@@ -95,26 +97,45 @@ describe('receive deadline', () => {
 });
 
 describe('calls in flight', () => {
-  it('per caller: over OTLP_GRPC_CALLS_PER_CALLER a call is RESOURCE_EXHAUSTED with a RetryInfo before its message is read; another caller is not held back; an ended call frees its slot', async () => {
+  it('per caller: over OTLP_GRPC_CALLS_PER_CALLER receiving, a call waits unread until a place frees; another caller is not held back', async () => {
     const admin = await t.token('u-admin');
-    // Three calls of one caller on three connections, each holding its slot (a message announced, not sent).
-    const calls = [0, 1, 2].map(() => rawCall(session(), { token: admin, announce: MiB }));
-    const first = await Promise.race(calls.map(async (c, i) => ({ i, end: await c.answered })));
-    expect(first.end.status).toBe(grpc.status.RESOURCE_EXHAUSTED);
-    expect(first.end.message).toBe('the caller has 2 calls in flight already; retry when one has ended');
-    expect(decodeRetryDelay(first.end.details)).toEqual({ code: grpc.status.RESOURCE_EXHAUSTED, seconds: 1 });
-    expect(await within(calls[first.i]?.closed ?? Promise.resolve(-1), HANG_MS, -1)).toBe(NO_ERROR);
-
+    // Two calls of one caller on two connections, each holding its place (a message announced, not sent).
+    const held = [0, 1].map(() => rawCall(session(), { token: admin, announce: MiB }));
+    // A third, whole, waits: both places are taken by calls still receiving.
+    const third = wholeCall(session(), admin, empty);
+    expect(await within(third.answered, 300, null)).toBeNull();
+    // Another caller is not held back.
     const other = await t.token('u-b', 'org-b');
     expect((await wholeCall(session(), other, empty).answered).status).toBe(grpc.status.OK);
+    // One held call ends (its client cancels it): the waiting call takes its place and is answered.
+    held[0]?.stream.close();
+    expect((await within(third.answered, HANG_MS, null))?.status).toBe(grpc.status.OK);
+    // A call that has received its message gives its place up: whole calls go on while one place is held.
+    for (let i = 0; i < 3; i++) expect((await wholeCall(session(), admin, empty).answered).status).toBe(grpc.status.OK);
+    held[1]?.stream.close();
+  });
 
-    // The two held calls end (their client cancels them): a new call of the caller is admitted.
-    for (const [i, c] of calls.entries()) if (i !== first.i) c.stream.close();
-    let status: number | null = grpc.status.RESOURCE_EXHAUSTED;
-    const deadline = Date.now() + HANG_MS;
-    while (status === grpc.status.RESOURCE_EXHAUSTED && Date.now() < deadline)
-      status = (await wholeCall(session(), admin, empty).answered).status;
-    expect(status).toBe(grpc.status.OK);
+  it(`per caller: over ${MAX_WAITING_PER_CALLER} calls waiting, a call is RESOURCE_EXHAUSTED with a RetryInfo before its message is read`, async () => {
+    const admin = await t.token('u-admin');
+    const held = [0, 1].map(() => rawCall(session(), { token: admin, announce: MiB }));
+    // 8 streams per connection: the waiting calls spread over connections of their own.
+    const waiting: ReturnType<typeof rawCall>[] = [];
+    for (let c = 0; c < MAX_WAITING_PER_CALLER / 8; c++) {
+      const s = session();
+      for (let i = 0; i < 8; i++) waiting.push(rawCall(s, { token: admin, announce: MiB }));
+    }
+    const refused = rawCall(session(), { token: admin, announce: MiB });
+    const end = await within(refused.answered, HANG_MS, null);
+    expect(end?.status).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    expect(end?.message).toBe(
+      `the caller has ${MAX_WAITING_PER_CALLER} calls waiting to be received already; retry when they have been`,
+    );
+    expect(decodeRetryDelay(end?.details)).toEqual({ code: grpc.status.RESOURCE_EXHAUSTED, seconds: 1 });
+    expect(await within(refused.closed, HANG_MS, -1)).toBe(NO_ERROR);
+    // The waiting calls end at their receive deadline, never having been read.
+    const ends = await Promise.all(waiting.map((c) => within(c.answered, HANG_MS, null)));
+    expect(new Set(ends.map((e) => e?.status))).toEqual(new Set([grpc.status.DEADLINE_EXCEEDED]));
+    for (const c of held) c.stream.close();
   });
 
   it('per connection: a ninth stream at once is refused by HTTP/2 (REFUSED_STREAM) before a call starts', async () => {
