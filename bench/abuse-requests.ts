@@ -1,5 +1,5 @@
 /**
- * Issue 11's attacks against a running service: each abusive request, sent from this process to
+ * Single abusive requests against a running service: each one sent from this process to
  * the service started as `node src/main.ts` (demo data, its own process), while bench/abuse-sampler.ts
  * (a third process) asks GET /healthz every 10 ms and reads the service's RSS. Prints per attack the
  * answer's status, size and time, the worst /healthz latency and the peak RSS over the idle
@@ -327,7 +327,7 @@ for (const attack of attacks.filter((a) => only === undefined || a.name.includes
 }
 sampler.disconnect();
 
-// Finding 3's second half: the dictionary was reloaded whole at start (1.25 GB idle after a restart).
+// Idle memory after a restart: the dictionary was once reloaded whole at start (1.25 GB idle after a restart).
 let restartGrowth = 0;
 if (only === undefined || only.includes('stream')) {
   // Spans are sealed 10 s after they are stored; a restart before that seals them while opening,
