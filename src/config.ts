@@ -99,8 +99,8 @@ interface TraceEngineConfig {
   /** DuckDB's memory_limit, in MiB. */
   memoryLimitMb: number;
   /**
-   * Span fingerprints the DuckDB writer keeps to recognize resent spans without reading its file
-   * (store/duckdb/recent-spans.ts): at most this many, of spans starting in the last two UTC days.
+   * Identity fingerprints the DuckDB writer holds per table, a UTC day at a time, to recognize
+   * resent rows without reading its file on every write (store/duckdb/day-identities.ts).
    */
   identityKeys: number;
 }

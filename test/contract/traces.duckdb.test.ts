@@ -7,7 +7,7 @@
 import { ThreadedTraceStore } from '../../src/store/duckdb/threaded-store.ts';
 import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
 import type { TraceStore } from '../../src/store/trace-port.ts';
-import { END, traceContract } from './trace-contract.ts';
+import { traceContract } from './trace-contract.ts';
 import { identityContract } from './trace-identity-contract.ts';
 import { retentionContract } from './trace-retention-contract.ts';
 import { toolUsageContract } from './tool-usage-contract.ts';
@@ -37,23 +37,17 @@ retentionContract('duckdb, sealed before pruning', open, { beforePrune: seal });
 retentionContract('duckdb, pruned unsealed', open);
 retentionContract('duckdb, pruned unsealed, then sealed', open, { afterPrune: seal });
 
-// "Now" is the data's end: spans of its last 20 days are remembered by the writer, the others looked up.
+// Every day held; days dropped and loaded again under a bound of 500; days larger than a bound of
+// 50 looked up in the table instead.
+identityContract('duckdb', () => DuckDbTraceStore.open(':memory:', { sealEveryMs: 0 }), { seal });
 identityContract(
-  'duckdb',
-  () => DuckDbTraceStore.open(':memory:', { sealEveryMs: 0, now: () => END * 1000, identityWindowDays: 20 }),
-  {
-    seal,
-  },
+  'duckdb in a worker thread, holding 500 identities at most',
+  () => ThreadedTraceStore.open(':memory:', { sealEveryMs: 0, identityMaxKeys: 500 }),
+  { seal: (store) => (store as ThreadedTraceStore).seal() },
 );
 identityContract(
-  'duckdb in a worker thread, remembering 500 spans at most',
-  () =>
-    ThreadedTraceStore.open(':memory:', {
-      sealEveryMs: 0,
-      now: () => END * 1000,
-      identityWindowDays: 20,
-      identityMaxKeys: 500,
-    }),
-  { seal: (store) => (store as ThreadedTraceStore).seal() },
+  'duckdb, days larger than 50 identities looked up',
+  () => DuckDbTraceStore.open(':memory:', { sealEveryMs: 0, identityMaxKeys: 50 }),
+  { seal },
 );
 toolUsageContract('duckdb in a worker thread', () => ThreadedTraceStore.open(':memory:', { sealEveryMs: 0 }));

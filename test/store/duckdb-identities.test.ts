@@ -1,8 +1,10 @@
 /**
- * How the DuckDB writer recognizes spans stored already (identities.ts, recent-spans.ts): what it
- * remembers is bounded and never decides alone (a process that opens a file remembers nothing of
- * it; a day dropped to stay under the bound is looked up instead), a write waiting for its turn is
- * withdrawn by its signal while one under way is not, and a file written before identities keeps
+ * How the DuckDB writer recognizes rows stored already (identities.ts, day-identities.ts): each
+ * day of stored identities is read from the file once, then held (so spans scattered over many
+ * days cost one load per day, not a read of the table per write), within a bound of fingerprints
+ * (days checked longest ago dropped and loaded again; a day too large looked up instead); a
+ * process that opens a file holds nothing of it until it loads; a write waiting for its turn is
+ * withdrawn by its signal while one under way is not; and a file written before identities keeps
  * one copy of each span it stored twice, with statistics that count it once.
  */
 import fs from 'node:fs';
@@ -10,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
-import { RecentSpans, fingerprint } from '../../src/store/duckdb/recent-spans.ts';
+import { DayIdentities, PRINT_WORDS, fingerprintInto } from '../../src/store/duckdb/day-identities.ts';
 import { rangesOf } from '../../src/store/duckdb/identities.ts';
 import { MEASURES, QueryCancelledError, type AggregateQuery, type SpanRow } from '../../src/store/trace-port.ts';
 import { END, generated } from '../contract/trace-contract.ts';
@@ -29,8 +31,13 @@ afterAll(() => {
 const spans = generated()
   .filter((s) => s.org_id === 'org-1')
   .slice(0, 2000);
-const open = (file: string) =>
-  DuckDbTraceStore.open(file, { sealEveryMs: 0, now: () => END * 1000, identityWindowDays: 20 });
+const open = (file: string, identityMaxKeys?: number) =>
+  DuckDbTraceStore.open(file, { sealEveryMs: 0, ...(identityMaxKeys === undefined ? {} : { identityMaxKeys }) });
+const print = (fields: string[], time: number) => {
+  const out = new Uint32Array(PRINT_WORDS);
+  fingerprintInto(out, 0, fields, time);
+  return out;
+};
 const everything: AggregateQuery = {
   orgId: 'org-1',
   skill: 'sk-a',
@@ -44,7 +51,7 @@ const everything: AggregateQuery = {
 };
 
 describe('what the DuckDB writer remembers of the spans it committed', () => {
-  it('recognizes spans a closed process stored, after the file is opened again (nothing is loaded)', async () => {
+  it('recognizes spans a closed process stored, after the file is opened again', async () => {
     const file = tempFile();
     const first = await open(file);
     expect(await first.insertSpans(spans.slice(0, 1500))).toEqual({ stored: 1500, duplicates: 0 });
@@ -74,36 +81,73 @@ describe('what the DuckDB writer remembers of the spans it committed', () => {
     await store.close();
   });
 
-  it('keeps at most maxKeys fingerprints, dropping whole days, oldest first', () => {
-    const now = END;
-    const recent = new RecentSpans({ windowDays: 3, maxKeys: 100, nowS: now, storedUpToS: null });
-    const day = (d: number) => now - d * 86400;
-    for (let i = 0; i < 60; i++) recent.add(day(2), ...fingerprint('o', `t${i}`, 's', day(2)));
-    for (let i = 0; i < 60; i++) recent.add(day(1), ...fingerprint('o', `t${i}`, 's', day(1)));
-    expect(recent.stats.keys).toBe(60);
-    // The oldest day went: it is looked up from now on; yesterday is still remembered.
-    expect(recent.covers(day(2))).toBe(false);
-    expect(recent.covers(day(1))).toBe(true);
-    expect(recent.mayHold(day(1), ...fingerprint('o', 't5', 's', day(1)))).toBe(true);
-    expect(recent.mayHold(day(1), ...fingerprint('o', 't5', 's', day(1) + 1))).toBe(false);
-    // Days leave the window as time passes; spans stored before the process are never covered.
-    recent.expire(now + 2 * 86400);
-    expect(recent.covers(day(1))).toBe(false);
-    expect(recent.stats.keys).toBe(0);
-    const reopened = new RecentSpans({ windowDays: 3, maxKeys: 100, nowS: now, storedUpToS: now - 10 });
-    expect(reopened.covers(now - 10)).toBe(false);
-    expect(reopened.covers(now - 9)).toBe(true);
+  it('reads a day from the file once: spans scattered over many days cost a load per day, not a read per write', async () => {
+    const store = await open(':memory:');
+    // 300 spans, one every 2.4 hours back over 30 days, in batches of 20 with the days interleaved.
+    const scattered = spans.slice(0, 300).map((s, i) => ({ ...s, start_s: END - ((i * 7) % 300) * 8640 }));
+    const days = new Set(scattered.map((s) => Math.floor(s.start_s / 86400))).size;
+    for (let i = 0; i < 300; i += 20) await store.insertSpans(scattered.slice(i, i + 20));
+    const loaded = store.identityStats.spans.loads;
+    expect(loaded).toBe(days);
+    // Sent again, in other batches and another order: recognized, and no day read again.
+    for (let i = 0; i < 300; i += 30) {
+      const batch = scattered.slice(i, i + 30).reverse();
+      expect(await store.insertSpans(batch)).toEqual({ stored: 0, duplicates: 30 });
+    }
+    expect(store.identityStats.spans.loads).toBe(loaded);
+    expect(store.identityStats.spans.keys).toBe(300);
+    await store.close();
   });
 
-  it('tells identities apart field by field, and a table grows past its first size', () => {
-    expect(fingerprint('ab', 'c', 's', 1)).not.toEqual(fingerprint('a', 'bc', 's', 1));
-    expect(fingerprint('o', 't', 's', 1)).not.toEqual(fingerprint('o', 't', 's', 10));
-    const recent = new RecentSpans({ windowDays: 1, maxKeys: 1_000_000, nowS: END, storedUpToS: null });
-    for (let i = 0; i < 5000; i++) recent.add(END, ...fingerprint('o', `t${i}`, `s${i}`, END));
-    expect(recent.stats.keys).toBe(5000);
-    for (let i = 0; i < 5000; i += 499)
-      expect(recent.mayHold(END, ...fingerprint('o', `t${i}`, `s${i}`, END))).toBe(true);
-    expect(recent.mayHold(END, ...fingerprint('o', 't1', 's2', END))).toBe(false);
+  it('holds at most maxKeys, dropping the days checked longest ago, and loads them again when needed', async () => {
+    const loads: number[] = [];
+    const stored = new Map<number, Uint32Array[]>();
+    const held = new DayIdentities({
+      maxKeys: 100,
+      load: async (day, each) => {
+        loads.push(day);
+        for (const p of stored.get(day) ?? []) each(p, 1);
+      },
+    });
+    const commit = (day: number, n: number) => {
+      for (let i = 0; i < n; i++) {
+        const p = print(['o', `t${day}-${i}`, 's'], day * 86400);
+        stored.set(day, [...(stored.get(day) ?? []), p]);
+        held.add(day, p, 0);
+      }
+      held.trim();
+    };
+    expect(await held.hold([1, 2])).toEqual(new Set());
+    commit(1, 60);
+    commit(2, 60);
+    // 120 over 100: day 1, checked longer ago, went; day 2 is held with its 60.
+    expect(held.stats).toMatchObject({ keys: 60, days: 1 });
+    expect(held.isHeld(1)).toBe(false);
+    expect(held.holds(2, print(['o', 't2-5', 's'], 2 * 86400), 0)).toBe(true);
+    expect(held.holds(2, print(['o', 't2-5', 's'], 2 * 86400 + 1), 0)).toBe(false);
+    // Day 1 checked again: loaded from the store whole, and day 2 dropped for it.
+    await held.hold([1]);
+    expect(loads).toEqual([1, 2, 1]);
+    expect(held.holds(1, print(['o', 't1-59', 's'], 86400), 0)).toBe(true);
+    expect(held.isHeld(2)).toBe(false);
+    // A day larger than the bound alone is not held: its rows are looked up instead.
+    commit(3, 0);
+    stored.set(
+      3,
+      Array.from({ length: 150 }, (_, i) => print(['o', `big${i}`, 's'], 3 * 86400)),
+    );
+    expect(await held.hold([3])).toEqual(new Set([3]));
+    expect(held.stats.keys).toBeLessThanOrEqual(100);
+    // Retention: days before the cutoff are forgotten.
+    held.forgetBefore(2 * 86400);
+    expect(held.isHeld(1)).toBe(false);
+  });
+
+  it('tells identities apart field by field and by time', () => {
+    expect(print(['ab', 'c', 's'], 1)).not.toEqual(print(['a', 'bc', 's'], 1));
+    expect(print(['o', 't', 's'], 1)).not.toEqual(print(['o', 't', 's'], 10));
+    expect(print(['o', 't', 's'], 2 ** 33)).not.toEqual(print(['o', 't', 's'], 2 ** 33 + 2 ** 32));
+    expect(print(['o', 't', 's'], 7)).toEqual(print(['o', 't', 's'], 7));
   });
 
   it('looks rows up by at most 16 ranges of their times, split at gaps over an hour', () => {

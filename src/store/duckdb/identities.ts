@@ -1,12 +1,14 @@
 /**
  * Exactly once for the DuckDB writer (DESIGN §12): which rows of an append group are stored
  * already, by identity: a span by (org_id, trace_id, span_id, start_s), a metric point by (org_id,
- * key, time_s). Rows repeated within the group count once; the others are answered from what the
- * writer remembers (recent-spans.ts) and, where that cannot tell, from the tables, by a lookup that
- * reads only the row groups of the rows' start times (zone maps on `start_s` / `time_s`).
+ * key, time_s). Rows repeated within the group count once; the others are answered by what the
+ * writer holds of their days (day-identities.ts: every stored row of a held day, loaded from the
+ * table once and kept by the commits), so a write reads the table only to load a day it has not
+ * held yet. A day too large to hold, or past the loads one group may make, is looked up in the
+ * table by ranges of the rows' times instead (zone maps on the time column).
  *
- * The writer is the file's only writer and runs these lookups and its appends one after the
- * other, so nothing can be stored between a lookup and the append it decides.
+ * The writer is the file's only writer and runs these checks and its appends one after the
+ * other, so nothing can be stored between a check and the append it decides.
  */
 import {
   BIGINT,
@@ -19,15 +21,15 @@ import {
   type DuckDBValue,
 } from '@duckdb/node-api';
 import type { MetricPointRow, SpanRow } from '../trace-port.ts';
-import { RecentSpans, fingerprintInto } from './recent-spans.ts';
+import { DAY_S, DayIdentities, PRINT_WORDS, fingerprintInto } from './day-identities.ts';
+
+/** Days one group may load from the table; rows of further unheld days are looked up instead. */
+const MAX_LOADS_PER_GROUP = 32;
 
 /** Rows whose start times lie within this many seconds of each other are looked up by one range. */
 const CLUSTER_GAP_S = 3600;
 /** Ranges one lookup reads at most (the nearest are merged): each is a scan of its row groups. */
 const MAX_RANGES = 16;
-
-const spanKey = (r: SpanRow) => `${r.org_id}\n${r.trace_id}\n${r.span_id}\n${r.start_s}`;
-const pointKey = (p: MetricPointRow) => `${p.org_id}\n${p.key}\n${p.time_s}`;
 
 /** The start-time ranges covering `times`: clusters split at gaps over CLUSTER_GAP_S, at most MAX_RANGES. */
 export function rangesOf(times: readonly number[]): [number, number][] {
@@ -51,42 +53,40 @@ export function rangesOf(times: readonly number[]): [number, number][] {
   return ranges;
 }
 
-type Probe = [DuckDBType, (i: number) => DuckDBValue][];
+type Probe<Row> = [DuckDBType, (row: Row) => DuckDBValue][];
 
 /**
- * The indexes of the probed rows found in `table`: the probes go to a temporary table, joined
- * with the table's rows of each range of their times (`timeColumn`) on every `columns` value.
+ * The indexes of the probed rows found in their table: the probes go to a temporary table, joined
+ * with the table's rows of each range of their times on every identity column.
  */
-async function lookUp(
+async function lookUp<Row>(
   conn: DuckDBConnection,
-  table: 'spans' | 'metric_points',
-  timeColumn: 'start_s' | 'time_s',
-  columns: readonly string[],
-  layout: Probe,
+  of: IdentityOf<Row>,
+  rows: readonly Row[],
   indexes: readonly number[],
-  times: readonly number[],
 ): Promise<Set<number>> {
-  const probe = `identity_probe_${table}`;
+  const probe = `identity_probe_${of.table}`;
+  const columns = of.probeColumns;
   await conn.run(
-    `CREATE TEMP TABLE IF NOT EXISTS ${probe} (i INTEGER, ${columns.map((c, k) => `${c} ${String(layout[k]?.[0])}`).join(', ')})`,
+    `CREATE TEMP TABLE IF NOT EXISTS ${probe} (i INTEGER, ${columns.map((c, k) => `${c} ${String(of.probe[k]?.[0])}`).join(', ')})`,
   );
   await conn.run(`DELETE FROM ${probe}`);
   const appender = await conn.createAppender(probe, 'main', 'temp');
-  const types = [INTEGER, ...layout.map(([type]) => type)];
+  const types = [INTEGER, ...of.probe.map(([type]) => type)];
   for (let at = 0; at < indexes.length; at += 2048) {
     const slice = indexes.slice(at, at + 2048);
     const chunk = DuckDBDataChunk.create(types, slice.length);
-    chunk.setColumns([slice, ...layout.map(([, get]) => slice.map(get))]);
+    chunk.setColumns([slice, ...of.probe.map(([, get]) => slice.map((i) => get(rows[i] as Row)))]);
     appender.appendDataChunk(chunk);
   }
   appender.flushSync();
   appender.closeSync();
   const on = columns.map((c) => `s.${c} = p.${c}`).join(' AND ');
   const params: number[] = [];
-  const parts = rangesOf(times).map(([lo, hi]) => {
+  const parts = rangesOf(indexes.map((i) => of.time(rows[i] as Row))).map(([lo, hi]) => {
     params.push(lo, hi);
-    return `SELECT p.i FROM ${probe} p SEMI JOIN (SELECT ${columns.join(', ')} FROM ${table}
-      WHERE ${timeColumn} BETWEEN $${params.length - 1} AND $${params.length}) s ON ${on}`;
+    return `SELECT p.i FROM ${probe} p SEMI JOIN (SELECT ${columns.join(', ')} FROM ${of.table}
+      WHERE ${of.timeColumn} BETWEEN $${params.length - 1} AND $${params.length}) s ON ${on}`;
   });
   const found = await conn.runAndReadAll(parts.join(' UNION '), params);
   return new Set((found.getColumnsJS()[0] ?? []).map(Number));
@@ -101,16 +101,23 @@ function earlierSame(prints: Uint32Array, rows: number): Int32Array {
   while (size < rows * 2) size *= 2;
   const slots = new Int32Array(size).fill(-1);
   const earlier = new Int32Array(rows).fill(-1);
+  const w = PRINT_WORDS;
   for (let i = 0; i < rows; i++) {
-    const hi = prints[i * 2] as number;
-    const lo = prints[i * 2 + 1] as number;
-    for (let k = (hi ^ Math.imul(lo, 0x9e3779b1)) & (size - 1); ; k = (k + 1) & (size - 1)) {
+    for (
+      let k = ((prints[i * w] as number) ^ Math.imul(prints[i * w + 1] as number, 0x9e3779b1)) & (size - 1);
+      ;
+      k = (k + 1) & (size - 1)
+    ) {
       const j = slots[k] as number;
       if (j < 0) {
         slots[k] = i;
         break;
       }
-      if (prints[j * 2] === hi && prints[j * 2 + 1] === lo) {
+      if (
+        prints[j * w] === prints[i * w] &&
+        prints[j * w + 1] === prints[i * w + 1] &&
+        prints[j * w + 2] === prints[i * w + 2]
+      ) {
         earlier[i] = j;
         break;
       }
@@ -121,20 +128,20 @@ function earlierSame(prints: Uint32Array, rows: number): Int32Array {
 
 /**
  * Per row, whether an earlier row of the group has its identity: by fingerprint, each match
- * confirmed on the identity itself; should two identities share a fingerprint (a 2^-64
- * coincidence) the group is compared by identity alone.
+ * confirmed on the identity itself; should two identities share a fingerprint the group is
+ * compared by identity alone.
  */
-function repeatedRows(rows: readonly SpanRow[], prints: Uint32Array): boolean[] {
+function repeatedRows<Row>(rows: readonly Row[], prints: Uint32Array, key: (row: Row) => string): boolean[] {
   const earlier = earlierSame(prints, rows.length);
   const repeated = new Array<boolean>(rows.length).fill(false);
   for (let i = 0; i < rows.length; i++) {
     const j = earlier[i] as number;
     if (j < 0) continue;
-    if (spanKey(rows[j] as SpanRow) !== spanKey(rows[i] as SpanRow)) {
+    if (key(rows[j] as Row) !== key(rows[i] as Row)) {
       const seen = new Set<string>();
       return rows.map((r) => {
-        const key = spanKey(r);
-        return seen.has(key) || !seen.add(key);
+        const k = key(r);
+        return seen.has(k) || !seen.add(k);
       });
     }
     repeated[i] = true;
@@ -142,98 +149,142 @@ function repeatedRows(rows: readonly SpanRow[], prints: Uint32Array): boolean[] 
   return repeated;
 }
 
-/** What `SpanIdentities.check` found of a group: which rows to store, and their fingerprints. */
+/** How one table's rows are identified, held and looked up. */
+interface IdentityOf<Row> {
+  table: 'spans' | 'metric_points';
+  timeColumn: 'start_s' | 'time_s';
+  time(row: Row): number;
+  /** The identity's text fields, in the order the load's SELECT gives them (the time last). */
+  fields(row: Row): string[];
+  /** The identity as one string (confirming a repeat within a group). */
+  key(row: Row): string;
+  /** SELECT of the text fields and the time of the rows of [$1, $2) with an identity. */
+  loadSql: string;
+  /** The lookup's columns and the value of each for a row (rows of days not held). */
+  probeColumns: readonly string[];
+  probe: Probe<Row>;
+}
+
+const SPANS: IdentityOf<SpanRow> = {
+  table: 'spans',
+  timeColumn: 'start_s',
+  time: (r) => r.start_s,
+  fields: (r) => [r.org_id, r.trace_id, r.span_id],
+  key: (r) => `${r.org_id}\n${r.trace_id}\n${r.span_id}\n${r.start_s}`,
+  loadSql: `SELECT org_id, printf('%032x', trace_key), span_id, start_s FROM spans WHERE start_s >= $1 AND start_s < $2`,
+  probeColumns: ['org_id', 'trace_key', 'span_id', 'start_s'],
+  probe: [
+    [VARCHAR, (r) => r.org_id],
+    [UHUGEINT, (r) => BigInt(`0x${r.trace_id}`)],
+    [VARCHAR, (r) => r.span_id],
+    [BIGINT, (r) => BigInt(r.start_s)],
+  ],
+};
+
+const POINTS: IdentityOf<MetricPointRow> = {
+  table: 'metric_points',
+  timeColumn: 'time_s',
+  time: (p) => p.time_s,
+  fields: (p) => [p.org_id, p.key],
+  key: (p) => `${p.org_id}\n${p.key}\n${p.time_s}`,
+  loadSql: `SELECT org_id, point_key, time_s FROM metric_points WHERE time_s >= $1 AND time_s < $2 AND point_key IS NOT NULL`,
+  probeColumns: ['org_id', 'point_key', 'time_s'],
+  probe: [
+    [VARCHAR, (p) => p.org_id],
+    [VARCHAR, (p) => p.key],
+    [BIGINT, (p) => BigInt(p.time_s)],
+  ],
+};
+
+/** What `TableIdentities.check` found of a group: which rows to store, and their fingerprints. */
 export interface GroupCheck {
   fresh: boolean[];
   prints: Uint32Array;
 }
 
-/** Which rows of a group to store: per row, true when it is new. */
-export class SpanIdentities {
-  private readonly recent: RecentSpans;
+/** The identities of one table as the writer knows them. */
+class TableIdentities<Row> {
+  private readonly of: IdentityOf<Row>;
+  private readonly days: DayIdentities;
+  private readonly conn: DuckDBConnection;
 
-  constructor(recent: RecentSpans) {
-    this.recent = recent;
+  constructor(conn: DuckDBConnection, of: IdentityOf<Row>, maxKeys: number) {
+    this.conn = conn;
+    this.of = of;
+    this.days = new DayIdentities({ maxKeys, load: (day, each) => this.loadDay(day, each) });
   }
 
-  /** `fresh[i]`: row i is stored by no earlier row, of this group or of the table. */
-  async check(conn: DuckDBConnection, rows: readonly SpanRow[], nowS: number): Promise<GroupCheck> {
-    this.recent.expire(nowS);
-    const prints = new Uint32Array(rows.length * 2);
-    rows.forEach((r, i) => fingerprintInto(prints, i * 2, r.org_id, r.trace_id, r.span_id, r.start_s));
-    const fresh = new Array<boolean>(rows.length).fill(true);
-    const earlier = repeatedRows(rows, prints);
+  /** Streams a day's stored identities into fingerprints, a chunk at a time. */
+  private async loadDay(day: number, each: (prints: Uint32Array, count: number) => void): Promise<void> {
+    const result = await this.conn.stream(this.of.loadSql, [day * DAY_S, (day + 1) * DAY_S]);
+    const textColumns = this.of.probeColumns.length - 1;
+    for (;;) {
+      const chunk = await result.fetchChunk();
+      if (chunk === null || chunk.rowCount === 0) return;
+      const columns = Array.from({ length: textColumns + 1 }, (_, c) => chunk.getColumnValues(c));
+      const prints = new Uint32Array(chunk.rowCount * PRINT_WORDS);
+      for (let r = 0; r < chunk.rowCount; r++) {
+        const fields = columns.slice(0, textColumns).map((col) => String(col[r]));
+        fingerprintInto(prints, r * PRINT_WORDS, fields, Number(columns[textColumns]?.[r]));
+      }
+      each(prints, chunk.rowCount);
+    }
+  }
+
+  async check(rows: readonly Row[]): Promise<GroupCheck> {
+    const prints = new Uint32Array(rows.length * PRINT_WORDS);
+    rows.forEach((r, i) => fingerprintInto(prints, i * PRINT_WORDS, this.of.fields(r), this.of.time(r)));
+    const repeated = repeatedRows(rows, prints, (row) => this.of.key(row));
+    const fresh = repeated.map((r) => !r);
+    const dayOf = (i: number) => Math.floor(this.of.time(rows[i] as Row) / DAY_S);
+    const wanted = new Set<number>();
+    for (let i = 0; i < rows.length; i++) if (fresh[i] === true) wanted.add(dayOf(i));
+    const unheld = await this.days.hold([...wanted].slice(0, MAX_LOADS_PER_GROUP));
+    for (const day of [...wanted].slice(MAX_LOADS_PER_GROUP)) if (!this.days.isHeld(day)) unheld.add(day);
     const probes: number[] = [];
     for (let i = 0; i < rows.length; i++) {
-      const r = rows[i] as SpanRow;
-      if (earlier[i] === true) fresh[i] = false;
-      else if (
-        !this.recent.covers(r.start_s) ||
-        this.recent.mayHold(r.start_s, prints[i * 2] as number, prints[i * 2 + 1] as number)
-      )
-        probes.push(i);
+      if (fresh[i] !== true) continue;
+      const day = dayOf(i);
+      if (unheld.has(day)) probes.push(i);
+      else if (this.days.holds(day, prints, i * PRINT_WORDS)) fresh[i] = false;
     }
     if (probes.length > 0) {
-      const row = (i: number) => rows[i] as SpanRow;
-      const found = await lookUp(
-        conn,
-        'spans',
-        'start_s',
-        ['org_id', 'trace_key', 'span_id', 'start_s'],
-        [
-          [VARCHAR, (i) => row(i).org_id],
-          [UHUGEINT, (i) => BigInt(`0x${row(i).trace_id}`)],
-          [VARCHAR, (i) => row(i).span_id],
-          [BIGINT, (i) => BigInt(row(i).start_s)],
-        ],
-        probes,
-        probes.map((i) => row(i).start_s),
-      );
+      const found = await lookUp(this.conn, this.of, rows, probes);
       for (const i of found) fresh[i] = false;
     }
     return { fresh, prints };
   }
 
-  /** Remembers the rows of a checked group that are now committed. */
-  committed(rows: readonly SpanRow[], { fresh, prints }: GroupCheck): void {
+  /** Adds the rows of a checked group that are now committed to their held days. */
+  committed(rows: readonly Row[], { fresh, prints }: GroupCheck): void {
     rows.forEach((r, i) => {
-      if (fresh[i] === true) this.recent.add(r.start_s, prints[i * 2] as number, prints[i * 2 + 1] as number);
+      if (fresh[i] === true) this.days.add(Math.floor(this.of.time(r) / DAY_S), prints, i * PRINT_WORDS);
     });
+    this.days.trim();
   }
 
-  get stats(): RecentSpans['stats'] {
-    return this.recent.stats;
+  forgetBefore(cutoffS: number): void {
+    this.days.forgetBefore(cutoffS);
+  }
+
+  get stats(): DayIdentities['stats'] {
+    return this.days.stats;
   }
 }
 
-/** `fresh[i]`: point i is stored by no earlier point, of this group or of the table. */
-export async function freshPoints(conn: DuckDBConnection, points: readonly MetricPointRow[]): Promise<boolean[]> {
-  const fresh = new Array<boolean>(points.length).fill(true);
-  const seen = new Set<string>();
-  const probes: number[] = [];
-  points.forEach((p, i) => {
-    const key = pointKey(p);
-    if (seen.has(key)) fresh[i] = false;
-    else {
-      seen.add(key);
-      probes.push(i);
-    }
-  });
-  if (probes.length === 0) return fresh;
-  const point = (i: number) => points[i] as MetricPointRow;
-  const found = await lookUp(
-    conn,
-    'metric_points',
-    'time_s',
-    ['org_id', 'point_key', 'time_s'],
-    [
-      [VARCHAR, (i) => point(i).org_id],
-      [VARCHAR, (i) => point(i).key],
-      [BIGINT, (i) => BigInt(point(i).time_s)],
-    ],
-    probes,
-    probes.map((i) => point(i).time_s),
-  );
-  for (const i of found) fresh[i] = false;
-  return fresh;
+/** The writer's identities of spans and of metric points, each bounded by `maxKeys`. */
+export class Identities {
+  readonly spans: TableIdentities<SpanRow>;
+  readonly points: TableIdentities<MetricPointRow>;
+
+  constructor(conn: DuckDBConnection, maxKeys: number) {
+    this.spans = new TableIdentities(conn, SPANS, maxKeys);
+    this.points = new TableIdentities(conn, POINTS, maxKeys);
+  }
+
+  /** Retention deleted every row before `cutoffS`. */
+  forgetBefore(cutoffS: number): void {
+    this.spans.forgetBefore(cutoffS);
+    this.points.forgetBefore(cutoffS);
+  }
 }

@@ -69,8 +69,7 @@ export class ThreadedTraceStore implements TraceStore {
 
   /** `options.onNotice` (default: a line on stderr) hears of migrations, long seals and seal failures. */
   static async open(file: string, options: DuckDbTraceOptions = {}): Promise<ThreadedTraceStore> {
-    const { onNotice, now, ...rest } = options;
-    const engine = now === undefined ? rest : { ...rest, clockOffsetMs: now() - Date.now() };
+    const { onNotice, ...engine } = options;
     const notice = onNotice ?? ((message: string) => process.stderr.write(`trace store: ${message}\n`));
     const worker = new Worker(new URL('./trace-worker.ts', import.meta.url), {
       workerData: { file, options: engine } satisfies WorkerInit,

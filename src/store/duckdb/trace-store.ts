@@ -50,19 +50,15 @@ export interface DuckDbTraceOptions {
   /** DuckDB's memory_limit in MiB (default 1,024): its buffers, spilled to disk beyond it where it can. */
   memoryLimitMb?: number;
   /**
-   * Recognizing resent spans without reading the table (recent-spans.ts): the UTC days of span
-   * starts remembered (default 2) and the fingerprints kept at most (default 4,000,000, 12 to 23
-   * bytes each). Spans outside them are looked up in the table: exact either way.
+   * Recognizing resent rows without reading the table on every write (day-identities.ts): the
+   * fingerprints held at most, per table (spans; metric points), default 4,000,000, 17 to 34
+   * bytes each. Days beyond it are loaded again when needed; a day larger than it is looked up.
    */
-  identityWindowDays?: number;
   identityMaxKeys?: number;
-  /** Now, in epoch milliseconds (tests move it). */
-  now?: () => number;
 }
 
 const DEFAULT_DICTIONARY_VALUES = 10_000;
 const DEFAULT_MEMORY_LIMIT_MB = 1024;
-const DEFAULT_IDENTITY_WINDOW_DAYS = 2;
 const DEFAULT_IDENTITY_MAX_KEYS = 4_000_000;
 
 export class DuckDbTraceStore implements TraceStore {
@@ -112,11 +108,7 @@ export class DuckDbTraceStore implements TraceStore {
     const writer = await TraceWriter.open(conn, dictionary, {
       sealAgeMs: options.sealAgeMs ?? 10_000,
       notice: options.onNotice ?? (() => undefined),
-      identities: {
-        windowDays: options.identityWindowDays ?? DEFAULT_IDENTITY_WINDOW_DAYS,
-        maxKeys: options.identityMaxKeys ?? DEFAULT_IDENTITY_MAX_KEYS,
-      },
-      now: options.now ?? Date.now,
+      identityMaxKeys: options.identityMaxKeys ?? DEFAULT_IDENTITY_MAX_KEYS,
     });
     const store = new DuckDbTraceStore(instance, conn, writer, dictionary, options);
     // Whatever an earlier process stored (or a migration converted) is sealed before the first query.
@@ -204,6 +196,11 @@ export class DuckDbTraceStore implements TraceStore {
   seal(): Promise<void> {
     this.live();
     return this.writer.sealAll();
+  }
+
+  /** What the writer holds of stored identities (tests check loads and bounds). */
+  get identityStats(): TraceWriter['identityStats'] {
+    return this.writer.identityStats;
   }
 
   /** Dimension values the engine holds in memory now (at most `dictionaryValues`; tests check it). */

@@ -28,8 +28,7 @@ export type WorkerReply =
 
 export interface WorkerInit {
   file: string;
-  /** Functions do not cross threads: a clock is given as its offset from this one. */
-  options: Omit<DuckDbTraceOptions, 'onNotice' | 'now'> & { clockOffsetMs?: number };
+  options: Omit<DuckDbTraceOptions, 'onNotice'>;
 }
 
 const port = parentPort;
@@ -150,10 +149,8 @@ function handle(m: WorkerRequest): void {
 }
 
 try {
-  const { clockOffsetMs, ...options } = init.options;
   store = await DuckDbTraceStore.open(init.file, {
-    ...options,
-    ...(clockOffsetMs === undefined ? {} : { now: () => Date.now() + clockOffsetMs }),
+    ...init.options,
     onNotice: (notice) => port.postMessage({ notice } satisfies WorkerReply),
   });
   port.on('message', handle);

@@ -11,8 +11,7 @@ import { QueryCancelledError, type InsertOutcome, type MetricPointRow, type Span
 import { sqlText } from '../sql-values.ts';
 import { appendSpans } from './append.ts';
 import type { Dictionary } from './dictionary.ts';
-import { SpanIdentities, freshPoints } from './identities.ts';
-import { RecentSpans } from './recent-spans.ts';
+import { Identities } from './identities.ts';
 import { pruneBefore } from './pruning.ts';
 import { seal } from './sealing.ts';
 
@@ -43,10 +42,8 @@ export interface WriterOptions {
   sealAgeMs: number;
   /** Progress of long seals. */
   notice: (message: string) => void;
-  /** What the writer remembers of the spans it commits (recent-spans.ts). */
-  identities: { windowDays: number; maxKeys: number };
-  /** Now, in epoch milliseconds (tests move it). */
-  now: () => number;
+  /** Fingerprints held per table (day-identities.ts): at most this many of spans, and of metric points. */
+  identityMaxKeys: number;
 }
 
 export class TraceWriter {
@@ -54,8 +51,7 @@ export class TraceWriter {
   private readonly dictionary: Dictionary;
   private readonly sealAgeMs: number;
   private readonly notice: (message: string) => void;
-  private readonly now: () => number;
-  private readonly identities: SpanIdentities;
+  private readonly identities: Identities;
   private appends: PendingAppend[] = [];
   private seals: PendingSeal[] = [];
   private prunes: PendingPrune[] = [];
@@ -76,7 +72,7 @@ export class TraceWriter {
   private constructor(
     conn: DuckDBConnection,
     dictionary: Dictionary,
-    seqs: { committed: number; sealed: number; latestStart: number | null },
+    seqs: { committed: number; sealed: number },
     options: WriterOptions,
   ) {
     this.conn = conn;
@@ -85,25 +81,17 @@ export class TraceWriter {
     this.sealedSeq = seqs.sealed;
     this.sealAgeMs = options.sealAgeMs;
     this.notice = options.notice;
-    this.now = options.now;
-    this.identities = new SpanIdentities(
-      new RecentSpans({ ...options.identities, nowS: options.now() / 1000, storedUpToS: seqs.latestStart }),
-    );
+    this.identities = new Identities(conn, options.identityMaxKeys);
   }
 
   /** A writer on `conn` (migrated), continuing the sequence numbers and watermark stored there. */
   static async open(conn: DuckDBConnection, dictionary: Dictionary, options: WriterOptions): Promise<TraceWriter> {
     const [row] = (
       await conn.runAndReadAll(
-        `SELECT (SELECT COALESCE(max(seq), 0) FROM spans) AS committed, (SELECT seq FROM sealed) AS sealed,
-        (SELECT max(start_s) FROM spans) AS latest`,
+        'SELECT (SELECT COALESCE(max(seq), 0) FROM spans) AS committed, (SELECT seq FROM sealed) AS sealed',
       )
     ).getRowObjectsJS();
-    const seqs = {
-      committed: Number(row?.committed ?? 0),
-      sealed: Number(row?.sealed ?? 0),
-      latestStart: row?.latest === null || row?.latest === undefined ? null : Number(row.latest),
-    };
+    const seqs = { committed: Number(row?.committed ?? 0), sealed: Number(row?.sealed ?? 0) };
     const writer = new TraceWriter(conn, dictionary, seqs, options);
     await writer.readSkillKeys();
     return writer;
@@ -144,9 +132,9 @@ export class TraceWriter {
     });
   }
 
-  /** Fingerprints remembered for recognizing resent spans (at most `identities.maxKeys`). */
-  get identityStats(): { keys: number; bytes: number } {
-    return this.identities.stats;
+  /** What the writer holds of the identities of spans and of metric points (day-identities.ts). */
+  get identityStats(): { spans: Identities['spans']['stats']; points: Identities['points']['stats'] } {
+    return { spans: this.identities.spans.stats, points: this.identities.points.stats };
   }
 
   /** Retention: between appends and seal steps (pruning.ts). */
@@ -197,7 +185,10 @@ export class TraceWriter {
         this.seals.length > 0 && (this.appends.length === 0 || Date.now() - this.sealWaitingSince >= SEAL_TURN_MS);
       if (this.prunes.length > 0) {
         const p = this.prunes.shift() as PendingPrune;
-        await pruneBefore(this.conn, p.cutoffS).then(p.resolve, p.reject);
+        await pruneBefore(this.conn, p.cutoffS).then((spans) => {
+          this.identities.forgetBefore(p.cutoffS);
+          p.resolve(spans);
+        }, p.reject);
       } else if (sealTurn) {
         await this.sealStep();
       } else if (this.appends.length > 0) {
@@ -262,14 +253,16 @@ export class TraceWriter {
   private async appendGroup(group: readonly PendingAppend[]): Promise<InsertOutcome[]> {
     const rows = group.flatMap((g) => g.rows);
     const points = group.flatMap((g) => g.points);
-    const check = await this.identities.check(this.conn, rows, Math.floor(this.now() / 1000));
+    const check = await this.identities.spans.check(rows);
+    const pointCheck = await this.identities.points.check(points);
     const freshRows = check.fresh;
-    const freshOfPoints = await freshPoints(this.conn, points);
+    const freshOfPoints = pointCheck.fresh;
     const keptRows = rows.filter((_, i) => freshRows[i]);
     const keptPoints = points.filter((_, i) => freshOfPoints[i]);
     if (keptRows.length > 0 || keptPoints.length > 0)
       await appendSpans(this.conn, this.dictionary, keptRows, this.committedSeq + 1, keptPoints);
-    this.identities.committed(rows, check);
+    this.identities.spans.committed(rows, check);
+    this.identities.points.committed(points, pointCheck);
     if (keptRows.length > 0) {
       this.committedSeq += keptRows.length;
       this.commits.push({ seq: this.committedSeq, at: Date.now() });
