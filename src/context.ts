@@ -12,7 +12,7 @@ import type { TraceStore } from './store/trace-port.ts';
 import type { Metrics } from './observability/metrics.ts';
 import { checkDeadline, type Deadline } from './shared/deadline.ts';
 import type { LimitedOperation, Quota, RateLimits } from './shared/rate-limits.ts';
-import type { IngestQuotas, IngestUsage, IngestVerdict } from './traces/ingest-quotas.ts';
+import type { IngestQuota, IngestQuotas, IngestUsage, IngestVerdict } from './traces/ingest-quotas.ts';
 
 /** The long-lived parts of the service, built by main.ts (or a test) and handed to buildApp. */
 export interface Services {
@@ -51,6 +51,8 @@ export interface RequestContext {
   spendQuota(operation: LimitedOperation, calls?: number): Promise<Quota>;
   /** Counts an OTLP request against this caller's and its organization's ingestion quotas. */
   spendIngestQuotas(usage: IngestUsage): Promise<IngestVerdict>;
+  /** The ingestion quota of this caller or its organization spent already (asked before a body is read), or null. */
+  ingestQuotaSpent(): Promise<IngestQuota | null>;
   /** The request's DataLoader set, created on first use and shared by every transport. */
   readonly loaders: Loaders;
 }
@@ -89,6 +91,7 @@ export function createContext(
     },
     spendQuota: (operation, calls) => rateLimits.spend(caller, operation, calls),
     spendIngestQuotas: (usage) => ingestQuotas.spend(caller, usage),
+    ingestQuotaSpent: () => ingestQuotas.spent(caller),
     get loaders() {
       loaders ??= createLoaders(services.registry, async () => (await this.access()).readableWorkspaceIds);
       return loaders;

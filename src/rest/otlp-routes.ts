@@ -18,7 +18,7 @@ import { createDecodePool } from '../traces/decode-pool.ts';
 import { OtlpDecodeError, encodeResponse, encodeStatus } from '../traces/otlp-decode.ts';
 import { problemResponses } from './schemas/common.ts';
 import { ApiError } from '../errors.ts';
-import { spendIngestQuotas } from './rate-limit.ts';
+import { refuseSpentIngestQuota, spendIngestQuotas } from './rate-limit.ts';
 
 const PROTOBUF = 'application/x-protobuf';
 /** google.rpc.Code INVALID_ARGUMENT. */
@@ -203,6 +203,7 @@ export function registerOtlpReceiver(
           },
           preParsing: async (request, _reply, payload) => {
             await assertCanIngest(request.ctx);
+            await refuseSpentIngestQuota(request);
             const encoding = request.headers['content-encoding']?.trim().toLowerCase();
             if (encoding === undefined || encoding === '' || encoding === 'identity') return payload;
             if (encoding !== 'gzip') throw new PayloadError(`unsupported content-encoding ${encoding.slice(0, 40)}`);

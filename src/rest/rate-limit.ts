@@ -33,6 +33,15 @@ export function installRateLimit(api: FastifyInstance): void {
  * `RateLimit`: the name says the unit, records or bytes; `w` is 1 or 86400 seconds). Over a quota:
  * 429 with `Retry-After`, before anything of the request is stored.
  */
+/**
+ * 429 before the body is read when the caller's (or its organization's) quota is spent already:
+ * a caller over its quota costs the receiver no reading and no decoding.
+ */
+export async function refuseSpentIngestQuota(request: FastifyRequest): Promise<void> {
+  const spent = await request.ctx.ingestQuotaSpent();
+  if (spent !== null) throw ingestQuotaError(spent);
+}
+
 export async function spendIngestQuotas(
   request: FastifyRequest,
   reply: FastifyReply,

@@ -6,13 +6,15 @@
  * (Redis in server mode: replicas share them; fixed windows).
  *
  * A request over any quota is refused whole (429 `rate_limited` with Retry-After, OTLP's retryable
- * answer) and its amounts are given back to every counter it was counted in, so the counters hold
- * what was admitted: an exporter retrying a refused request is not charged for it twice, and a
- * request refused by the per-second quota costs nothing of the day's bytes. Counting then refunding
- * keeps each counter atomic on its own across replicas; requests racing at a limit may all be
- * refused where one would have fit, never all admitted. An admitted request stays counted whatever
- * happens to it next. When the counter store cannot answer, requests are admitted, as with the
- * per-minute limits (the quota protects the service; a counter outage must not stop ingestion).
+ * answer). Its bytes are given back to the day's counters (an exporter retrying a refused request
+ * is not charged the day's bytes twice), its records are not: they fill the second's window, so
+ * that a caller (or organization) whose second or day is spent is refused before its next body is
+ * even read (`spent`), and refused requests cannot keep the decoding threads busy: at most about
+ * one body over the per-second quota is decoded a second. Counting then refunding keeps each
+ * counter atomic on its own across replicas; requests racing at a limit may all be refused where
+ * one would have fit, never all admitted. An admitted request stays counted whatever happens to it
+ * next. When the counter store cannot answer, requests are admitted, as with the per-minute limits
+ * (the quota protects the service; a counter outage must not stop ingestion).
  */
 import { callerKey, type Caller } from '../auth/caller.ts';
 import type { IngestQuotaLimits } from '../config.ts';
@@ -84,24 +86,49 @@ export class IngestQuotas {
     return all.filter((c) => c.limit > 0);
   }
 
-  /** Counts `usage` for `caller` and its organization; a refused request is refunded before this answers. */
+  /**
+   * Counts `usage` for `caller` and its organization; a refused request's bytes are refunded
+   * before this answers, its records are not (see above).
+   */
   async spend(caller: Caller, usage: IngestUsage): Promise<IngestVerdict> {
     const counters = this.counters(caller);
     const hits = await Promise.all(counters.map((c) => this.limiter.hit(c.key, c.windowMs, usage[c.unit])));
     const over = counters.some((c, i) => (hits[i] as RateLimitHit).count > c.limit);
-    // What is left is told after the refund: a smaller request may still fit in this window.
-    const quotas = counters.map((c, i) => quotaOf(c, hits[i] as RateLimitHit, over ? usage[c.unit] : 0));
-    let refused: IngestQuota | null = null;
-    for (const q of quotas) if (q.exceeded && (refused === null || q.resetS > refused.resetS)) refused = q;
+    const refunded = (c: Counter) => (over && c.unit === 'bytes' ? usage.bytes : 0);
+    // What is left is told after the refund: a smaller request may still fit in the day.
+    const quotas = counters.map((c, i) => quotaOf(c, hits[i] as RateLimitHit, refunded(c)));
     if (over) {
       await Promise.all(
-        counters.map((c, i) =>
-          this.limiter.refund(c.key, c.windowMs, (hits[i] as RateLimitHit).windowStart, usage[c.unit]),
+        counters.flatMap((c, i) =>
+          refunded(c) > 0
+            ? [this.limiter.refund(c.key, c.windowMs, (hits[i] as RateLimitHit).windowStart, refunded(c))]
+            : [],
         ),
       );
     }
-    return { quotas, refused };
+    return { quotas, refused: latest(quotas.filter((q) => q.exceeded)) };
   }
+
+  /**
+   * The quota of `caller` or its organization that is spent already (its window full), or null:
+   * asked before a request's body is read, which then costs nothing of the service's.
+   */
+  async spent(caller: Caller): Promise<IngestQuota | null> {
+    const counters = this.counters(caller);
+    const hits = await Promise.all(counters.map((c) => this.limiter.hit(c.key, c.windowMs, 0)));
+    const full = counters
+      .map((c, i) => ({ c, hit: hits[i] as RateLimitHit }))
+      .filter(({ c, hit }) => hit.count >= c.limit)
+      .map(({ c, hit }) => ({ ...quotaOf(c, hit, 0), exceeded: true }));
+    return latest(full);
+  }
+}
+
+/** The quota of `quotas` that resets last (a request must wait for all of them), or null. */
+function latest(quotas: IngestQuota[]): IngestQuota | null {
+  let last: IngestQuota | null = null;
+  for (const q of quotas) if (last === null || q.resetS > last.resetS) last = q;
+  return last;
 }
 
 function quotaOf(c: Counter, hit: RateLimitHit, refunded: number): IngestQuota {

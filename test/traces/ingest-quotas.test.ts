@@ -66,7 +66,7 @@ async function post(app: TestApp, user: string, signal: string, body: string | B
 }
 
 describe('records a second per caller', () => {
-  it('admits up to the quota, then 429 with Retry-After and nothing stored; a refused request is refunded', async () => {
+  it('admits up to the quota, then 429 with Retry-After and nothing stored; a refused request fills the second', async () => {
     const app = await start({ INGEST_QUOTA_CALLER_RECORDS_PER_S: '100', OTLP_MAX_SPANS: '100' });
     const first = await post(app, 'u-admin', 'traces', spansBody(60));
     expect(first.statusCode).toBe(200);
@@ -79,21 +79,22 @@ describe('records a second per caller', () => {
     const problem = expectProblem(over, 429, 'rate_limited');
     expect(problem.detail).toContain('100 records a second for this caller');
     expect(over.headers['retry-after']).toBe('1');
-    // What is left after the refund: a request of 40 would still fit.
-    expect(over.headers.ratelimit).toBe('"caller-records";r=40;t=1');
+    // The refused records are not given back: they fill the second, so that a caller over its
+    // quota costs no more decoding until the next.
+    expect(over.headers.ratelimit).toBe('"caller-records";r=0;t=1');
     expect(await app.traces.countSpans()).toBe(before);
 
     // Another caller of the same organization has a quota of its own.
     expect((await post(app, 'u-none', 'traces', spansBody(60))).statusCode).toBe(200);
-    // The refused 60 were given back: 60 + 40 fit in this second.
-    const rest = await post(app, 'u-admin', 'traces', spansBody(40));
-    expect(rest.statusCode).toBe(200);
-    expect(rest.headers.ratelimit).toBe('"caller-records";r=0;t=1');
+    // The rest of this second is refused before the body is read: even a malformed one is 429, not 400.
     expect((await post(app, 'u-admin', 'traces', spansBody(1))).statusCode).toBe(429);
+    const unread = await post(app, 'u-admin', 'traces', '{ not json');
+    expectProblem(unread, 429, 'rate_limited');
+    expect(unread.headers['retry-after']).toBe('1');
 
     clock += 1000;
     expect((await post(app, 'u-admin', 'traces', spansBody(60))).statusCode).toBe(200);
-    expect(await app.traces.countSpans()).toBe(60 + 60 + 40 + 60);
+    expect(await app.traces.countSpans()).toBe(60 + 60 + 60);
   });
 
   it('counts log records and metric data points as records, including those that are not stored', async () => {
@@ -101,10 +102,12 @@ describe('records a second per caller', () => {
     const logs = await post(app, 'u-admin', 'logs', logsBody(60));
     expect(logs.statusCode).toBe(200);
     expect(logs.headers.ratelimit).toBe('"caller-records";r=40;t=1');
-    expectProblem(await post(app, 'u-admin', 'metrics', gaugeBody(41)), 429, 'rate_limited');
     const points = await post(app, 'u-admin', 'metrics', gaugeBody(40));
     expect(points.statusCode).toBe(200);
     expect(points.headers.ratelimit).toBe('"caller-records";r=0;t=1');
+    expectProblem(await post(app, 'u-admin', 'metrics', gaugeBody(1)), 429, 'rate_limited');
+    clock += 1000;
+    expect((await post(app, 'u-admin', 'metrics', gaugeBody(41))).headers.ratelimit).toBe('"caller-records";r=59;t=1');
   });
 });
 
@@ -117,6 +120,9 @@ describe('records a second per organization', () => {
     expect(other.headers['ratelimit-policy']).toBe('"org-records";q=100;w=1');
     expect(await app.traces.countSpans()).toBe(60);
     expect((await post(app, 'u-b', 'traces', spansBody(60))).statusCode).toBe(200);
+    // The refused 60 fill the organization's second: u-none waits for the next one.
+    expect((await post(app, 'u-none', 'traces', spansBody(40))).statusCode).toBe(429);
+    clock += 1000;
     expect((await post(app, 'u-none', 'traces', spansBody(40))).statusCode).toBe(200);
     expect(await app.traces.countSpans()).toBe(160);
   });
@@ -243,7 +249,8 @@ describe('over gRPC', () => {
 
 describe('IngestQuotas', () => {
   it('names, when several quotas refuse, the one that resets last', async () => {
-    const quotas = new IngestQuotas(new InProcessRateLimiter(() => NOON), {
+    let now = NOON;
+    const quotas = new IngestQuotas(new InProcessRateLimiter(() => now), {
       callerRecordsPerS: 10,
       callerBytesPerDay: 100,
       orgRecordsPerS: 0,
@@ -256,7 +263,10 @@ describe('IngestQuotas', () => {
       ['caller-bytes', true, 43200],
     ]);
     expect(verdict.refused?.name).toBe('caller-bytes');
-    // Both refunded: a request that fits is admitted with the whole quota left before it.
+    // The bytes refunded, the records not: this second is spent, the day is whole.
+    expect((await quotas.spent(caller))?.name).toBe('caller-records');
+    now += 1000;
+    expect(await quotas.spent(caller)).toBeNull();
     const fits = await quotas.spend(caller, { records: 10, bytes: 100 });
     expect(fits.refused).toBeNull();
     expect(fits.quotas.map((q) => q.remaining)).toEqual([0, 0]);
