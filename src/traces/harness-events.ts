@@ -138,8 +138,15 @@ function eventOf(r: DecodedLogRecord): { harness: 'claude_code' | 'codex'; event
 
 const hex = (text: string, bytes: number) => hash('sha256', text).slice(0, bytes * 2);
 
+/**
+ * A record's identity as text. An empty value is written as null: protobuf decodes an empty
+ * AnyValue as '' and JSON its `{}` as null, and a record sent again in the other encoding must be
+ * the same span (exactly once).
+ */
 function recordKey(r: DecodedLogRecord): string {
-  return JSON.stringify([r.eventName, r.body, String(r.timeNs), String(r.observedNs), [...r.attributes]]);
+  const value = (v: AttrValue | undefined) => (v === '' || v === undefined ? null : v);
+  const attributes = [...r.attributes].map(([k, v]) => [k, value(v)]);
+  return JSON.stringify([value(r.eventName), value(r.body), String(r.timeNs), String(r.observedNs), attributes]);
 }
 
 function userOf(a: Attributes, harness: 'claude_code' | 'codex'): string | null {

@@ -51,7 +51,9 @@ function measureOf(p: DecodedMetricPoint): HarnessMeasure | { invalid: string } 
   return { invalid: `${LINES} needs a type attribute of added or removed` };
 }
 
-const sortedEntries = (a: Attributes) => [...a].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
+/** Attributes in key order, an empty value as null (protobuf's empty AnyValue is '', JSON's `{}` null). */
+const sortedEntries = (a: Attributes) =>
+  [...a].map(([k, v]) => [k, v === '' ? null : v] as const).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
 
 /**
  * The identity of a point among its organization's: its series (the metric's name, the point's

@@ -15,6 +15,8 @@ import {
   type TraceStore,
 } from '../../src/store/trace-port.ts';
 import { encodeExportRequest } from '../../src/traces/otlp-decode.ts';
+import { encodeLogsRequest } from '../../src/traces/otlp-logs.ts';
+import { encodeMetricsRequest } from '../../src/traces/otlp-metrics.ts';
 import { scalarStats } from '../helpers/scalar-stats.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
@@ -124,12 +126,19 @@ const linesAdded = (at: number, n: number, session: string) => ({
   ],
 });
 
+const ENCODERS: Record<string, (message: object) => Buffer> = {
+  traces: encodeExportRequest,
+  logs: encodeLogsRequest,
+  metrics: encodeMetricsRequest,
+};
+
 async function post(t: TestApp, signal: string, body: object, protobuf = false) {
   const headers = {
     ...(await t.auth('u-admin')),
     'content-type': protobuf ? 'application/x-protobuf' : 'application/json',
   };
-  const payload = protobuf ? zlib.gzipSync(encodeExportRequest(body)) : JSON.stringify(body);
+  const encode = ENCODERS[signal] as (message: object) => Buffer;
+  const payload = protobuf ? zlib.gzipSync(encode(body)) : JSON.stringify(body);
   return t.app.inject({
     method: 'POST',
     url: `/v1/${signal}`,
@@ -180,9 +189,22 @@ describe('a request delivered again is counted once', () => {
       expect((await post(t, 'metrics', linesAdded(at + 5, 7, `s-${at}`))).statusCode).toBe(200);
     }
     expect(await stats(at)).toEqual({ invocations: 1, spans: 2, traces: 1, tools: 0, tokens: 120, lines: 7 });
+    // The same again in protobuf, with an attribute holding an empty value (protobuf reads it as '',
+    // JSON's {} as null): one identity for both encodings.
+    const empty = { key: 'x.empty', value: {} };
+    const events = claudeEvents(at + 100);
+    for (const r of events.resourceLogs[0]?.scopeLogs[0]?.logRecords ?? []) r.attributes.push(empty as never);
+    const point = linesAdded(at + 50, 5, `s-${at}`);
+    point.resourceMetrics[0]?.scopeMetrics[0]?.metrics[0]?.sum.dataPoints[0]?.attributes.push(empty as never);
+    for (const protobuf of [false, true]) {
+      expect((await post(t, 'logs', events, protobuf)).statusCode).toBe(200);
+      expect((await post(t, 'metrics', point, protobuf)).statusCode).toBe(200);
+    }
+    expect(await stats(at + 100)).toMatchObject({ invocations: 1, spans: 2, tokens: 120 });
+    expect((await stats(at)).lines).toBe(12);
     // Another point of the same series (a later interval) is a point of its own.
     expect((await post(t, 'metrics', linesAdded(at + 6, 3, `s-${at}`))).statusCode).toBe(200);
-    expect((await stats(at)).lines).toBe(10);
+    expect((await stats(at)).lines).toBe(15);
   });
 });
 
