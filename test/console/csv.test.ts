@@ -8,8 +8,11 @@ import { describe, expect, it } from 'vitest';
 import { csvCell, csvText } from '../../console/src/pages/csv.ts';
 import { toCsv, type StatsAnswer } from '../../console/src/pages/series.ts';
 
-/** RFC 4180 as spreadsheets apply it: quotes group, `""` is a quote, CR, LF or CRLF end a row. */
-function readCsv(text: string): string[][] {
+/**
+ * RFC 4180 as spreadsheets apply it: quotes group, `""` is a quote, CR, LF or CRLF end a row, and
+ * `separator` splits cells (`,`; many locales' spreadsheets split on `;`).
+ */
+function readCsv(text: string, separator = ','): string[][] {
   const rows: string[][] = [];
   let row: string[] = [];
   let cell = '';
@@ -23,7 +26,7 @@ function readCsv(text: string): string[][] {
       } else if (c === '"') quoted = false;
       else cell += c;
     } else if (c === '"') quoted = true;
-    else if (c === ',') {
+    else if (c === separator) {
       row.push(cell);
       cell = '';
     } else if (c === '\r' || c === '\n') {
@@ -59,6 +62,9 @@ const HOSTILE = [
   '',
   'plain text',
   'ünï©ødé \u2028',
+  'x;=1+1',
+  'x ;@SUM(1+1)',
+  'a\t=1+1',
 ];
 
 describe('csvCell', () => {
@@ -82,7 +88,7 @@ describe('csvCell', () => {
     expect(csvCell('+1')).toBe("'+1");
     expect(csvCell('-2+3')).toBe("'-2+3");
     expect(csvCell('@SUM(A1)')).toBe("'@SUM(A1)");
-    expect(csvCell('\t=1')).toBe("'\t=1");
+    expect(csvCell('\t=1')).toBe('"\'\t=1"');
     expect(csvCell('\r=1')).toBe(`"'\r=1"`);
     expect(csvCell('=1,2')).toBe(`"'=1,2"`);
     expect(csvCell('=say "hi"')).toBe(`"'=say ""hi"""`);
@@ -90,8 +96,10 @@ describe('csvCell', () => {
     expect(csvCell('-5')).toBe("'-5");
   });
 
-  it('quotes a cell holding a quote, a comma, a carriage return or a line feed, and nothing else', () => {
+  it('quotes a cell holding a quote, a comma, a semicolon, a tab, a carriage return or a line feed, and nothing else', () => {
     expect(csvCell('a,b')).toBe('"a,b"');
+    expect(csvCell('a;b')).toBe('"a;b"');
+    expect(csvCell('a\tb')).toBe('"a\tb"');
     expect(csvCell('say "hi"')).toBe('"say ""hi"""');
     expect(csvCell('a\rb')).toBe('"a\rb"');
     expect(csvCell('a\nb')).toBe('"a\nb"');
@@ -120,6 +128,17 @@ describe('csvCell', () => {
         expect(cell).toBe(/^[=+\-@\t\r]/.test(sent) ? `'${sent}` : sent);
       });
     });
+  });
+
+  it('read by a spreadsheet that splits on semicolons, no value starts a cell of its own, nor a formula', () => {
+    const rows = [HOSTILE, HOSTILE.map((v, i) => `${i}${v}`), [...HOSTILE].reverse()];
+    const read = readCsv(csvText(rows), ';');
+    expect(read).toHaveLength(rows.length);
+    // No unquoted semicolon: each line is one cell there, and it is no formula.
+    for (const r of read) {
+      expect(r).toHaveLength(1);
+      expect(isFormula(r[0] as string), JSON.stringify(r[0])).toBe(false);
+    }
   });
 });
 

@@ -4,7 +4,9 @@
  *
  * - RFC 4180 quoting: a cell holding `"`, `,`, a carriage return or a line feed is quoted, its `"`
  *   doubled. A bare carriage return matters as much as a line feed: spreadsheets end a row on
- *   either, so an unquoted `x\r=cmd|…` started a new row whose first cell was a formula.
+ *   either, so an unquoted `x\r=cmd|…` started a new row whose first cell was a formula. So is a
+ *   cell holding `;` or a tab: spreadsheets of many locales split a CSV file on `;` (or sniff
+ *   tabs), and an unquoted `x;=1+1` became a cell `=1+1` there; quoted, it stays one cell.
  * - CSV injection (OWASP): a text cell starting with `=`, `+`, `-`, `@`, a tab or a carriage return
  *   is read as a formula (or, for the last two, may be trimmed into one), so it gets a leading `'`,
  *   which spreadsheets show as text; then it is quoted as above where needed.
@@ -18,7 +20,7 @@
 /** A cell: text (user-controlled), a measure value, or empty. */
 export type CsvCell = string | number | null;
 
-const NEEDS_QUOTES = /[",\r\n]/;
+const NEEDS_QUOTES = /[",;\t\r\n]/;
 const FORMULA_START = /^[=+\-@\t\r]/;
 
 /** One cell as it goes into the file. */
