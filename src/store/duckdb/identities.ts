@@ -197,7 +197,7 @@ const POINTS: IdentityOf<MetricPointRow> = {
 };
 
 /** What `TableIdentities.check` found of a group: which rows to store, and their fingerprints. */
-export interface GroupCheck {
+interface GroupCheck {
   fresh: boolean[];
   prints: Uint32Array;
 }
