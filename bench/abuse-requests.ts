@@ -77,12 +77,14 @@ async function send(url: string, init: RequestInit & { headers: Record<string, s
   let note: string;
   try {
     const json = JSON.parse(body.toString('utf8')) as {
-      code?: string;
+      code?: string | number;
       errors?: { extensions?: { code?: string } }[];
       partialSuccess?: { rejectedSpans: number };
     };
+    // A problem's code is text; an OTLP Status's is a number (with its message): both shown as text.
+    const code = json.code === undefined ? undefined : String(json.code);
     note =
-      json.code ??
+      code ??
       json.errors?.[0]?.extensions?.code ??
       (json.partialSuccess ? `rejected ${json.partialSuccess.rejectedSpans}` : '');
   } catch {
