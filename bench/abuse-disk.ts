@@ -14,17 +14,15 @@
  *
  *   npx node bench/abuse-disk.ts [--seconds 30] [--quota-mib 64] [--bare]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { loadDevIssuer } from '../src/auth/dev-issuer.ts';
 import { encodeExportRequest } from '../src/traces/otlp-decode.ts';
-import { freePort, waitUntilReady } from '../test/helpers/service-process.ts';
 import { argNumber } from './harness.ts';
+import { startService } from './service-process.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 const MiB = 1024 * 1024;
 const seconds = argNumber('seconds', 30);
 const quotaBytes = argNumber('quota-mib', 64) * MiB;
@@ -40,24 +38,11 @@ const STORED_PER_REQUEST_BYTE = 1.5;
 const STORED = ['gen_ai.tool.name', 'gen_ai.request.model', 'user.id', 'session.id', 'command.name', 'mcp.server.name'];
 
 const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gw-abuse-disk-'));
-const port = await freePort();
-const origin = `http://127.0.0.1:${port}`;
-const service: ChildProcess = spawn(process.execPath, ['src/main.ts'], {
-  cwd: ROOT,
-  stdio: ['ignore', 'ignore', 'inherit'],
-  env: {
-    ...process.env,
-    NODE_ENV: 'development',
-    DATA_DIR: dataDir,
-    PORT: String(port),
-    SEED_DEMO: 'true',
-    DEMO_TRACE_SPANS: '0',
-    LOG_LEVEL: 'error',
-    INGEST_QUOTA_CALLER_BYTES_PER_DAY: String(quotaBytes),
-  },
+const service = await startService({
+  dataDir,
+  env: { DEMO_TRACE_SPANS: '0', INGEST_QUOTA_CALLER_BYTES_PER_DAY: String(quotaBytes) },
 });
-if (!(await waitUntilReady(origin))) throw new Error('the service did not become ready');
-const stopped = new Promise((r) => service.once('exit', r));
+const { origin } = service;
 
 const traceFiles = [path.join(dataDir, 'traces.duckdb'), path.join(dataDir, 'traces.duckdb.wal')];
 const sizeOf = (file: string) =>
@@ -156,8 +141,7 @@ const gauge = [...metrics.matchAll(/^gateway_stored_bytes\{store="traces",engine
   .map((m) => `${m[1]} ${(Number(m[2]) / MiB).toFixed(1)} MiB`)
   .join(', ');
 // Stopped before measuring: closing checkpoints the WAL into the file, the size the data keeps.
-service.kill('SIGTERM');
-await stopped;
+await service.stop();
 const grown = (await onDisk()) - before;
 await fs.rm(dataDir, { recursive: true, force: true });
 

@@ -17,14 +17,15 @@
  *
  *   node bench/abuse-floods.ts
  */
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { loadDevIssuer } from '../src/auth/dev-issuer.ts';
 import { loadConfig } from '../src/config.ts';
-import { freePort, waitUntilReady } from '../test/helpers/service-process.ts';
+import { freePort } from '../test/helpers/service-process.ts';
+import { startService } from './service-process.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const OPEN_FILES = 4096;
@@ -42,7 +43,6 @@ const origin = `http://127.0.0.1:${httpPort}`;
 const serviceEnv = {
   NODE_ENV: 'development',
   DATA_DIR: dataDir,
-  PORT: String(httpPort),
   OTLP_GRPC_PORT: String(grpcPort),
   IDLE_TIMEOUT_MS: String(IDLE_TIMEOUT_MS),
   REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
@@ -53,17 +53,17 @@ const serviceEnv = {
 // The caps the service derives from the same settings and limit (checked below against what it holds).
 const caps = loadConfig(serviceEnv, OPEN_FILES).connections;
 
-const service: ChildProcess = spawn(
-  'prlimit',
-  [`--nofile=${OPEN_FILES}:${OPEN_FILES}`, process.execPath, 'src/main.ts'],
-  { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...serviceEnv } },
-);
+const service = await startService({
+  dataDir,
+  port: httpPort,
+  env: serviceEnv,
+  under: ['prlimit', `--nofile=${OPEN_FILES}:${OPEN_FILES}`],
+});
 const state: { exited: string | null } = { exited: null };
-service.once('exit', (code, signal) => {
+service.child.once('exit', (code: number | null, signal: NodeJS.Signals | null) => {
   state.exited = `exited (${signal ?? String(code)})`;
 });
-if (!(await waitUntilReady(origin))) throw new Error('the service did not become ready');
-const pid = service.pid as number;
+const pid = service.child.pid as number;
 const limits = /^Max open files\s+(\S+)\s+(\S+)/m.exec(await fs.readFile(`/proc/${pid}/limits`, 'utf8'));
 
 const sampler = fork(path.join(ROOT, 'bench/abuse-sampler.ts'), [origin, String(pid)], { stdio: 'inherit' });
@@ -284,8 +284,7 @@ await flood('gRPC port', grpcPort, 'h2', caps.grpcMax, 0);
 await slowSenders();
 
 sampler.disconnect();
-service.kill('SIGTERM');
-if (state.exited === null) await new Promise((r) => service.once('exit', r));
+await service.stop();
 await fs.rm(dataDir, { recursive: true, force: true });
 const missed = rows.filter((r) => r.ok === false).length;
 console.log(`\n${missed === 0 ? 'all targets met' : `${missed} target(s) missed`}`);

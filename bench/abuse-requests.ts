@@ -10,14 +10,15 @@
  *
  *   npm run bench:abuse -- requests [<part of an attack's name>]
  */
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { createHash } from 'node:crypto';
 import { loadDevIssuer } from '../src/auth/dev-issuer.ts';
-import { freePort, waitUntilReady } from '../test/helpers/service-process.ts';
+import { freePort } from '../test/helpers/service-process.ts';
+import { startService } from './service-process.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const MiB = 1024 * 1024;
@@ -39,30 +40,16 @@ const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gw-abuse-'));
 const port = await freePort();
 const origin = `http://127.0.0.1:${port}`;
 /** The service as users run it; SERVICE_NODE_ARGS (e.g. `--cpu-prof`) are passed to its node. */
-async function startService(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...(process.env.SERVICE_NODE_ARGS?.split(' ') ?? []), 'src/main.ts'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: {
-      ...process.env,
-      NODE_ENV: 'development',
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      SEED_DEMO: 'true',
-      DEMO_TRACE_SPANS: '2000',
-      LOG_LEVEL: 'error',
-    },
+const start = () =>
+  startService({
+    dataDir,
+    port,
+    env: { DEMO_TRACE_SPANS: '2000' },
+    nodeArgs: process.env.SERVICE_NODE_ARGS?.split(' ') ?? [],
   });
-  if (await waitUntilReady(origin)) return child;
-  throw new Error('the service did not become ready');
-}
-async function stopService(child: ChildProcess): Promise<void> {
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
-}
 const rssOf = async (pid: number) =>
   Number(/VmRSS:\s+(\d+)/.exec(await fs.readFile(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-let service = await startService();
+let service = await start();
 const issuer = await loadDevIssuer(dataDir);
 const bearer = async (sub: string, org = 'org-acme') => ({
   authorization: `Bearer ${await issuer.mint({ sub, org, ttlSeconds: 3600 })}`,
@@ -279,7 +266,9 @@ const attacks: Attack[] = [
   },
 ];
 
-const sampler = fork(path.join(ROOT, 'bench/abuse-sampler.ts'), [origin, String(service.pid)], { stdio: 'inherit' });
+const sampler = fork(path.join(ROOT, 'bench/abuse-sampler.ts'), [origin, String(service.child.pid)], {
+  stdio: 'inherit',
+});
 const only = process.argv[2];
 const ask = <T>(cmd: string) =>
   new Promise<T>((resolve) => {
@@ -290,7 +279,7 @@ await new Promise((r) => setTimeout(r, 500));
 const baseline = (await ask<{ rssMb: number }>('rss')).rssMb;
 const pad = (s: string | number, n: number) => String(s).padStart(n);
 console.log(
-  `service pid ${service.pid}, idle RSS ${baseline.toFixed(0)} MB after seeding; unreadable skill for Bob: ${hidden}\n`,
+  `service pid ${service.child.pid}, idle RSS ${baseline.toFixed(0)} MB after seeding; unreadable skill for Bob: ${hidden}\n`,
 );
 console.log(
   `${'attack'.padEnd(52)} ${pad('status', 6)} ${pad('bytes', 9)}  ${'code'.padEnd(26)} ${pad('time ms', 8)} ${pad('worst healthz ms', 17)} ${pad('peak RSS MB', 12)} ${pad('growth', 7)}  verdict`,
@@ -336,10 +325,10 @@ if (only === undefined || only.includes('stream')) {
   // whose work (400,000 spans: ~1.7 s and ~280 MB of DuckDB's native memory) is not what this row
   // measures. Waiting lets the running service seal them first.
   await new Promise((r) => setTimeout(r, 15_000));
-  await stopService(service);
-  service = await startService();
+  await service.stop();
+  service = await start();
   await new Promise((r) => setTimeout(r, 2000));
-  const idle = await rssOf(service.pid as number);
+  const idle = await rssOf(service.child.pid as number);
   restartGrowth = idle - baseline;
   const good = restartGrowth < 100;
   allGood &&= good;
@@ -354,6 +343,6 @@ if (streamPeak > 0)
   console.log(
     `streams of 400,000 spans: peak RSS ${streamPeak.toFixed(0)} MB (idle ${baseline.toFixed(0)} MB): worker heaps and DuckDB's native memory, the same for ordinary and distinct values`,
   );
-await stopService(service);
+await service.stop();
 await fs.rm(dataDir, { recursive: true, force: true });
 process.exit(allGood ? 0 : 1);

@@ -7,36 +7,21 @@
  *
  *   npm run bench:abuse -- storm        (or: node bench/abuse-storm.ts [--requests 40] [--spans 10000])
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { loadDevIssuer } from '../src/auth/dev-issuer.ts';
-import { freePort, waitUntilReady } from '../test/helpers/service-process.ts';
 import { argNumber } from './harness.ts';
+import { startService } from './service-process.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 const REQUESTS = argNumber('requests', 40);
 const SPANS = argNumber('spans', 10_000);
 const SKILL = 'skill-0001';
 
 const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gw-storm-'));
-const port = await freePort();
-const origin = `http://127.0.0.1:${port}`;
-const service: ChildProcess = spawn(process.execPath, ['src/main.ts'], {
-  cwd: ROOT,
-  stdio: ['ignore', 'ignore', 'inherit'],
-  env: {
-    ...process.env,
-    NODE_ENV: 'development',
-    DATA_DIR: dataDir,
-    PORT: String(port),
-    DEMO_TRACE_SPANS: '0',
-    LOG_LEVEL: 'error',
-  },
-});
-if (!(await waitUntilReady(origin))) throw new Error('the service did not become ready');
+const service = await startService({ dataDir, env: { DEMO_TRACE_SPANS: '0' } });
+const { origin } = service;
 const token = await (await loadDevIssuer(dataDir)).mint({ sub: 'user-alice', org: 'org-acme', ttlSeconds: 3600 });
 const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-encoding': 'gzip' };
 
@@ -129,7 +114,6 @@ console.log(
 console.log(
   `  stored finally   ${final.toLocaleString('en-US')} spans of ${(REQUESTS * SPANS).toLocaleString('en-US')} sent (target: each once): ${once ? 'met' : 'MISSED'}`,
 );
-service.kill('SIGTERM');
-await new Promise((r) => service.once('exit', r));
+await service.stop();
 await fs.rm(dataDir, { recursive: true, force: true });
 process.exit(truthful && once ? 0 : 1);

@@ -20,7 +20,7 @@
  * The data directory ($TMPDIR/gw-abuse-usage-N) is seeded on the first run (the service's own
  * first-start seeding, which takes minutes for millions of spans) and reused by later ones.
  */
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,8 +28,9 @@ import { loadDevIssuer } from '../src/auth/dev-issuer.ts';
 import { TRACE_WORK_BUDGET, usageWork } from '../src/graphql/limits/trace-budget.ts';
 import { usageWindowWork } from '../src/tools/tool-usage.ts';
 import { statsWork, type TraceStatsRequest } from '../src/traces/stats-request.ts';
-import { freePort, waitUntilReady } from '../test/helpers/service-process.ts';
+import { freePort } from '../test/helpers/service-process.ts';
 import { argNumber } from './harness.ts';
+import { startService } from './service-process.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 /** `--root DIR`: run the service of another checkout (a commit before a change) over the same data. */
@@ -50,34 +51,21 @@ if (!fs.existsSync(seeded)) {
 }
 const port = await freePort();
 const origin = `http://127.0.0.1:${port}`;
-/** The service as users run it (demo data seeded on its first start). */
-async function startService(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['src/main.ts'], {
-    cwd: SERVICE_ROOT,
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: {
-      ...process.env,
-      NODE_ENV: 'development',
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      SEED_DEMO: 'true',
-      DEMO_TRACE_SPANS: String(SPANS),
-      LOG_LEVEL: 'error',
-    },
+/** The service as users run it (demo data seeded on its first start, which may take an hour). */
+const start = () =>
+  startService({
+    dataDir,
+    port,
+    root: SERVICE_ROOT,
+    env: { DEMO_TRACE_SPANS: String(SPANS) },
+    readyTimeoutMs: 60 * 60_000,
   });
-  if (await waitUntilReady(origin, 60 * 60_000)) return child;
-  throw new Error('the service did not become ready');
-}
-async function stopService(child: ChildProcess): Promise<void> {
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
-}
-let service = await startService();
+let service = await start();
 if (!fs.existsSync(seeded)) {
   // The seeded spans are sealed by the running service in the background for minutes; a restart
   // seals them while opening, before it answers, so no measurement below runs beside that work.
-  await stopService(service);
-  service = await startService();
+  await service.stop();
+  service = await start();
   fs.writeFileSync(seeded, `${new Date().toISOString()}\n`);
 }
 
@@ -248,7 +236,7 @@ const calm = await ask<Sample>('stop');
 
 const spans = SPANS.toLocaleString('en-US');
 console.log(
-  `service ${SERVICE_ROOT === ROOT ? 'of this checkout' : `from ${SERVICE_ROOT}`}, pid ${service.pid}, ${spans} demo spans (about a quarter tool calls), ${toolIds.length} tools of org-acme; second user: Bob, a 30-day series of 3 measures of ${readable}, 20 ms apart`,
+  `service ${SERVICE_ROOT === ROOT ? 'of this checkout' : `from ${SERVICE_ROOT}`}, pid ${service.child.pid}, ${spans} demo spans (about a quarter tool calls), ${toolIds.length} tools of org-acme; second user: Bob, a 30-day series of 3 measures of ${readable}, 20 ms apart`,
 );
 console.log(
   `trace-work budget ${TRACE_WORK_BUDGET} units per operation; each operation sent back to back, at least ${ROUNDS} times and for 2 s\n`,
@@ -295,5 +283,5 @@ for (const s of scenarios) {
 }
 sampler.disconnect();
 console.log(`\n${allGood ? 'all targets met' : 'some targets missed'}`);
-await stopService(service);
+await service.stop();
 process.exit(allGood ? 0 : 1);

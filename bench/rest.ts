@@ -7,7 +7,7 @@
  * workspace, creator, used tools and relationship ends, a GraphQL query of one agent by id
  * (GraphQL has no response cache: both gateway columns do the full work), and, for reference,
  * GraphQL `{ __typename }`, which reads no store: what a GraphQL request costs before any store work.
- * Targets (issue 12): cache off >= 0.3 for REST and the one-agent query, >= 0.1 for the nested
+ * Targets (the read-speed goals of docs/architecture.md): cache off >= 0.3 for REST and the one-agent query, >= 0.1 for the nested
  * query, and on PostgreSQL >= 0.2 for REST; cache on >= 0.7 for REST. Printed, not enforced.
  * Each run also prints the server thread's CPU per request (harness.ts; on PostgreSQL without the
  * database's own), and floors that bound what one event loop can answer, hence the ratio, however

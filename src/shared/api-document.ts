@@ -4,7 +4,7 @@
  * computed per caller (`identity`, `permissions`, `relationships`). Stores keep it beside the
  * document from import on (the `api_json` column, `ReadyArtifact`), so a page of artifacts is answered by
  * splicing stored text and the per-caller fields instead of parsing and serializing every document
- * per request (issue 12). The serializer is the one Fastify builds from the same schemas.
+ * per request. The serializer is the one Fastify builds from the same schemas.
  */
 import { createHash } from 'node:crypto';
 import fastJson, { type ObjectSchema } from 'fast-json-stringify';

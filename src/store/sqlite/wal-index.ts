@@ -5,7 +5,7 @@
  * Why: the registry generation is read on every request (the response cache and the kept org
  * trees and memberships are keyed by it). `PRAGMA data_version` begins a read transaction for
  * that, which costs two file-lock system calls, dear on a virtual machine (a cached answer was
- * markedly slower with it, in a hand-run comparison; see issue 12's notes). One positioned read of
+ * markedly slower with it, in a hand-run comparison). One positioned read of
  * 96 bytes costs a single call.
  *
  * The header is SQLite's documented wal-index format (https://www.sqlite.org/walformat.html,
