@@ -1,5 +1,5 @@
 /**
- * Production fails closed (issue 11, finding 6): it refuses to start without an audience and a
+ * Production fails closed: it refuses to start without an audience and a
  * trusted issuer, names the variable, never seeds demo data unless asked, and never honours the
  * demo credentials that anyone can read in the source.
  */

@@ -1,5 +1,5 @@
 /**
- * Abuse through GraphQL (issue 11, findings 1, 4 and 7): queries whose cost was hidden from the
+ * Abuse through GraphQL: queries whose cost was hidden from the
  * limits, the statistics field priced as 1, persisted queries shared across tenants, and a nested
  * document that overflowed the stack. Each is refused before it executes (HTTP 400) or isolated.
  * test/graphql/limits.test.ts and cost-model.test.ts pin the cost model itself.
@@ -31,7 +31,7 @@ const now = Math.floor(Date.now() / 1000);
 const stats = `traceStats(input: { startTimeUnixSeconds: ${now - 366 * 86400}, endTimeUnixSeconds: ${now}, requestType: TIME_SERIES, compare: PREVIOUS_PERIOD,
   queries: [{ name: "q", measure: SPANS, groupBy: [USER], limit: 1000 }] }) { data { __typename } }`;
 
-describe('finding 1 over GraphQL: traceStats priced by its answer', () => {
+describe('an unbounded statistics answer over GraphQL: traceStats priced by its answer', () => {
   it('refuses 4 aliases of skill { traceStats(compare) } before any runs (killed the process before)', async () => {
     const res = await post({ query: `{ skill(id: "sk-1") { a: ${stats} b: ${stats} c: ${stats} d: ${stats} } }` });
     expect(res.status).toBe(400);
@@ -45,7 +45,7 @@ describe('finding 1 over GraphQL: traceStats priced by its answer', () => {
   });
 });
 
-describe('helper-24: statistics work hidden behind _entities (300 × 20 queries stalled a replica for 25 s)', () => {
+describe('statistics work hidden behind _entities (300 × 20 queries stalled a replica for 25 s)', () => {
   /** Counts the trace store's aggregations while `run` runs. */
   async function aggregationsDuring<T>(run: () => Promise<T>): Promise<{ result: T; aggregations: number }> {
     const store = t.traces as unknown as { aggregate: (...args: unknown[]) => Promise<unknown> };
@@ -125,7 +125,7 @@ describe('helper-24: statistics work hidden behind _entities (300 × 20 queries 
   });
 });
 
-describe('finding 4: cost bypass through defaults and introspection', () => {
+describe('cost bypass through defaults and introspection', () => {
   const nested = 'nodes { id usedTools { id usedBy { id usedTools { id } } } }';
   for (const [how, query] of [
     [
@@ -154,7 +154,7 @@ describe('finding 4: cost bypass through defaults and introspection', () => {
   });
 });
 
-describe('finding 7 over GraphQL', () => {
+describe('deep nesting and persisted queries over GraphQL', () => {
   it('keeps automatic persisted queries per organization: another tenant cannot probe a hash', async () => {
     const query = `{ viewer { orgId } } # ${Math.random()}`;
     const sha256Hash = createHash('sha256').update(query).digest('hex');

@@ -1,5 +1,5 @@
 /**
- * The smaller holes of issue 11 (findings 7, 8 and 9), each through HTTP: router rejections and
+ * Smaller holes, each through HTTP: router rejections and
  * offsets as problems, the deadline over synchronous work, the user directory closed to service
  * accounts, and the rate limit of operations 3 and 6 shared with the GraphQL fields that run them.
  */
@@ -23,7 +23,7 @@ const gql = async (app: TestApp, query: string, headers: Record<string, string>)
     payload: { query },
   });
 
-describe('finding 8: errors outside the catalogue', () => {
+describe('errors outside the catalogue', () => {
   it('answers an over-long path parameter and a bad percent-encoding with problem+json, before authentication', async () => {
     t = await startTestApp();
     const long = expectProblem(
@@ -84,7 +84,7 @@ function busyFor(ms: number) {
     });
 }
 
-describe('finding 9: the deadline covers synchronous work', () => {
+describe('the deadline covers synchronous work', () => {
   it('answers 504 when search, export and the tool list finish their synchronous work past REQUEST_TIMEOUT_MS', async () => {
     t = await startTestApp({ env: { REQUEST_TIMEOUT_MS: '20' }, wrapRegistry: busyFor(60) });
     const h = await t.auth('u-admin');
@@ -102,7 +102,7 @@ describe('finding 9: the deadline covers synchronous work', () => {
   });
 });
 
-describe('finding 7: smaller holes', () => {
+describe('router rejections, parameters and paths', () => {
   it('refuses the user directory to an agent service account, over REST and GraphQL', async () => {
     t = await startTestApp();
     const key = { authorization: `Bearer ${TEST_API_KEY}` };
@@ -145,7 +145,7 @@ describe('finding 7: smaller holes', () => {
   });
 });
 
-describe('helper-24: one invalid body answered with six times its size', () => {
+describe('one invalid body answered with six times its size', () => {
   it('lists at most 100 invalid fields, and says "at least" (120,875 unknown keys answered 6 MB before)', async () => {
     t = await startTestApp();
     const now = Math.floor(Date.now() / 1000);

@@ -1,5 +1,5 @@
 /**
- * Abuse of the OTLP receiver (issue 11, findings 2, 3 and 5), through a listening server: a gzip
+ * Abuse of the OTLP receiver, through a listening server: a gzip
  * bomb, more spans than a request may carry, oversized values, and spans that claim statistics the
  * sender has no right to. Each is answered at once with a bounded answer and changes nothing else.
  */
@@ -57,7 +57,7 @@ async function totals(skill: string) {
   );
 }
 
-describe('finding 2: a gzip bomb and a flood of spans', () => {
+describe('a gzip bomb and a flood of spans', () => {
   it('refuses 61 KB of gzip that inflates to 60 MB of brackets with 400 and an OTLP Status, without growing memory', async () => {
     const bomb = zlib.gzipSync(Buffer.alloc(60 * MiB, '['), { level: 9 });
     expect(bomb.length).toBeLessThan(128 * 1024);
@@ -118,7 +118,7 @@ describe('the bounds leave room for real telemetry', () => {
   });
 });
 
-describe('finding 3: oversized values', () => {
+describe('oversized values', () => {
   it('refuses a 50 MB attribute value (51 KB of gzip) as a body over the bound', async () => {
     const body = otlpBody([otlpSpan({ 'gen_ai.tool.name': 'x'.repeat(50 * MiB) })]);
     const before = rssMiB();
@@ -154,7 +154,7 @@ describe('finding 3: oversized values', () => {
   });
 });
 
-describe('finding 5: statistics poisoning', () => {
+describe('statistics poisoning', () => {
   it('a span counts for a skill only when its sender can read the skill', async () => {
     const victim = await totals('sk-1');
     const poison = (skill: Record<string, string>) =>

@@ -1,5 +1,5 @@
 /**
- * Protections that a one-line change used to break without a failing test (issue 18's table), each
+ * Protections that a one-line change used to break without a failing test, each
  * pinned here with a fixture that crosses the boundary it guards: a relationship into a workspace the
  * viewer cannot read, spans in such a workspace, a user who reads one workspace and writes another,
  * a service account, a suspended organization and a revoked API key.
@@ -131,7 +131,7 @@ describe('authorization pins', () => {
     expect(agent.usedTools.map((x) => x.id)).toEqual(['tl-1']);
   });
 
-  it('artifact counts of users and projects hold only what the caller can read (helper-25: they counted every workspace)', async () => {
+  it('artifact counts of users and projects hold only what the caller can read (they once counted every workspace)', async () => {
     const graph = async (query: string) =>
       (
         await t.app.inject({ method: 'POST', url: '/graphql', headers: await t.auth('u-viewer'), payload: { query } })
@@ -216,7 +216,7 @@ describe('authorization pins', () => {
     );
   });
 
-  it('a client-credentials token of a revoked or expired identity binds to no agent (helper-25: it acted as the agent)', async () => {
+  it('a client-credentials token of a revoked or expired identity binds to no agent (it once acted as the agent)', async () => {
     const issuer = await loadDevIssuer(t.dataDir);
     const asClient = async (client: string) => ({
       authorization: `Bearer ${await issuer.mint({ sub: client, claims: { client_id: client } })}`,

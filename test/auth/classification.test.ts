@@ -1,5 +1,5 @@
 /**
- * DESIGN §6's classification table, one test per row, and the attack cases of issue 3. Real
+ * DESIGN §6's classification table, one test per row, and the attacks on it. Real
  * keys, a real JWKS over loopback, a real SQLite directory; the clock is frozen, never slept.
  */
 import fs from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Source repositories (issue 13 item 1) over every transport: a repository is read by whoever can
+ * Source repositories over every transport: a repository is read by whoever can
  * read its workspace; its artifacts may sit in other workspaces and are listed only when readable;
  * an artifact's `repo` edge is null (GraphQL) or absent (REST export) when the repository is not
  * readable. The fixture (test/fixtures/small-bundle.ts) crosses both ways: repo-a-team (ws-a-team)

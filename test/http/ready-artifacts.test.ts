@@ -1,5 +1,5 @@
 /**
- * Ready-to-send artifacts (issue 12): the tool list and the agent search answer stored JSON text
+ * Ready-to-send artifacts: the tool list and the agent search answer stored JSON text
  * with the per-caller fields spliced in (org/present-artifacts.ts `presentArtifactJson`). Each
  * item must carry exactly the members the object path gives, serialized by the route's response
  * schema, for every caller: a document field no schema lists stays out, permissions follow the

@@ -1,5 +1,5 @@
 /**
- * Issue 13's specification gaps, each as the specification reads: operations 2 and 3 take a
+ * Gaps the specification leaves, each as it reads: operations 2 and 3 take a
  * missing body as `{}`; every operation refuses query parameters it does not define.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

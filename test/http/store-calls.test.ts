@@ -1,5 +1,5 @@
 /**
- * Store calls per REST read (issue 12): each read makes a fixed number of store calls whatever its
+ * Store calls per REST read: each read makes a fixed number of store calls whatever its
  * page or subtree size, counted in the steady state (the org tree and membership caches warm), with the response cache off so
  * every request does the whole work. A per-item lookup (one call per artifact, per relationship,
  * per workspace) shows up as a count that grows with the page.
