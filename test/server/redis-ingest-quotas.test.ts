@@ -6,7 +6,6 @@
  * for both; an unreachable Redis admits requests. The clock is frozen at a random future window,
  * so runs never share a key.
  */
-import net from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Caller } from '../../src/auth/caller.ts';
 import { RedisRateLimiter } from '../../src/store/redis/rate-limiter.ts';
@@ -15,25 +14,10 @@ import { smallBundle } from '../fixtures/small-bundle.ts';
 import { spansBody } from '../fixtures/otlp-bodies.ts';
 import { startReplica, type Replica } from '../graphql/replica.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { REDIS_URL, redisReachable } from '../helpers/redis-server.ts';
 
-const URL = process.env.REDIS_URL_TEST ?? 'redis://127.0.0.1:6379';
-
-async function reachable(url: string): Promise<boolean> {
-  const { hostname, port } = new globalThis.URL(url);
-  return new Promise((resolve) => {
-    const socket = net.connect(Number(port || 6379), hostname);
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
-const up = await reachable(URL);
-if (!up && process.env.REQUIRE_SERVER_TESTS === '1')
-  throw new Error(`Redis at ${URL} is unreachable and CI requires the server-mode tests`);
-if (!up) console.warn(`NOTICE: Redis at ${URL} is unreachable; Redis ingestion-quota tests are skipped`);
+const URL = REDIS_URL;
+const up = await redisReachable('Redis ingestion-quota tests');
 
 /** Noon (UTC) of a random day after 2030 and a quarter second. */
 const randomNoon = () => Date.UTC(2030, 0, 1 + Math.floor(Math.random() * 100_000), 12, 0, 0, 250);

@@ -3,32 +3,13 @@
  * instances (two replicas) share one count; windows reset; several calls counted at once; an
  * unreachable Redis lets requests by.
  */
-import net from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InProcessRateLimiter } from '../../src/store/memory/rate-limiter.ts';
 import { RedisRateLimiter } from '../../src/store/redis/rate-limiter.ts';
+import { REDIS_URL, redisReachable } from '../helpers/redis-server.ts';
 
-const URL = process.env.REDIS_URL_TEST ?? 'redis://127.0.0.1:6379';
-
-async function reachable(url: string): Promise<boolean> {
-  const { hostname, port } = new globalThis.URL(url);
-  return new Promise((resolve) => {
-    const socket = net.connect(Number(port || 6379), hostname);
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
-const up = await reachable(URL);
-if (!up && process.env.REQUIRE_SERVER_TESTS === '1')
-  throw new Error(`Redis at ${URL} is unreachable and CI requires the server-mode tests`);
-if (!up)
-  console.warn(
-    `NOTICE: Redis at ${URL} is unreachable; Redis rate-limit tests are skipped (.ci/run always provides one)`,
-  );
+const URL = REDIS_URL;
+const up = await redisReachable('Redis rate-limit tests');
 
 describe.skipIf(!up)('RedisRateLimiter', () => {
   const limiters: RedisRateLimiter[] = [];

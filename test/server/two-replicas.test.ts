@@ -16,26 +16,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDevIssuer } from '../../src/auth/dev-issuer.ts';
 import { PG_URL, postgresReachable } from '../contract/pg-schema.ts';
 import { READY_TIMEOUT_MS, freePort, waitUntilReady } from '../helpers/service-process.ts';
+import { REDIS_URL, redisReachable } from '../helpers/redis-server.ts';
 
-const REDIS_URL = process.env.REDIS_URL_TEST ?? 'redis://127.0.0.1:6379';
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
-async function redisReachable(): Promise<boolean> {
-  const { hostname, port } = new URL(REDIS_URL);
-  const ok = await new Promise<boolean>((resolve) => {
-    const s = net.connect(Number(port || 6379), hostname);
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
-  if (!ok && process.env.REQUIRE_SERVER_TESTS === '1')
-    throw new Error(`Redis at ${REDIS_URL} is unreachable and CI requires the server-mode tests`);
-  return ok;
-}
-
-const up = (await postgresReachable()) && (await redisReachable());
+const up = (await postgresReachable()) && (await redisReachable('the two-replica tests'));
 if (!up) console.warn('NOTICE: PostgreSQL or Redis unreachable; the two-replica test is skipped');
 
 /** A TCP proxy to PostgreSQL that can drop every connection and refuse new ones. */
@@ -130,6 +115,25 @@ describe.skipIf(!up)('two replicas on one PostgreSQL and Redis', () => {
     await admin.end();
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
+
+  /** A skill's spans, traces and invocations within a minute of `now`, as one replica answers them. */
+  async function spansTracesInvocations(url: string, skill: string, now: number): Promise<number[]> {
+    const stats = await fetch(`${url}/skill/v1/skills/${skill}/traces/stats/query`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        start_time_unix_seconds: now - 60,
+        end_time_unix_seconds: now + 60,
+        request_type: 'scalar',
+        queries: [
+          { name: 'spans', measure: 'spans' },
+          { name: 'traces', measure: 'traces' },
+          { name: 'invocations', measure: 'skill_invocations' },
+        ],
+      }),
+    });
+    return ((await stats.json()) as { data: { results: { value: number }[] } }).data.results.map((r) => r.value);
+  }
 
   it('sees through one replica what was written through the other', async () => {
     const [a, b] = urls as [string, string];
@@ -278,22 +282,7 @@ describe.skipIf(!up)('two replicas on one PostgreSQL and Redis', () => {
       expect(await res.json()).toEqual({});
     }
     for (const url of urls) {
-      const stats = await fetch(`${url}/skill/v1/skills/skill-0002/traces/stats/query`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({
-          start_time_unix_seconds: now - 60,
-          end_time_unix_seconds: now + 60,
-          request_type: 'scalar',
-          queries: [
-            { name: 'spans', measure: 'spans' },
-            { name: 'traces', measure: 'traces' },
-            { name: 'invocations', measure: 'skill_invocations' },
-          ],
-        }),
-      });
-      const results = ((await stats.json()) as { data: { results: { value: number }[] } }).data.results;
-      expect(results.map((r) => r.value)).toEqual([requests * perRequest, 1, 1]);
+      expect(await spansTracesInvocations(url, 'skill-0002', now)).toEqual([requests * perRequest, 1, 1]);
     }
   });
 
@@ -336,22 +325,7 @@ describe.skipIf(!up)('two replicas on one PostgreSQL and Redis', () => {
       }
     }
     for (const url of urls) {
-      const stats = await fetch(`${url}/skill/v1/skills/skill-0003/traces/stats/query`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({
-          start_time_unix_seconds: now - 60,
-          end_time_unix_seconds: now + 60,
-          request_type: 'scalar',
-          queries: [
-            { name: 'spans', measure: 'spans' },
-            { name: 'traces', measure: 'traces' },
-            { name: 'invocations', measure: 'skill_invocations' },
-          ],
-        }),
-      });
-      const results = ((await stats.json()) as { data: { results: { value: number }[] } }).data.results;
-      expect(results.map((r) => r.value)).toEqual([1000, 250, 1000]);
+      expect(await spansTracesInvocations(url, 'skill-0003', now)).toEqual([1000, 250, 1000]);
     }
   }, 30_000);
 
