@@ -162,6 +162,24 @@ export function metricPoints(spans: readonly SpanRow[]): MetricPointRow[] {
   return points;
 }
 
+/**
+ * The statistics query most cases start from: every measure of skill sk-a of org-1 over the 30 days
+ * to END in the workspaces ws-1 and ws-2, ungrouped; `fields` change what a case is about.
+ */
+export function skillQuery(fields: Partial<AggregateQuery> = {}): AggregateQuery {
+  return {
+    orgId: 'org-1',
+    skill: 'sk-a',
+    startS: END - 30 * 86400,
+    endS: END,
+    workspaceIds: ['ws-1', 'ws-2'],
+    filters: [],
+    groupBy: [],
+    measures: [...MEASURES],
+    ...fields,
+  };
+}
+
 export interface ContractOptions {
   /** Runs after each stored chunk of 1,000 spans (an engine's maintenance, e.g. DuckDB sealing). */
   afterChunk?: (store: TraceStore, chunk: number) => Promise<void>;
@@ -185,16 +203,7 @@ export function traceContract(engine: string, open: () => Promise<TraceStore>, o
       await store.close();
     });
 
-    const base: AggregateQuery = {
-      orgId: 'org-1',
-      skill: 'sk-a',
-      startS: END - 30 * 86400,
-      endS: END,
-      workspaceIds: ['ws-1', 'ws-2'],
-      filters: [],
-      groupBy: [],
-      measures: [...MEASURES],
-    };
+    const base = skillQuery();
     const same = async (q: AggregateQuery) => expectSameRows(await store.aggregate(q), reference(spans, q, points));
 
     it('stores every span durably and counts them', async () => {

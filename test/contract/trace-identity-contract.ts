@@ -7,14 +7,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  MEASURES,
   QueryCancelledError,
   type AggregateQuery,
   type MetricPointRow,
   type SpanRow,
   type TraceStore,
 } from '../../src/store/trace-port.ts';
-import { END, generated, metricPoints } from './trace-contract.ts';
+import { generated, metricPoints, skillQuery } from './trace-contract.ts';
 import { expectSameRows, reference } from './trace-reference.ts';
 
 export interface IdentitySteps {
@@ -29,16 +28,7 @@ export function identityContract(engine: string, open: () => Promise<TraceStore>
     const all = generated();
     const spans = all.filter((s) => s.org_id === 'org-1').slice(0, 3000);
     const points = metricPoints(spans).slice(0, 600);
-    const base: AggregateQuery = {
-      orgId: 'org-1',
-      skill: 'sk-a',
-      startS: END - 30 * 86400,
-      endS: END,
-      workspaceIds: ['ws-1', 'ws-2'],
-      filters: [],
-      groupBy: [],
-      measures: [...MEASURES],
-    };
+    const base = skillQuery();
     const queries: AggregateQuery[] = [
       base,
       { ...base, groupBy: ['model'], bucket: 'day', measures: ['traces', 'spans', 'skill_invocations', 'commits'] },

@@ -12,6 +12,7 @@ import type { SpanRow, ToolUsageQuery } from '../../src/store/trace-port.ts';
 import type { TraceStatsRequest } from '../../src/traces/stats-request.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { toolCallRow } from '../fixtures/span-row.ts';
 
 const NOW = Math.floor(Date.now() / 1000);
 const HOUR = 3600;
@@ -36,29 +37,14 @@ function manyTools() {
 let n = 0;
 function call(tool: string, mcp: string, startS: number, workspace = 'ws-a-team'): SpanRow {
   n++;
-  return {
-    org_id: 'org-a',
+  return toolCallRow(n, tool, mcp, {
     workspace_id: workspace,
     trace_id: n.toString(16).padStart(32, 'c'),
     span_id: n.toString(16).padStart(16, 'c'),
-    parent_span_id: null,
-    name: `tools/call ${tool}`,
     start_s: startS,
     duration_ms: 10 + ((n * 37) % 300),
-    category: 'tool_call',
-    harness: 'claude-code',
-    skill: null,
-    skill_version: null,
-    command: null,
-    mcp,
-    tool,
-    model: null,
-    user: 'u-admin',
-    session: 's',
-    tokens: 0,
-    cost: 0,
     is_error: n % 6 === 0,
-  };
+  });
 }
 
 /** Calls every 45 minutes over 40 hours for a few tools, so that hour-apart windows differ. */

@@ -10,6 +10,7 @@ import { otlpBody, otlpSpan } from '../abuse/fixture.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
 import { expectProblem } from '../helpers/problem.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { toolCallRow } from '../fixtures/span-row.ts';
 
 const NOW = Math.floor(Date.now() / 1000);
 const DAY = 86400;
@@ -29,30 +30,13 @@ const TOOLS = bundle.artifacts
 let n = 0;
 function call(workspace: string, tool: string, mcp: string | null, extra: Partial<SpanRow> = {}): SpanRow {
   n++;
-  return {
-    org_id: 'org-a',
+  return toolCallRow(n, tool, mcp, {
     workspace_id: workspace,
-    trace_id: n.toString(16).padStart(32, '0'),
-    span_id: n.toString(16).padStart(16, '0'),
-    parent_span_id: null,
-    name: `tools/call ${tool}`,
     start_s: NOW - (n % 40) * 3600,
     duration_ms: 5 + ((n * 53) % 400),
-    category: 'tool_call',
-    harness: 'claude-code',
-    skill: null,
-    skill_version: null,
-    command: null,
-    mcp,
-    tool,
-    model: null,
-    user: 'u-admin',
-    session: 's',
-    tokens: 0,
-    cost: 0,
     is_error: n % 5 === 0,
     ...extra,
-  };
+  });
 }
 
 const SPANS: SpanRow[] = [

@@ -14,8 +14,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
 import { DayIdentities, PRINT_WORDS, fingerprintInto } from '../../src/store/duckdb/day-identities.ts';
 import { rangesOf } from '../../src/store/duckdb/identities.ts';
-import { MEASURES, QueryCancelledError, type AggregateQuery, type SpanRow } from '../../src/store/trace-port.ts';
-import { END, generated } from '../contract/trace-contract.ts';
+import { QueryCancelledError, type SpanRow } from '../../src/store/trace-port.ts';
+import { END, generated, skillQuery } from '../contract/trace-contract.ts';
 import { expectSameRows, reference } from '../contract/trace-reference.ts';
 
 const dirs: string[] = [];
@@ -38,17 +38,7 @@ const print = (fields: string[], time: number) => {
   fingerprintInto(out, 0, fields, time);
   return out;
 };
-const everything: AggregateQuery = {
-  orgId: 'org-1',
-  skill: 'sk-a',
-  startS: END - 30 * 86400,
-  endS: END,
-  workspaceIds: ['ws-1', 'ws-2'],
-  filters: [],
-  groupBy: ['model'],
-  bucket: 'day',
-  measures: [...MEASURES],
-};
+const everything = skillQuery({ groupBy: ['model'], bucket: 'day' });
 
 describe('what the DuckDB writer remembers of the spans it committed', () => {
   it('recognizes spans a closed process stored, after the file is opened again', async () => {

@@ -8,8 +8,8 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPostgresTraces } from '../../src/store/postgres/open.ts';
 import type { PostgresTraceStore } from '../../src/store/postgres/trace-store.ts';
-import { MEASURES, type AggregateQuery, type SpanRow } from '../../src/store/trace-port.ts';
-import { END, generated } from '../contract/trace-contract.ts';
+import type { AggregateQuery, SpanRow } from '../../src/store/trace-port.ts';
+import { END, generated, skillQuery } from '../contract/trace-contract.ts';
 import { expectSameRows, reference } from '../contract/trace-reference.ts';
 import { PG_URL, dropSchema, freshSchemaName, postgresReachable } from '../contract/pg-schema.ts';
 
@@ -36,28 +36,14 @@ async function sql<T>(schema: string, work: (client: pg.Client) => Promise<T>): 
 const spans = generated()
   .filter((s) => s.org_id === 'org-1')
   .slice(0, 2400);
-const queries: AggregateQuery[] = [
-  {
-    orgId: 'org-1',
-    skill: 'sk-a',
+const queries = [
+  skillQuery({ startS: END - 40 * 86400 }),
+  skillQuery({
     startS: END - 40 * 86400,
-    endS: END,
-    workspaceIds: ['ws-1', 'ws-2'],
-    filters: [],
-    groupBy: [],
-    measures: [...MEASURES],
-  },
-  {
-    orgId: 'org-1',
-    skill: 'sk-a',
-    startS: END - 40 * 86400,
-    endS: END,
-    workspaceIds: ['ws-1', 'ws-2'],
-    filters: [],
     groupBy: ['model'],
     bucket: 'day',
     measures: ['traces', 'spans', 'tokens', 'skill_invocations', 'latency_p99'],
-  },
+  }),
 ];
 const exact = async (store: PostgresTraceStore, stored: SpanRow[]) => {
   expect(await store.countSpans()).toBe(stored.length);

@@ -9,33 +9,18 @@ import { openPostgresRegistry, openPostgresTraces } from '../../src/store/postgr
 import { REGISTRY_TABLES, TRACE_TABLES } from '../../src/store/postgres/stored-bytes.ts';
 import type { SpanRow } from '../../src/store/trace-port.ts';
 import { PG_URL, dropSchema, freshSchemaName, postgresReachable, withPgClient } from '../contract/pg-schema.ts';
+import { spanRow } from '../fixtures/span-row.ts';
 
 const up = await postgresReachable();
 
 function span(i: number, startS: number): SpanRow {
-  return {
-    org_id: 'org-a',
+  return spanRow(0xb000 + i, {
     workspace_id: 'ws-a',
-    trace_id: (0xb000 + i).toString(16).padStart(32, '0'),
-    span_id: (0xb000 + i).toString(16).padStart(16, '0'),
-    parent_span_id: null,
-    name: 'step',
     start_s: startS,
-    duration_ms: 5,
-    category: 'other',
-    harness: 'h',
-    skill: null,
-    skill_version: null,
-    command: null,
-    mcp: null,
-    tool: null,
     model: `model-${'m'.repeat(200)}-${i}`,
-    user: 'u',
     session: `s-${i}`,
     tokens: 1,
-    cost: 0,
-    is_error: false,
-  };
+  });
 }
 
 describe.skipIf(!up)('PostgreSQL stored bytes', () => {

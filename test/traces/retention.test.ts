@@ -9,34 +9,20 @@ import { ConfigError, loadConfig } from '../../src/config.ts';
 import type { SpanRow, TraceStore } from '../../src/store/trace-port.ts';
 import { startRetention } from '../../src/traces/retention.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { spanRow } from '../fixtures/span-row.ts';
 
 const NOW_S = Date.UTC(2026, 10, 20) / 1000;
 const DAY = 86400;
 
 function span(i: number, startS: number): SpanRow {
-  return {
-    org_id: 'org-a',
-    workspace_id: 'ws-a-team',
-    trace_id: (0xa000 + i).toString(16).padStart(32, '0'),
-    span_id: (0xa000 + i).toString(16).padStart(16, '0'),
-    parent_span_id: null,
+  return spanRow(0xa000 + i, {
     name: 'invoke',
     start_s: startS,
-    duration_ms: 5,
     category: 'skill_invocation',
-    harness: 'h',
     skill: 'sk-1',
-    skill_version: null,
-    command: null,
-    mcp: null,
-    tool: null,
-    model: null,
-    user: 'u',
     session: `s-${i}`,
     tokens: 1,
-    cost: 0,
-    is_error: false,
-  };
+  });
 }
 
 function logger() {
