@@ -19,7 +19,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { loadDevIssuer } from '../src/auth/dev-issuer.ts';
-import { encodeExportRequest } from '../src/traces/otlp-decode.ts';
+import { encodeExportRequest } from '../src/otlp/traces/decode.ts';
 import { argNumber } from './harness.ts';
 import { startService } from './service-process.ts';
 

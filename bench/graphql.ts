@@ -14,7 +14,7 @@ import { buildApp } from '../src/app.ts';
 import { createAuthenticator } from '../src/auth/authenticator.ts';
 import { loadDevIssuer } from '../src/auth/dev-issuer.ts';
 import { loadConfig } from '../src/config.ts';
-import { parseBundle } from '../src/store/bundle.ts';
+import { parseBundle } from '../src/bundle/parse.ts';
 import { openRegistryStore } from '../src/store/open-registry.ts';
 import { openTraceStore } from '../src/store/open-traces.ts';
 import { wideBundle } from '../test/graphql/wide-bundle.ts';

@@ -5,8 +5,8 @@
  * requests, tool results) with a random prompt id each; protobuf, or OTLP/JSON (hex ids).
  */
 import crypto from 'node:crypto';
-import { encodeExportRequest } from '../src/traces/otlp-decode.ts';
-import { encodeLogsRequest } from '../src/traces/otlp-logs.ts';
+import { encodeExportRequest } from '../src/otlp/traces/decode.ts';
+import { encodeLogsRequest } from '../src/otlp/logs/decode.ts';
 
 /**
  * A request body whose spans get new ids for every request: `stamp(n)` writes `n` into the last four

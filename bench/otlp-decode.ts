@@ -5,8 +5,8 @@
  * Prints the median µs per request of each and the speed-up. Target: the reader well under 1 ms.
  * Usage: npm run bench:otlp-decode [-- --iterations 500]
  */
-import type { DecodedSpan } from '../src/traces/otlp-decode.ts';
-import { decodeExportRequestProto } from '../src/traces/otlp-proto-reader.ts';
+import type { DecodedSpan } from '../src/otlp/traces/decode.ts';
+import { decodeExportRequestProto } from '../src/otlp/traces/proto-reader.ts';
 import { decodeProtobufReference } from '../test/helpers/otlp-reference-decoder.ts';
 import { benchBody } from './otlp-body.ts';
 

@@ -16,7 +16,7 @@ import pg from 'pg';
 import { DuckDbTraceStore } from '../src/store/duckdb/trace-store.ts';
 import { openPostgresTraces } from '../src/store/postgres/open.ts';
 import type { AggregateQuery, TraceStore } from '../src/store/trace-port.ts';
-import { demoSpans } from '../src/traces/demo-traces.ts';
+import { demoSpans } from '../src/seed/demo-traces.ts';
 import { argNumber } from './harness.ts';
 
 const N = argNumber('spans', 500_000);

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { demoTraceOptions } from '../src/seed/seed.ts';
 import { ThreadedTraceStore } from '../src/store/duckdb/threaded-store.ts';
 import type { RegistryStore } from '../src/store/registry-port.ts';
-import { demoSpans } from '../src/traces/demo-traces.ts';
+import { demoSpans } from '../src/seed/demo-traces.ts';
 import { startDemoApp, type BenchApp } from './harness.ts';
 
 export type TraceBenchApp = BenchApp & { traces: ThreadedTraceStore };

@@ -29,7 +29,7 @@ export interface Config {
   maxEventLoopDelayMs: number;
   bodyLimitBytes: number;
   rateLimit: { perMinute: number };
-  /** OTLP ingestion quotas per caller and per organization (traces/ingest-quotas.ts). */
+  /** OTLP ingestion quotas per caller and per organization (otlp/ingest-quotas.ts). */
   ingestQuotas: IngestQuotaLimits;
   /** When set, GET /metrics needs `Authorization: Bearer <metricsToken>`. */
   metricsToken: string | undefined;

@@ -11,8 +11,8 @@ import type { RegistryStore } from './store/registry-port.ts';
 import type { TraceStore } from './store/trace-port.ts';
 import type { Metrics } from './observability/metrics.ts';
 import { checkDeadline, type Deadline } from './shared/deadline.ts';
-import type { LimitedOperation, Quota, RateLimits } from './shared/rate-limits.ts';
-import type { IngestQuota, IngestQuotas, IngestUsage, IngestVerdict } from './traces/ingest-quotas.ts';
+import type { LimitedOperation, Quota, RateLimits } from './rate-limits.ts';
+import type { IngestQuota, IngestQuotas, IngestUsage, IngestVerdict } from './otlp/ingest-quotas.ts';
 
 /** The long-lived parts of the service, built by main.ts (or a test) and handed to buildApp. */
 export interface Services {

@@ -17,7 +17,7 @@ import { RedisKeyValueCache } from './store/redis/kv-cache.ts';
 import { InProcessRateLimiter } from './store/memory/rate-limiter.ts';
 import type { RateLimiter } from './store/rate-limit-port.ts';
 import { demoApiKeys, seedDemoIfEmpty, seedDemoTracesIfEmpty } from './seed/seed.ts';
-import { startRetention } from './traces/retention.ts';
+import { startRetention } from './otlp/retention.ts';
 
 async function printDevHint(config: Config, origin: string): Promise<void> {
   if (!config.auth.devIssuer || !config.seedDemo) return;

@@ -9,12 +9,17 @@ export const groups: Record<string, { mutate: string[]; tests: string[] }> = {
     tests: ['test/auth/**/*.test.ts', 'test/graphql/authorization.test.ts'],
   },
   traces: {
-    mutate: ['src/traces/ingest.ts', 'src/skills/trace-stats.ts'],
-    tests: ['test/traces/**/*.test.ts', 'test/auth/authorization-pins.test.ts', 'test/graphql/trace-stats.test.ts'],
+    mutate: ['src/otlp/ingest.ts', 'src/skills/trace-stats.ts'],
+    tests: [
+      'test/otlp/**/*.test.ts',
+      'test/skills/**/*.test.ts',
+      'test/auth/authorization-pins.test.ts',
+      'test/graphql/trace-stats.test.ts',
+    ],
   },
   'stats-request': {
-    mutate: ['src/traces/stats-request.ts'],
-    tests: ['test/traces/**/*.test.ts', 'test/graphql/trace-stats.test.ts'],
+    mutate: ['src/skills/stats-request.ts'],
+    tests: ['test/skills/**/*.test.ts', 'test/graphql/trace-stats.test.ts'],
   },
   errors: {
     mutate: ['src/errors.ts'],

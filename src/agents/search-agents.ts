@@ -6,7 +6,7 @@ import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { RequestContext } from '../context.ts';
 import type { ArtifactVersion } from '../domain/types.ts';
 import { ApiError, ruleBroken } from '../errors.ts';
-import { presentArtifactsJson, type ArtifactJson } from '../org/present-artifacts.ts';
+import { presentArtifactsJson, type ArtifactJson } from '../artifacts/present.ts';
 import { decodeCursor, encodeCursor, fingerprint, pageWindow } from '../shared/paging.ts';
 import type { ArtifactQuery, ArtifactSort, ArtifactSortField, Page, SearchStrategy } from '../store/registry-port.ts';
 

@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs/promises';
 import { loadConfig } from '../config.ts';
-import { BundleError, parseBundle } from '../store/bundle.ts';
+import { BundleError, parseBundle } from '../bundle/parse.ts';
 import { openRegistryStore } from '../store/open-registry.ts';
 
 const file = process.argv[2];

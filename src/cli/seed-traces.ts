@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
 import { openRegistryStore } from '../store/open-registry.ts';
 import { openTraceStore } from '../store/open-traces.ts';
-import { demoSpans } from '../traces/demo-traces.ts';
+import { demoSpans } from '../seed/demo-traces.ts';
 
 const { values } = parseArgs({
   options: {

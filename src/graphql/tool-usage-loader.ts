@@ -10,7 +10,7 @@ import DataLoader from 'dataloader';
 import { GraphQLError } from 'graphql';
 import type { RequestContext } from '../context.ts';
 import type { ArtifactVersion } from '../domain/types.ts';
-import { rateLimitedError } from '../shared/rate-limits.ts';
+import { rateLimitedError } from '../rate-limits.ts';
 import { toolUsageOfTools, type TraceMetricValues, type UsageLookup } from '../tools/tool-usage.ts';
 import { OPERATION_TOO_LARGE } from './limits/list-budget.ts';
 import { spendUsageWork } from './limits/trace-budget.ts';

@@ -8,7 +8,7 @@ import type { PanelQueryInput, TraceStatsInput } from '../generated/graphql.ts';
 import { fieldErrors } from '../errors.ts';
 import { toFieldErrors } from '../shared/field-errors.ts';
 import { DIMENSIONS, MEASURES } from '../store/trace-port.ts';
-import { traceStatsRequestSchema, type PanelQuery, type TraceStatsRequest } from '../traces/stats-request.ts';
+import { traceStatsRequestSchema, type PanelQuery, type TraceStatsRequest } from '../skills/stats-request.ts';
 
 const validate = new Ajv({ allErrors: true, strict: false }).compile(traceStatsRequestSchema);
 const NAMED = new Set<string>([...MEASURES, ...DIMENSIONS]);

@@ -13,7 +13,7 @@ import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import { ApiError } from '../errors.ts';
 import { StoreUnavailableError } from '../store/registry-port.ts';
-import { otlpMessages } from '../traces/otlp-messages.ts';
+import { otlpMessages } from '../otlp/messages.ts';
 
 const OtlpStatus = otlpMessages.lookupType('otlp.Status');
 

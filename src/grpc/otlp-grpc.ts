@@ -21,7 +21,7 @@ import { loadAccess } from '../auth/access.ts';
 import type { Config } from '../config.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { RegistryStore } from '../store/registry-port.ts';
-import { assertCanIngest } from '../traces/ingest.ts';
+import { assertCanIngest } from '../otlp/ingest.ts';
 import { callGuard, type Authorize } from './call-guard.ts';
 import { grpcConnections } from './connections.ts';
 import { statusOfAnswer } from './grpc-status.ts';

@@ -9,7 +9,7 @@ import type { KindCounts } from '../store/registry-port.ts';
 import type { Access } from '../auth/access.ts';
 import type { RequestContext } from '../context.ts';
 import type { Project, Workspace } from '../domain/types.ts';
-import { loadArtifactExtras, presentArtifact } from './present-artifacts.ts';
+import { loadArtifactExtras, presentArtifact } from '../artifacts/present.ts';
 
 export interface WorkspaceExport {
   artifacts: Record<string, unknown>[];

@@ -1,5 +1,5 @@
 /**
- * Pages whose items are already JSON text (ready-to-send artifacts, org/present-artifacts.ts):
+ * Pages whose items are already JSON text (ready-to-send artifacts, artifacts/present.ts):
  * joined as they are, not parsed and serialized again. Fastify sends a string with a JSON content
  * type unchanged, so the route's response schema documents the answer without re-serializing it.
  */

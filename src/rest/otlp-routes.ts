@@ -1,10 +1,10 @@
 /**
  * The OTLP/HTTP receiver, `POST /v1/traces`, `/v1/logs` and `/v1/metrics` (protobuf or JSON,
- * optionally gzip; logs carry harness events, mapped to spans by traces/harness-events.ts; metric
+ * optionally gzip; logs carry harness events, mapped to spans by otlp/logs/mapping.ts; metric
  * data points are counted, not stored), bounded
  * before any work (DESIGN §12): the caller's right to write telemetry is checked before the body
  * is read; gzip is inflated as a stream and cut at OTLP_MAX_DECOMPRESSED_BYTES (also the largest
- * body read from the wire); decoding runs on worker threads (traces/decode-pool.ts) and stops past
+ * body read from the wire); decoding runs on worker threads (otlp/decode-pool.ts) and stops past
  * OTLP_MAX_SPANS. A malformed or over-bound payload gets 400 with an OTLP Status body in the
  * request's encoding; a 200 is sent only after the spans are stored.
  */
@@ -13,9 +13,9 @@ import zlib from 'node:zlib';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Bounds } from '../config.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import { assertCanIngest, ingestMetricPoints, ingestSpans } from '../traces/ingest.ts';
-import { createDecodePool } from '../traces/decode-pool.ts';
-import { OtlpDecodeError, encodeResponse, encodeStatus } from '../traces/otlp-decode.ts';
+import { assertCanIngest, ingestMetricPoints, ingestSpans } from '../otlp/ingest.ts';
+import { createDecodePool } from '../otlp/decode-pool.ts';
+import { OtlpDecodeError, encodeResponse, encodeStatus } from '../otlp/traces/decode.ts';
 import { problemResponses } from './schemas/common.ts';
 import { ApiError } from '../errors.ts';
 import { refuseSpentIngestQuota, spendIngestQuotas } from './rate-limit.ts';
@@ -109,7 +109,7 @@ function otlpAnswer(description: string, json: object, orProblem = false): objec
   };
 }
 
-/** What each route receives and answers; logs are harness events mapped to spans (harness-events.ts). */
+/** What each route receives and answers; logs are harness events mapped to spans (otlp/logs/mapping.ts). */
 const SIGNALS = {
   traces: {
     request: 'ExportTraceServiceRequest',

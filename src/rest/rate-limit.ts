@@ -1,13 +1,13 @@
 /**
- * The REST side of per-caller rate limits (shared/rate-limits.ts): a route that names its
+ * The REST side of per-caller rate limits (rate-limits.ts): a route that names its
  * operation in `config.rateLimited` spends the caller's quota before its body is read, and every
  * limited response carries the IETF `RateLimit-Policy` and `RateLimit` fields; over the limit the
  * answer is 429 rate_limited with `Retry-After`. The OTLP routes spend the ingestion quotas
- * (traces/ingest-quotas.ts) the same way, once their body is decoded.
+ * (otlp/ingest-quotas.ts) the same way, once their body is decoded.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { rateLimitedError, type LimitedOperation } from '../shared/rate-limits.ts';
-import { ingestQuotaError } from '../traces/ingest-quotas.ts';
+import { rateLimitedError, type LimitedOperation } from '../rate-limits.ts';
+import { ingestQuotaError } from '../otlp/ingest-quotas.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -2,7 +2,7 @@
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyInstance } from 'fastify';
 import { queryTraceStats } from '../skills/trace-stats.ts';
-import { traceStatsRequestSchema } from '../traces/stats-request.ts';
+import { traceStatsRequestSchema } from '../skills/stats-request.ts';
 import { BODY_PROBLEMS, problemResponses } from './schemas/common.ts';
 
 const nullable = <const S extends object>(schema: S) => ({ anyOf: [schema, { type: 'null' }] }) as const;

@@ -1,10 +1,10 @@
 /** First-start seeding: the demo bundle goes into an empty registry, and only then. */
 import type { RegistryStore } from '../store/registry-port.ts';
-import { parseBundle } from '../store/bundle.ts';
+import { parseBundle } from '../bundle/parse.ts';
 import { demoBundle } from './demo-bundle.ts';
 import type { TraceStore } from '../store/trace-port.ts';
 import { toolNameOf } from '../tools/tool-usage.ts';
-import { demoSpans, type DemoTraceOptions } from '../traces/demo-traces.ts';
+import { demoSpans, type DemoTraceOptions } from './demo-traces.ts';
 
 /** Imports the demo bundle when the registry has no organization yet; true when it did. */
 export async function seedDemoIfEmpty(store: RegistryStore): Promise<boolean> {

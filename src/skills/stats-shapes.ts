@@ -14,7 +14,7 @@ import {
   type GroupValues,
   type Measure,
 } from '../store/trace-port.ts';
-import { bucketStarts, groupLimitOf, type PanelQuery } from '../traces/stats-request.ts';
+import { bucketStarts, groupLimitOf, type PanelQuery } from './stats-request.ts';
 
 const UNIT: Record<Measure, string> = {
   sessions: 'count',

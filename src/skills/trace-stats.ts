@@ -21,8 +21,8 @@ import {
   checkRules,
   type PanelQuery,
   type TraceStatsRequest,
-} from '../traces/stats-request.ts';
-import { traceStoreFailure } from '../traces/store-errors.ts';
+} from './stats-request.ts';
+import { traceStoreFailure } from './store-errors.ts';
 import {
   scalarData,
   seriesRanking,

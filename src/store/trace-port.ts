@@ -96,7 +96,7 @@ export interface MetricPointRow {
   org_id: string;
   /**
    * The point's identity within its organization: a hash of its series (metric name, point and
-   * resource attributes) and its start and end times (harness-metrics.ts).
+   * resource attributes) and its start and end times (otlp/metrics/mapping.ts).
    */
   key: string;
   workspace_id: string;

@@ -1,7 +1,7 @@
 /** Operation 6: the caller's readable tools (latest versions), by name, paged by limit/offset. */
 import type { RequestContext } from '../context.ts';
 import type { ArtifactVersion } from '../domain/types.ts';
-import { presentArtifactsJson, type ArtifactJson } from '../org/present-artifacts.ts';
+import { presentArtifactsJson, type ArtifactJson } from '../artifacts/present.ts';
 import { pageWindow } from '../shared/paging.ts';
 import type { ArtifactQuery, Page } from '../store/registry-port.ts';
 

@@ -10,8 +10,8 @@ import { ApiError } from '../errors.ts';
 import type { ArtifactVersion } from '../domain/types.ts';
 import type { ToolAggregateQuery, ToolGroup } from '../store/registry-port.ts';
 import type { ToolUsageEntry, ToolUsageQuery } from '../store/trace-port.ts';
-import { rangeWork } from '../traces/stats-request.ts';
-import { traceStoreFailure } from '../traces/store-errors.ts';
+import { rangeWork } from '../skills/stats-request.ts';
+import { traceStoreFailure } from '../skills/store-errors.ts';
 
 export const TRACE_METRICS = ['calls', 'error_rate', 'p95_latency_ms', 'last_called_at'] as const;
 export type TraceMetric = (typeof TRACE_METRICS)[number];
@@ -99,7 +99,7 @@ export async function toolUsageOfTools(
 }
 
 /**
- * What a usage window costs the trace engine, in the statistics' work units (stats-request.ts
+ * What a usage window costs the trace engine, in the statistics' work units (skills/stats-request.ts
  * `statsWork`): one pass over the organization's tool calls from `sinceS` to now, weighted by
  * USAGE_WINDOW_WEIGHT, × (whole weeks + 1); no window (every stored call) or one older than 366
  * days costs the 366 days the statistics' longest range costs. Lookups of one window share their

@@ -11,7 +11,7 @@ import { createAuthenticator } from '../../src/auth/authenticator.ts';
 import type { Authenticator } from '../../src/auth/caller.ts';
 import { loadConfig } from '../../src/config.ts';
 import { ApiError, type ErrorCode } from '../../src/errors.ts';
-import { parseBundle } from '../../src/store/bundle.ts';
+import { parseBundle } from '../../src/bundle/parse.ts';
 import { SqliteRegistryStore } from '../../src/store/sqlite/registry-store.ts';
 import { TEST_API_KEY, smallBundle } from '../fixtures/small-bundle.ts';
 import {

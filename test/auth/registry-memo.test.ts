@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { orgTree, userMemberships } from '../../src/auth/registry-memo.ts';
-import { parseBundle } from '../../src/store/bundle.ts';
+import { parseBundle } from '../../src/bundle/parse.ts';
 import { SqliteRegistryStore } from '../../src/store/sqlite/registry-store.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
 import { countingStore } from '../graphql/helpers.ts';

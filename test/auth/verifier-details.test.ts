@@ -14,7 +14,7 @@ import { createAuthenticator, type AuthenticatorOptions } from '../../src/auth/a
 import type { Authenticator } from '../../src/auth/caller.ts';
 import { loadConfig } from '../../src/config.ts';
 import { ApiError } from '../../src/errors.ts';
-import { parseBundle } from '../../src/store/bundle.ts';
+import { parseBundle } from '../../src/bundle/parse.ts';
 import type { RegistryStore } from '../../src/store/registry-port.ts';
 import { SqliteRegistryStore } from '../../src/store/sqlite/registry-store.ts';
 import { TEST_API_KEY, addSuspendedOrg, smallBundle } from '../fixtures/small-bundle.ts';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiDocumentJson } from '../../src/shared/api-document.ts';
 import { relationshipForms } from '../../src/shared/relationship-forms.ts';
 import { hashApiKey } from '../../src/shared/api-key.ts';
-import { parseBundle } from '../../src/store/bundle.ts';
+import { parseBundle } from '../../src/bundle/parse.ts';
 import type { ArtifactQuery, ArtifactSort, RegistryStore } from '../../src/store/registry-port.ts';
 import { TEST_API_KEY, TINY_PNG_BASE64, smallBundle } from '../fixtures/small-bundle.ts';
 

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPostgresRegistry } from '../../src/store/postgres/open.ts';
 import { PG_URL, dropSchema, freshSchemaName, postgresReachable, withPgClient } from './pg-schema.ts';
-import { parseBundle } from '../../src/store/bundle.ts';
+import { parseBundle } from '../../src/bundle/parse.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
 import {
   expectOldArtifactsUpgraded,

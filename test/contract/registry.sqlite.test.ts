@@ -4,7 +4,7 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
-import { parseBundle } from '../../src/store/bundle.ts';
+import { parseBundle } from '../../src/bundle/parse.ts';
 import { openRegistryStore } from '../../src/store/open-registry.ts';
 import { SqliteRegistryStore } from '../../src/store/sqlite/registry-store.ts';
 import { TEST_API_KEY, smallBundle } from '../fixtures/small-bundle.ts';

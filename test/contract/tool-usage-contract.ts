@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SpanRow, ToolUsageEntry, ToolUsageQuery, ToolUsageRow, TraceStore } from '../../src/store/trace-port.ts';
-import { demoSpans } from '../../src/traces/demo-traces.ts';
+import { demoSpans } from '../../src/seed/demo-traces.ts';
 import { END } from './trace-contract.ts';
 
 const DAY = 86400;

@@ -14,7 +14,7 @@ import {
   type ToolUsageQuery,
   type TraceStore,
 } from '../../src/store/trace-port.ts';
-import { demoSpans } from '../../src/traces/demo-traces.ts';
+import { demoSpans } from '../../src/seed/demo-traces.ts';
 import { demoRankingCases, rankedSpans, rankingContract } from './trace-ranking-contract.ts';
 import { expectSameRows, reference, toolUsageReference } from './trace-reference.ts';
 

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spendStatsWork, spendUsageWork, TRACE_WORK_BUDGET, usageWork } from '../../src/graphql/limits/trace-budget.ts';
 import { MAX_USAGE_LOOKUPS } from '../../src/graphql/tool-usage-loader.ts';
 import type { SpanRow, ToolUsageQuery } from '../../src/store/trace-port.ts';
-import type { TraceStatsRequest } from '../../src/traces/stats-request.ts';
+import type { TraceStatsRequest } from '../../src/skills/stats-request.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { toolCallRow } from '../fixtures/span-row.ts';

@@ -13,7 +13,7 @@ import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOtlpGrpc, type OtlpGrpcServer } from '../../src/grpc/otlp-grpc.ts';
 import { MAX_WAITING_PER_CALLER } from '../../src/grpc/call-guard.ts';
-import { encodeExportRequest } from '../../src/traces/otlp-decode.ts';
+import { encodeExportRequest } from '../../src/otlp/traces/decode.ts';
 import { within } from '../helpers/raw-connection.ts';
 import { grpcSession, rawCall, wholeCall } from '../helpers/raw-grpc.ts';
 import { decodeRetryDelay } from '../helpers/retry-info.ts';

@@ -10,7 +10,7 @@ import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOtlpGrpc, type OtlpGrpcServer } from '../../src/grpc/otlp-grpc.ts';
 import { createMetrics, type Metrics } from '../../src/observability/metrics.ts';
-import { encodeExportRequest } from '../../src/traces/otlp-decode.ts';
+import { encodeExportRequest } from '../../src/otlp/traces/decode.ts';
 import { rawConnection, within } from '../helpers/raw-connection.ts';
 import { grpcSession, rawCall, wholeCall } from '../helpers/raw-grpc.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { retryAfterSeconds } from '../../src/grpc/grpc-status.ts';
 import { startOtlpGrpc, type OtlpGrpcServer } from '../../src/grpc/otlp-grpc.ts';
 import { StoreUnavailableError, type RegistryStore } from '../../src/store/registry-port.ts';
-import { encodeExportRequest } from '../../src/traces/otlp-decode.ts';
+import { encodeExportRequest } from '../../src/otlp/traces/decode.ts';
 import { decodeRetryDelay } from '../helpers/retry-info.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 

@@ -1,11 +1,11 @@
 /**
- * The former protobuf decoding path of src/traces/otlp-decode.ts, kept for tests and the decode
+ * The former protobuf decoding path of src/otlp/traces/decode.ts, kept for tests and the decode
  * benchmark only: protobufjs `decode` with the project's message definitions, then the walk into
- * DecodedSpan objects that OTLP/JSON uses. The hand-written reader (otlp-proto-reader.ts) must give
+ * DecodedSpan objects that OTLP/JSON uses. The hand-written reader (otlp/traces/proto-reader.ts) must give
  * the same result.
  */
-import { collectSpans, otlpMessages } from '../../src/traces/otlp-decode.ts';
-import { OtlpDecodeError, type DecodedSpan } from '../../src/traces/otlp-types.ts';
+import { collectSpans, otlpMessages } from '../../src/otlp/traces/decode.ts';
+import { OtlpDecodeError, type DecodedSpan } from '../../src/otlp/types.ts';
 
 const Request = otlpMessages.lookupType('otlp.ExportTraceServiceRequest');
 

@@ -3,7 +3,7 @@
  * over 28 days before END, by u-admin and u-viewer; `spans` are the rows the reference computes from.
  */
 import type { SpanRow } from '../../src/store/trace-port.ts';
-import { demoSpans } from '../../src/traces/demo-traces.ts';
+import { demoSpans } from '../../src/seed/demo-traces.ts';
 import { startTestApp, type TestApp } from './test-app.ts';
 
 export const END = Date.UTC(2026, 9, 1) / 1000;

@@ -12,7 +12,7 @@ import { createAuthenticator } from '../../src/auth/authenticator.ts';
 import type { Authenticator } from '../../src/auth/caller.ts';
 import { loadDevIssuer } from '../../src/auth/dev-issuer.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
-import { parseBundle } from '../../src/store/bundle.ts';
+import { parseBundle } from '../../src/bundle/parse.ts';
 import { openRegistryStore } from '../../src/store/open-registry.ts';
 import { openTraceStore } from '../../src/store/open-traces.ts';
 import type { TraceStore } from '../../src/store/trace-port.ts';

@@ -71,7 +71,7 @@ describe('response cache', () => {
     expect(viewer.headers['x-cache']).toBeUndefined();
     expect(viewer.json().page.total).toBeLessThan(first.json().page.total);
 
-    const { parseBundle } = await import('../../src/store/bundle.ts');
+    const { parseBundle } = await import('../../src/bundle/parse.ts');
     const { smallBundle } = await import('../fixtures/small-bundle.ts');
     const bundle = smallBundle();
     const tool = bundle.artifacts.find((a) => a.id === 'tl-1') as Record<string, unknown>;

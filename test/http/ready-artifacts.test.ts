@@ -1,6 +1,6 @@
 /**
  * Ready-to-send artifacts: the tool list and the agent search answer stored JSON text
- * with the per-caller fields spliced in (org/present-artifacts.ts `presentArtifactJson`). Each
+ * with the per-caller fields spliced in (artifacts/present.ts `presentArtifactJson`). Each
  * item must carry exactly the members the object path gives, serialized by the route's response
  * schema, for every caller: a document field no schema lists stays out, permissions follow the
  * caller's role, the identity is masked, relationships keep only readable ends.
@@ -9,8 +9,8 @@ import fastJson from 'fast-json-stringify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadAccess } from '../../src/auth/access.ts';
 import { agentSchema, toolSchema } from '../../src/domain/artifact-schemas.ts';
-import { loadArtifactExtras, presentArtifact, presentArtifactsJson } from '../../src/org/present-artifacts.ts';
-import { parseBundle } from '../../src/store/bundle.ts';
+import { loadArtifactExtras, presentArtifact, presentArtifactsJson } from '../../src/artifacts/present.ts';
+import { parseBundle } from '../../src/bundle/parse.ts';
 import { TEST_API_KEY, smallBundle } from '../fixtures/small-bundle.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 

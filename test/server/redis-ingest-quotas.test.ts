@@ -9,7 +9,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Caller } from '../../src/auth/caller.ts';
 import { RedisRateLimiter } from '../../src/store/redis/rate-limiter.ts';
-import { IngestQuotas } from '../../src/traces/ingest-quotas.ts';
+import { IngestQuotas } from '../../src/otlp/ingest-quotas.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
 import { spansBody } from '../fixtures/otlp-bodies.ts';
 import { startReplica, type Replica } from '../graphql/replica.ts';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { hashApiKey } from '../../src/shared/api-key.ts';
-import { BundleError, parseBundle } from '../../src/store/bundle.ts';
+import { BundleError, parseBundle } from '../../src/bundle/parse.ts';
 import { SqliteRegistryStore } from '../../src/store/sqlite/registry-store.ts';
 import { demoBundle } from '../../src/seed/demo-bundle.ts';
 import { generateProfilePng } from '../../src/shared/png.ts';

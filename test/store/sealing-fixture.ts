@@ -7,7 +7,7 @@
 import { expect } from 'vitest';
 import { MEASURES, type AggregateQuery, type SpanRow, type TraceStore } from '../../src/store/trace-port.ts';
 import { prng } from '../../src/shared/prng.ts';
-import { demoSpans } from '../../src/traces/demo-traces.ts';
+import { demoSpans } from '../../src/seed/demo-traces.ts';
 import { expectSameRows, reference } from '../contract/trace-reference.ts';
 
 const END = Date.UTC(2026, 10, 1) / 1000;

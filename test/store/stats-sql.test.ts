@@ -13,7 +13,7 @@ import { skillRows } from '../../src/store/postgres/skill-rows.ts';
 import { POSTGRES } from '../../src/store/sql-dialect.ts';
 import { compileAggregate } from '../../src/store/stats-sql.ts';
 import type { AggregateQuery } from '../../src/store/trace-port.ts';
-import { demoSpans } from '../../src/traces/demo-traces.ts';
+import { demoSpans } from '../../src/seed/demo-traces.ts';
 
 const END = Date.UTC(2026, 10, 1) / 1000;
 const base = {

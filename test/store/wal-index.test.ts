@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseBundle } from '../../src/store/bundle.ts';
+import { parseBundle } from '../../src/bundle/parse.ts';
 import { SqliteRegistryStore } from '../../src/store/sqlite/registry-store.ts';
 import { WalIndexHeader } from '../../src/store/sqlite/wal-index.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';

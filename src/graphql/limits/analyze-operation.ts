@@ -47,7 +47,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import type { TraceStatsInput } from '../../generated/graphql.ts';
-import { answerPoints } from '../../traces/stats-request.ts';
+import { answerPoints } from '../../skills/stats-request.ts';
 import { toTraceStatsRequest } from '../trace-stats-input.ts';
 import { introspectionSizes, metaField, type IntrospectionSizes, type MetaScope } from './introspection-sizes.ts';
 import { MAX_NESTING } from './nesting.ts';

@@ -7,7 +7,7 @@
  * twice what the largest statistics request costs (4,320), room for a page of per-skill summaries
  * (a 7-day, three-query scalar costs 6).
  *
- * - `Skill.traceStats` spends its request's work (stats-request.ts `statsWork`: aggregations ×
+ * - `Skill.traceStats` spends its request's work (skills/stats-request.ts `statsWork`: aggregations ×
  *   (weeks + 1)) when it runs, once its input is known good and before any aggregation.
  * - `Tool.usage(since:)` spends the work of each distinct window of a batch (tool-usage.ts
  *   `usageWindowWork`) before the batch's one trace-store query; its windows are also priced
@@ -18,7 +18,7 @@
  */
 import { GraphQLError } from 'graphql';
 import { usageWindowWork } from '../../tools/tool-usage.ts';
-import { MAX_STATS_WORK, statsWork, type TraceStatsRequest } from '../../traces/stats-request.ts';
+import { MAX_STATS_WORK, statsWork, type TraceStatsRequest } from '../../skills/stats-request.ts';
 import { OPERATION_TOO_LARGE } from './list-budget.ts';
 
 /** Work units one operation may spend on trace-store reads. */

@@ -6,7 +6,7 @@ import { findAgents, searchCursor, type AgentSearchInput } from '../../agents/se
 import type { QueryResolvers } from '../../generated/graphql.ts';
 import { findUsers, userListCursor } from '../../org/list-users.ts';
 import { encodeCursor, fingerprint } from '../../shared/paging.ts';
-import { rateLimitedError, type LimitedOperation } from '../../shared/rate-limits.ts';
+import { rateLimitedError, type LimitedOperation } from '../../rate-limits.ts';
 import type { RequestContext } from '../../context.ts';
 import { aggregateTools } from '../../tools/aggregate-tools.ts';
 import { findTools } from '../../tools/list-tools.ts';

@@ -5,7 +5,7 @@
  *
  * - Ahead: each replica makes sure, at start, that the months from MONTHS_BACK back to
  *   MONTHS_AHEAD ahead have partitions, and hourly the months from this one on. Ingestion refuses
- *   times more than a day ahead (traces/span-mapping.ts), so a month gets its partition a month or
+ *   times more than a day ahead (otlp/traces/mapping.ts), so a month gets its partition a month or
  *   more before its first row. Nothing creates partitions while writing: a backfill of older
  *   months goes to the default partition, and a batch's times never make tables. (A row routed to
  *   the default partition during a month's ATTACH fails its new constraint; the store writes the

@@ -1,0 +1,203 @@
+/**
+ * OTLP ingestion (DESIGN §9, §12): mapped spans are checked against what their sender may claim
+ * and stored; the answer counts what was rejected and why. A span goes to resource
+ * `workspace.id`, else to the caller's default workspace (a service account's own; for a user,
+ * their personal workspace, else the first they can write to), and the sender needs
+ * `can_create_content` there. A span that names a skill counts for it only when the sender can
+ * read that skill (by id, or by name among the sender's readable workspaces).
+ */
+import type { Access } from '../auth/access.ts';
+import type { RequestContext } from '../context.ts';
+import type { ArtifactVersion } from '../domain/types.ts';
+import { QueryCancelledError, type InsertOutcome, type MetricPointRow } from '../store/trace-port.ts';
+import type { MappedPoint } from './metrics/mapping.ts';
+import { ApiError } from '../errors.ts';
+import { keptColumns, type SpanBatch } from './span-batch.ts';
+
+export interface IngestResult {
+  /** Spans (points) stored by this request. */
+  accepted: number;
+  /** Spans (points) stored already, by an earlier delivery of the same request or another. */
+  duplicates: number;
+  rejected: number;
+  errorMessage: string;
+}
+
+/**
+ * Hands the request's rows to the store (RequestContext.write: withdrawn at the deadline while
+ * they wait, answered after the commit once begun). A write that did not commit is answered with
+ * an error an exporter retries: 504 request_timeout when the deadline withdrew it, 503
+ * traces_unavailable when the store failed it (a commit whose acknowledgement was lost is retried
+ * too; the retry's rows are recognized as stored, DESIGN §12).
+ */
+async function store(
+  ctx: RequestContext,
+  write: (signal: AbortSignal) => Promise<InsertOutcome>,
+): Promise<InsertOutcome> {
+  try {
+    return await ctx.write(write);
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    if (err instanceof QueryCancelledError)
+      throw new ApiError(
+        'request_timeout',
+        'the request could not be stored before its deadline; nothing of it was stored',
+      );
+    throw new ApiError(
+      'traces_unavailable',
+      'the telemetry could not be stored; nothing of it was stored, retry later',
+      {
+        retryAfter: 5,
+      },
+    );
+  }
+}
+
+/** Skill names one request may ask to resolve (each is one registry lookup). */
+const MAX_SKILL_NAMES = 100;
+/** Distinct reasons listed in the answer; the others are counted together. */
+const MAX_REASONS = 20;
+
+function defaultWorkspace(ctx: Pick<RequestContext, 'caller'>, access: Access): string | null {
+  if (ctx.caller.kind === 'service_account') return ctx.caller.workspaceId;
+  const writable = access.readableWorkspaceIds.filter((id) => access.canCreateContent(id));
+  // The caller's own personal workspace: a user_default one they are a member of themselves, not
+  // another user's that an admin of the root can also write to.
+  const own = writable.find((id) => access.workspace(id)?.kind === 'user_default' && access.isDirectMember(id));
+  return own ?? writable[0] ?? null;
+}
+
+/**
+ * 403 access_denied when the caller may write telemetry nowhere: checked before the body is read,
+ * so a caller without the right costs the service no decoding.
+ */
+export async function assertCanIngest(ctx: Pick<RequestContext, 'caller' | 'access'>): Promise<void> {
+  if (defaultWorkspace(ctx, await ctx.access()) === null)
+    throw new ApiError('access_denied', 'the caller may not create content in any workspace');
+}
+
+const short = (s: string) => JSON.stringify(s.length > 64 ? `${s.slice(0, 64)}…` : s);
+
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+const distinctOf = (values: (string | null)[]) => [...new Set(values.filter((v): v is string => v !== null))];
+
+/** The skills the spans name, resolved in the caller's scope: `id:…`/`name:…` -> skill id, or why not. */
+async function resolveSkills(
+  ctx: RequestContext,
+  access: Access,
+  spans: SpanBatch,
+): Promise<Map<string, string | { reason: string }>> {
+  const out = new Map<string, string | { reason: string }>();
+  const unreadable = (what: string) => ({ reason: `skill ${what} does not exist or the sender cannot read it` });
+  const ids = distinctOf(spans.skillId);
+  const names = distinctOf(spans.skillName);
+  const found = new Map<string, ArtifactVersion>();
+  for (const a of ids.length > 0 ? await ctx.registry.getArtifacts(ids) : []) found.set(a.id, a);
+  for (const id of ids) {
+    const skill = found.get(id);
+    const ok = skill !== undefined && skill.kind === 'skill' && access.canRead(skill.workspace_id);
+    out.set(`id:${id}`, ok ? id : unreadable(short(id)));
+  }
+  await Promise.all(
+    names.map(async (name, i) => {
+      if (i >= MAX_SKILL_NAMES)
+        return out.set(`name:${name}`, { reason: `more than ${MAX_SKILL_NAMES} distinct skill names in one request` });
+      const skill = await ctx.registry.findSkillByName(access.readableWorkspaceIds, name);
+      return out.set(`name:${name}`, skill !== null ? skill.id : unreadable(`named ${short(name)}`));
+    }),
+  );
+  return out;
+}
+
+/** Counts of rejected spans (or data points) by reason, with at most MAX_REASONS reasons spelled out. */
+class Rejections {
+  private readonly reasons = new Map<string, number>();
+  private readonly noun: string;
+  count = 0;
+
+  constructor(noun = 'span(s)') {
+    this.noun = noun;
+  }
+
+  add(why: string): void {
+    this.count++;
+    if (this.reasons.has(why) || this.reasons.size < MAX_REASONS)
+      this.reasons.set(why, (this.reasons.get(why) ?? 0) + 1);
+  }
+
+  message(): string {
+    const listed = [...this.reasons].map(([why, n]) => `${n} ${this.noun}: ${why}`);
+    const others = this.count - [...this.reasons.values()].reduce((a, b) => a + b, 0);
+    return [...listed, ...(others > 0 ? [`${others} ${this.noun}: other reasons`] : [])].join('; ');
+  }
+}
+
+export async function ingestSpans(ctx: RequestContext, spans: SpanBatch): Promise<IngestResult> {
+  const access = await ctx.access();
+  const fallback = defaultWorkspace(ctx, access);
+  if (fallback === null) throw new ApiError('access_denied', 'the caller may not create content in any workspace');
+  const skills = await resolveSkills(ctx, access, spans);
+  await yieldToEventLoop();
+  ctx.checkDeadline();
+
+  const kept: number[] = [];
+  const workspaceIds: string[] = [];
+  const skillIds: (string | null)[] = [];
+  const rejected = new Rejections();
+  for (let i = 0; i < spans.length; i++) {
+    const invalid = spans.invalid[i];
+    if (invalid !== null && invalid !== undefined) {
+      rejected.add(invalid);
+      continue;
+    }
+    const workspaceId = spans.workspace[i] ?? fallback;
+    if (!access.canCreateContent(workspaceId)) {
+      rejected.add(`no permission to write to workspace ${short(workspaceId)}`);
+      continue;
+    }
+    const id = spans.skillId[i];
+    const name = spans.skillName[i];
+    const skill = id != null ? skills.get(`id:${id}`) : name != null ? skills.get(`name:${name}`) : null;
+    if (skill !== null && typeof skill !== 'string') {
+      rejected.add(skill?.reason ?? 'unresolved skill');
+      continue;
+    }
+    kept.push(i);
+    workspaceIds.push(workspaceId);
+    skillIds.push(skill);
+  }
+  // Checking the spans and handing them to the store are each a few milliseconds of synchronous
+  // work per 10,000 spans: the event loop serves other requests in between.
+  await yieldToEventLoop();
+  const columns = keptColumns(spans, kept, { orgId: ctx.caller.orgId, workspaceIds, skills: skillIds });
+  const { stored, duplicates } = await store(ctx, (signal) => ctx.traces.insertColumns(columns, signal));
+  return { accepted: stored, duplicates, rejected: rejected.count, errorMessage: rejected.message() };
+}
+
+/**
+ * Stores harness metric points (otlp/metrics/mapping.ts) under the same rule as spans: resource
+ * `workspace.id`, else the caller's default workspace, where the sender needs can_create_content.
+ */
+export async function ingestMetricPoints(ctx: RequestContext, points: readonly MappedPoint[]): Promise<IngestResult> {
+  const access = await ctx.access();
+  const fallback = defaultWorkspace(ctx, access);
+  if (fallback === null) throw new ApiError('access_denied', 'the caller may not create content in any workspace');
+  const rows: MetricPointRow[] = [];
+  const rejected = new Rejections('data point(s)');
+  for (const p of points) {
+    if (p.invalid !== null) {
+      rejected.add(p.invalid);
+      continue;
+    }
+    const workspaceId = p.workspace ?? fallback;
+    if (!access.canCreateContent(workspaceId)) {
+      rejected.add(`no permission to write to workspace ${short(workspaceId)}`);
+      continue;
+    }
+    const { metric, key, session, time_s, value } = p;
+    rows.push({ org_id: ctx.caller.orgId, key, workspace_id: workspaceId, session, metric, time_s, value });
+  }
+  const { stored, duplicates } = await store(ctx, (signal) => ctx.traces.insertMetricPoints(rows, signal));
+  return { accepted: stored, duplicates, rejected: rejected.count, errorMessage: rejected.message() };
+}

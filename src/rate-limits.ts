@@ -1,0 +1,55 @@
+/**
+ * Per-caller rate limits of the operations DESIGN §7 limits (3 and 6 by default), counted per
+ * operation, not per transport: the REST route and the GraphQL field that run an operation spend
+ * the same quota (DESIGN §12). A fixed one-minute window per caller and operation.
+ */
+import { callerKey, type Caller } from './auth/caller.ts';
+import { ApiError } from './errors.ts';
+import type { RateLimiter } from './store/rate-limit-port.ts';
+
+/** Operations with a per-caller limit: 6 (`tools.list`) and 3 (`tools.aggregate`). */
+export type LimitedOperation = 'tools.list' | 'tools.aggregate';
+
+const WINDOW_MS = 60_000;
+
+/** What one counted call leaves of the caller's quota. */
+export interface Quota {
+  limit: number;
+  remaining: number;
+  windowS: number;
+  /** Seconds until the window resets (at least 1). */
+  resetS: number;
+  exceeded: boolean;
+}
+
+export class RateLimits {
+  private readonly limiter: RateLimiter;
+  private readonly perMinute: number;
+
+  constructor(limiter: RateLimiter, perMinute: number) {
+    this.limiter = limiter;
+    this.perMinute = perMinute;
+  }
+
+  /**
+   * Counts `calls` calls (default one) of `operation` by `caller`; the quota says whether it is over
+   * the limit. A GraphQL field doing the work of several REST calls spends as many.
+   */
+  async spend(caller: Caller, operation: LimitedOperation, calls = 1): Promise<Quota> {
+    const { count, resetMs } = await this.limiter.hit(`${callerKey(caller)}|${operation}`, WINDOW_MS, calls);
+    return {
+      limit: this.perMinute,
+      remaining: Math.max(0, this.perMinute - count),
+      windowS: WINDOW_MS / 1000,
+      resetS: Math.max(1, Math.ceil(resetMs / 1000)),
+      exceeded: count > this.perMinute,
+    };
+  }
+}
+
+/** 429 rate_limited for a call over its quota, with the seconds to wait. */
+export function rateLimitedError(quota: Quota): ApiError {
+  return new ApiError('rate_limited', `more than ${quota.limit} requests a minute; retry in ${quota.resetS} s`, {
+    retryAfter: quota.resetS,
+  });
+}
