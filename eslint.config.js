@@ -2,11 +2,11 @@
 // process.env, and the layers of docs/architecture.md as import boundaries. `npm run lint`; part of
 // `npm test`. Formatting is Prettier's (`npm run format`), checked by `npm run format:check`.
 import js from '@eslint/js';
-import importX from 'eslint-plugin-import-x';
+import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 /** Handler folders: they know nothing of HTTP or GraphQL, and nothing of the demo data. */
-const HANDLERS = ['agents', 'tools', 'skills', 'org', 'traces', 'auth'].map((d) => `./src/${d}`);
+const HANDLERS = ['agents', 'tools', 'skills', 'org', 'otlp', 'auth', 'artifacts'].map((d) => `./src/${d}`);
 const TRANSPORTS = ['./src/rest', './src/graphql', './src/grpc'];
 
 export default tseslint.config(
@@ -26,6 +26,11 @@ export default tseslint.config(
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     plugins: { 'import-x': importX },
+    settings: {
+      ...importX.flatConfigs.typescript.settings,
+      'import-x/resolver': undefined,
+      'import-x/resolver-next': [createNodeResolver()],
+    },
     rules: {
       // Overflows its stack on graphql-js's recursive types (typescript-eslint 8.73); off until fixed.
       '@typescript-eslint/no-unsafe-class-instance-assignment': 'off',
@@ -37,6 +42,8 @@ export default tseslint.config(
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
       // `_`-prefixed names are placeholders by convention (tsc's noUnusedParameters agrees).
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      // A cycle between modules means one of them is in the wrong layer or holds two concerns.
+      'import-x/no-cycle': 'error',
       'import-x/no-restricted-paths': [
         'error',
         {
@@ -55,8 +62,18 @@ export default tseslint.config(
             { target: './src/rest', from: './src/graphql', message: 'REST imports nothing from graphql/' },
             {
               target: './src/shared',
-              from: [...TRANSPORTS, './src/seed', './src/app.ts'],
-              message: 'shared helpers serve every layer: they import no transport or seed',
+              from: ['./src/!(shared|domain)/**', './src/!(errors).ts'],
+              message: 'shared helpers serve every layer: they import only domain types and the error catalogue',
+            },
+            {
+              target: './src/config.ts',
+              from: ['./src/*/**', './src/!(config).ts'],
+              message: 'config.ts is read by every layer: it imports nothing of the project',
+            },
+            {
+              target: './src/bundle',
+              from: [...TRANSPORTS, ...HANDLERS, './src/store', './src/seed', './src/app.ts', './src/context.ts'],
+              message: 'bundle parsing knows only the domain: no store, handler, transport or seed',
             },
             {
               target: ['./src/domain', './src/errors.ts'],

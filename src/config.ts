@@ -1,9 +1,12 @@
 /**
  * The only reader of `process.env`. Every setting is parsed, validated and typed here; a bad
- * value stops start-up with a message naming the variable. The table in README.md lists them.
+ * value stops start-up with a message naming the variable. docs/configuration.md lists them.
  */
 import path from 'node:path';
-import { CLIENT_TOKEN_SHAPES, type ClientTokenShape } from './auth/client-tokens.ts';
+
+/** The client-credentials token shapes auth/client-tokens.ts can recognise. */
+export const CLIENT_TOKEN_SHAPES = ['rfc9068', 'auth0', 'keycloak', 'entra'] as const;
+export type ClientTokenShape = (typeof CLIENT_TOKEN_SHAPES)[number];
 
 export interface Config {
   host: string;

@@ -5,9 +5,7 @@
  * is enabled (`AUTH_CLIENT_TOKEN_SHAPES`, all by default), and only in tokens of a trusted issuer.
  */
 import type { JWTPayload } from 'jose';
-
-export const CLIENT_TOKEN_SHAPES = ['rfc9068', 'auth0', 'keycloak', 'entra'] as const;
-export type ClientTokenShape = (typeof CLIENT_TOKEN_SHAPES)[number];
+import type { ClientTokenShape } from '../config.ts';
 
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
