@@ -49,7 +49,7 @@ export interface Config {
   auth: AuthConfig;
 }
 
-/** The bounds of DESIGN §12 (README lists their variables). */
+/** The bounds of DESIGN §12 (docs/configuration.md lists their variables). */
 export interface Bounds {
   /** An OTLP body after decompression (also the largest body read from the wire). */
   otlpMaxDecompressedBytes: number;
