@@ -10,8 +10,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
 import { skillRows } from '../../src/store/postgres/skill-rows.ts';
-import { POSTGRES } from '../../src/store/sql-dialect.ts';
-import { compileAggregate } from '../../src/store/stats-sql.ts';
+import { POSTGRES } from '../../src/store/stats/dialect.ts';
+import { compileAggregate } from '../../src/store/stats/compile.ts';
 import type { AggregateQuery } from '../../src/store/trace-port.ts';
 import { demoSpans } from '../../src/seed/demo-traces.ts';
 

@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { compileAggregate, toAggregateRows, type CompiledAggregate, type DimensionCodes } from '../stats-sql.ts';
+import { compileAggregate, toAggregateRows, type CompiledAggregate, type DimensionCodes } from '../stats/compile.ts';
 import {
   QueryCancelledError,
   TraceStoreUnavailableError,
@@ -29,8 +29,8 @@ import { unstorable, unstorablePoint } from './append.ts';
 import { Dictionary, NO_CODE, isEncoded } from './dictionary.ts';
 import { migrate } from './schema.ts';
 import { skillRows } from './skill-rows.ts';
-import { DUCKDB } from '../sql-dialect.ts';
-import { compileToolUsage, toToolUsageRows } from '../tool-usage-sql.ts';
+import { DUCKDB } from '../stats/dialect.ts';
+import { compileToolUsage, toToolUsageRows } from '../stats/tool-usage.ts';
 import { sealInBackground } from '../seal-timer.ts';
 import { TraceWriter } from './writer.ts';
 import { databaseFileBytes, type StoredBytes } from '../stored-bytes.ts';

@@ -6,7 +6,7 @@
  * of its connection).
  */
 import type pg from 'pg';
-import { compileAggregate, toAggregateRows } from '../stats-sql.ts';
+import { compileAggregate, toAggregateRows } from '../stats/compile.ts';
 import {
   QueryCancelledError,
   TraceStoreUnavailableError,
@@ -23,8 +23,8 @@ import {
 } from '../trace-port.ts';
 import { isConnectionFailure } from './pool.ts';
 import { sqlNumber } from '../sql-values.ts';
-import { POSTGRES } from '../sql-dialect.ts';
-import { compileToolUsage, toToolUsageRows } from '../tool-usage-sql.ts';
+import { POSTGRES } from '../stats/dialect.ts';
+import { compileToolUsage, toToolUsageRows } from '../stats/tool-usage.ts';
 import { sealInBackground } from '../seal-timer.ts';
 import { SEALING_LOCK, sealStep } from './sealing.ts';
 import { skillRows } from './skill-rows.ts';

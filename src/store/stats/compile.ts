@@ -10,7 +10,7 @@
  * or `onlyGroups` the statement keeps only some groups (stats-ranking.ts); without them it is the
  * aggregation alone, unchanged.
  */
-import { keepGroupsSql, onlyGroupsRowsSql, type GroupColumns } from './stats-ranking.ts';
+import { keepGroupsSql, onlyGroupsRowsSql, type GroupColumns } from './ranking.ts';
 import {
   HARNESS_MEASURES,
   MEASURES,
@@ -20,9 +20,9 @@ import {
   type HarnessMeasure,
   type Measure,
   type SpanFilter,
-} from './trace-port.ts';
-import { DUCKDB, type SqlDialect } from './sql-dialect.ts';
-import { sqlText } from './sql-values.ts';
+} from '../trace-port.ts';
+import { DUCKDB, type SqlDialect } from './dialect.ts';
+import { sqlText } from '../sql-values.ts';
 import { SPAN_DIMENSION_COLUMNS, SPAN_MEASURE_COLUMNS } from './span-columns.ts';
 
 /** The span (and rollup) column of each dimension. */

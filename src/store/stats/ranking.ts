@@ -11,9 +11,9 @@
  * only: the group rows of a table, the total rows (bucket null) of a time series, whose kept
  * groups then keep every bucket row by a join on the group values.
  */
-import { MEASURES, type Dimension, type GroupRanking, type GroupValues, type Measure } from './trace-port.ts';
-import type { SqlDialect } from './sql-dialect.ts';
-import type { Param } from './stats-sql.ts';
+import { MEASURES, type Dimension, type GroupRanking, type GroupValues, type Measure } from '../trace-port.ts';
+import type { SqlDialect } from './dialect.ts';
+import type { Param } from './compile.ts';
 
 /** What the ranking SQL needs to know of the query's group dimensions, as compiled. */
 export interface GroupColumns {
