@@ -21,7 +21,7 @@ import {
   type Measure,
   type SpanFilter,
 } from '../trace-port.ts';
-import { DUCKDB, type SqlDialect } from './dialect.ts';
+import { DUCKDB, type Param, type SqlDialect } from './dialect.ts';
 import { sqlText } from '../sql-values.ts';
 import { SPAN_DIMENSION_COLUMNS, SPAN_MEASURE_COLUMNS } from './span-columns.ts';
 
@@ -72,9 +72,6 @@ const BASE_COLUMNS = [
   'is_tool_call',
   ...SPAN_MEASURE_COLUMNS,
 ];
-
-/** Adds a value to the statement's parameters and returns its placeholder. */
-export type Param = (value: string | number) => string;
 
 /**
  * An engine's rows of the query's skill (and version), as one SELECT of SOURCE_COLUMNS. `where`

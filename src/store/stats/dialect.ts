@@ -3,6 +3,13 @@
  * one small object per dialect instead of `dialect === 'duckdb'` branches. Everything else of the
  * compiled SQL is common; test/store/stats-sql.test.ts shows both dialects' output for a reviewer.
  */
+/**
+ * Adds a value to the statement's parameters and returns its placeholder (`$1`, `$2`, … in both
+ * dialects). Declared in this leaf module so that every file of the compiler binds values without
+ * importing the entry point (compile.ts imports ranking.ts, which binds values too).
+ */
+export type Param = (value: string | number) => string;
+
 export interface SqlDialect {
   readonly name: 'duckdb' | 'postgres';
   /** The double-precision type (every branch of a UNION is cast to it). */

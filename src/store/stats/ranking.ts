@@ -12,8 +12,7 @@
  * groups then keep every bucket row by a join on the group values.
  */
 import { MEASURES, type Dimension, type GroupRanking, type GroupValues, type Measure } from '../trace-port.ts';
-import type { SqlDialect } from './dialect.ts';
-import type { Param } from './compile.ts';
+import type { Param, SqlDialect } from './dialect.ts';
 
 /** What the ranking SQL needs to know of the query's group dimensions, as compiled. */
 export interface GroupColumns {
