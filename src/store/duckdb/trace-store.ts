@@ -9,7 +9,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { compileAggregate, toAggregateRows, type CompiledAggregate, type DimensionCodes } from '../stats/compile.ts';
+import { compileAggregate, type CompiledAggregate } from '../stats/compile.ts';
+import { toAggregateRows } from '../stats/decode.ts';
+import type { DimensionCodes } from '../stats/row-source.ts';
 import {
   QueryCancelledError,
   TraceStoreUnavailableError,

@@ -13,7 +13,8 @@
  * marks count each trace once per group (and per bucket, and over the range); a trace with tail
  * rows in the range is counted from its rows, sealed ones included.
  */
-import { summedQuantile, type SummedPart, type SummedShape } from '../stats/compile.ts';
+import { summedQuantile, type SummedPart } from '../stats/measures.ts';
+import type { SummedShape } from '../stats/row-source.ts';
 import type { AggregateQuery } from '../trace-port.ts';
 import { markBit, markColumn } from './rollups.ts';
 

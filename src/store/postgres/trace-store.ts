@@ -6,7 +6,8 @@
  * of its connection).
  */
 import type pg from 'pg';
-import { compileAggregate, toAggregateRows } from '../stats/compile.ts';
+import { compileAggregate } from '../stats/compile.ts';
+import { toAggregateRows } from '../stats/decode.ts';
 import {
   QueryCancelledError,
   TraceStoreUnavailableError,
