@@ -1,5 +1,5 @@
 /**
- * The summed form of a PostgreSQL statistics query (stats-sql.ts SummedShape): the sealed full
+ * The summed form of a PostgreSQL statistics query (stats/row-source.ts SummedShape): the sealed full
  * UTC days of the range come from `skill_rollup`, everything else from rows, so a query reads a
  * few rows per day and dimension values instead of every span (rollups.ts has the invariants):
  *

@@ -1,6 +1,6 @@
 /**
  * The server-mode trace engine: spans in PostgreSQL, the same statistics SQL as DuckDB in the
- * PostgreSQL dialect (store/stats-sql.ts), the same contract. Statistics read each skill's sealed
+ * PostgreSQL dialect (store/stats/compile.ts), the same contract. Statistics read each skill's sealed
  * rows (sealing.ts, run in the background by whichever replica gets there first) and the unsealed
  * tails (skill-rows.ts). A query whose signal aborts is cancelled on the server (pg_cancel_backend
  * of its connection).

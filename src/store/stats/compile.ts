@@ -26,7 +26,7 @@ export interface CompiledAggregate {
   params: (string | number)[];
 }
 
-/** The group columns of a query as the ranking SQL sees them (stats-ranking.ts). */
+/** The group columns of a query as the ranking SQL sees them (ranking.ts). */
 function groupColumns(q: AggregateQuery, source: RowSource, param: Param, dialect: SqlDialect): GroupColumns {
   return {
     dialect,
@@ -41,7 +41,7 @@ function groupColumns(q: AggregateQuery, source: RowSource, param: Param, dialec
 
 /**
  * The statement for `q` over `source`. With group_by, `top` and `onlyGroups` keep only some groups
- * (stats-ranking.ts); without them the statement is the aggregation alone. `onlyGroups` without
+ * (ranking.ts); without them the statement is the aggregation alone. `onlyGroups` without
  * `top` narrows the rows before aggregating (a group's values depend on its own rows only); with
  * `top` the groups are ranked among all of them first, then both conditions must hold.
  */

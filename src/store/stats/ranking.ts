@@ -1,7 +1,7 @@
 /**
  * Keeping only the groups an answer can show, inside the statistics SQL (AggregateQuery `top` and
  * `onlyGroups`, DESIGN §12): the rows an engine hands back stay bounded however many distinct
- * values its spans hold. Used by stats-sql.ts for both dialects; identifiers come from the
+ * values its spans hold. Used by compile.ts for both dialects; identifiers come from the
  * compiler's whitelists, every value is a numbered parameter.
  *
  * A ranking keeps the first `limit` groups of one total order, the same in every engine
