@@ -4,7 +4,7 @@
  * against `DESCRIBE` of a freshly migrated file. The migrations (migrations/*.sql) are frozen; a new
  * migration that changes a table changes its list here, and the test says so if one is forgotten.
  */
-import { SPAN_DIMENSION_COLUMNS, SPAN_MEASURE_COLUMNS } from '../span-columns.ts';
+import { SPAN_DIMENSION_COLUMNS, SPAN_MEASURE_COLUMNS } from '../stats/span-columns.ts';
 
 /** `spans`: one row per stored span, in ingestion order (`seq`). */
 export const SPANS_COLUMNS = [

@@ -14,7 +14,7 @@
  * `sealed.seq` in the same snapshot as the rows (skill-rows.ts), so it never counts a span twice.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { SPAN_DIMENSION_COLUMNS, SPAN_MEASURE_COLUMNS } from '../span-columns.ts';
+import { SPAN_DIMENSION_COLUMNS, SPAN_MEASURE_COLUMNS } from '../stats/span-columns.ts';
 
 const DIMS = SPAN_DIMENSION_COLUMNS;
 const MEASURES = SPAN_MEASURE_COLUMNS;

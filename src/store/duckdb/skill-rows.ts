@@ -8,7 +8,7 @@
  * With sealing.ts's invariant the three sets are disjoint and together hold every span of S's
  * traces. W is read inside the statement, so the query sees sealing atomically.
  */
-import { SOURCE_COLUMNS, spanSourceColumns, type RowSource } from '../stats-sql.ts';
+import { SOURCE_COLUMNS, spanSourceColumns, type RowSource } from '../stats/row-source.ts';
 
 const SEALED_COLUMNS = SOURCE_COLUMNS.join(', ');
 const SPAN_COLUMNS = spanSourceColumns('trace_key');

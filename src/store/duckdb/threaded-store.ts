@@ -6,7 +6,7 @@
  * with TraceStoreUnavailableError and the rest of the service keeps answering.
  */
 import { Worker } from 'node:worker_threads';
-import type { CompiledAggregate } from '../stats-sql.ts';
+import type { CompiledAggregate } from '../stats/compile.ts';
 import {
   QueryCancelledError,
   TraceStoreUnavailableError,

@@ -1,22 +1,21 @@
 /**
- * The embedded trace engine: one DuckDB file.
+ * The embedded trace engine: one DuckDB file, behind the TraceStore port.
  *
  * Writes go through one connection, the writer (writer.ts: group commit, sealing, retention).
  * Sealing copies the spans of each skill's traces into `skill_spans`, clustered by skill and time,
  * so a statistics query scans one skill's rows instead of joining every span of the range with the
- * mapping (skill-rows.ts). Every query gets its own connection, so a deadline interrupts it alone.
+ * mapping (skill-rows.ts). Queries run in queries.ts, each on its own connection, so a deadline
+ * interrupts it alone. This class opens and closes the engine and hands each call to its side.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { compileAggregate, toAggregateRows, type CompiledAggregate, type DimensionCodes } from '../stats-sql.ts';
+import type { CompiledAggregate } from '../stats/compile.ts';
 import {
-  QueryCancelledError,
   TraceStoreUnavailableError,
   toSpanRows,
   type AggregateQuery,
   type AggregateRow,
-  type Dimension,
   type InsertOutcome,
   type MetricPointRow,
   type SpanColumns,
@@ -26,11 +25,9 @@ import {
   type TraceStore,
 } from '../trace-port.ts';
 import { unstorable, unstorablePoint } from './append.ts';
-import { Dictionary, NO_CODE, isEncoded } from './dictionary.ts';
+import { Dictionary } from './dictionary.ts';
+import { TraceQueries } from './queries.ts';
 import { migrate } from './schema.ts';
-import { skillRows } from './skill-rows.ts';
-import { DUCKDB } from '../sql-dialect.ts';
-import { compileToolUsage, toToolUsageRows } from '../tool-usage-sql.ts';
 import { sealInBackground } from '../seal-timer.ts';
 import { TraceWriter } from './writer.ts';
 import { databaseFileBytes, type StoredBytes } from '../stored-bytes.ts';
@@ -68,11 +65,9 @@ export class DuckDbTraceStore implements TraceStore {
   private readonly conn: DuckDBConnection;
   private readonly writer: TraceWriter;
   private readonly dictionary: Dictionary;
+  private readonly queries: TraceQueries;
   private readonly timer: NodeJS.Timeout | null;
   private closed = false;
-  /** Queries in flight (settled promises) and their connections: close interrupts and waits for them. */
-  private readonly inflight = new Set<Promise<void>>();
-  private readonly active = new Set<DuckDBConnection>();
 
   private constructor(
     instance: DuckDBInstance,
@@ -85,6 +80,7 @@ export class DuckDbTraceStore implements TraceStore {
     this.conn = conn;
     this.writer = writer;
     this.dictionary = dictionary;
+    this.queries = new TraceQueries(instance, dictionary, writer);
     this.timer = sealInBackground(
       options.sealEveryMs ?? 5_000,
       () => (this.closed ? Promise.resolve() : this.writer.sealAged()),
@@ -129,10 +125,8 @@ export class DuckDbTraceStore implements TraceStore {
     if (this.closed) return;
     this.closed = true;
     if (this.timer !== null) clearInterval(this.timer);
-    // Closing the instance under a running query crashes the process (a native abort), so the
-    // queries are interrupted and waited for first.
-    for (const conn of this.active) conn.interrupt();
-    await Promise.all(this.inflight);
+    // The queries first: closing the instance under a running one aborts the process.
+    await this.queries.close();
     await this.writer.idle();
     this.conn.closeSync();
     this.instance.closeSync();
@@ -211,114 +205,14 @@ export class DuckDbTraceStore implements TraceStore {
   /** The SQL `aggregate` runs for `query` now (benchmarks compare it with the endpoint). */
   async compile(query: AggregateQuery): Promise<CompiledAggregate> {
     this.live();
-    const conn = await this.instance.connect();
-    try {
-      return await this.compileOn(conn, query);
-    } finally {
-      conn.closeSync();
-    }
-  }
-
-  /**
-   * Compiles on the query's connection: the codes of the values it binds (filters, onlyGroups)
-   * come from the dictionary's cache or one lookup in dim_values; a value no span has gets NO_CODE.
-   */
-  private async compileOn(conn: DuckDBConnection, query: AggregateQuery): Promise<CompiledAggregate> {
-    const values: string[] = [];
-    for (const f of query.filters) if (isEncoded(f.key)) values.push(...f.values.map(String));
-    for (const g of query.onlyGroups ?? []) {
-      for (const d of query.groupBy) {
-        const v = g[d];
-        if (isEncoded(d) && v !== null && v !== undefined) values.push(String(v));
-      }
-    }
-    const codes = values.length === 0 ? new Map<string, number>() : await this.dictionary.codesOf(conn, values);
-    const key = this.writer.skillKey(query.orgId, query.skill);
-    const dimensionCodes: DimensionCodes = {
-      encode: (value) => codes.get(String(value)) ?? NO_CODE,
-      sortKey: (column) => `(SELECT value FROM dim_values WHERE id = ${column})`,
-    };
-    const source = {
-      ...skillRows(key, this.writer.hasUnsealed),
-      codes: (dim: Dimension) => (isEncoded(dim) ? dimensionCodes : undefined),
-    };
-    return compileAggregate(query, source, DUCKDB);
+    return this.queries.compile(query);
   }
 
   async aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]> {
-    return this.query(signal, async (conn) => {
-      const { sql, params } = await this.compileOn(conn, query);
-      if (signal?.aborted) throw new QueryCancelledError();
-      const rows = (await conn.runAndReadAll(sql, params)).getRowObjectsJS();
-      const encoded = query.groupBy.filter(isEncoded);
-      const codes = encoded.flatMap((d) =>
-        rows
-          .map((r) => r[`g_${d}`])
-          .filter((v) => v !== null && v !== undefined)
-          .map(Number),
-      );
-      const values = codes.length === 0 ? new Map<number, string>() : await this.dictionary.valuesOf(conn, codes);
-      return toAggregateRows(rows, query, (dim, stored) =>
-        isEncoded(dim) ? (values.get(Number(stored)) as string) : String(stored),
-      );
-    });
+    return this.queries.aggregate(query, signal);
   }
 
-  /** Over `spans` (every stored span), with tool names and servers bound as their dictionary codes. */
   async toolUsage(query: ToolUsageQuery, signal?: AbortSignal): Promise<ToolUsageRow[]> {
-    return this.query(signal, async (conn) => {
-      const values = query.tools.flatMap((t) => (t.server === null ? [t.tool] : [t.tool, t.server]));
-      const codes = values.length === 0 ? new Map<string, number>() : await this.dictionary.codesOf(conn, values);
-      const entries = query.tools.flatMap((t) => {
-        const tool = codes.get(t.tool);
-        const server = t.server === null ? null : codes.get(t.server);
-        return tool === undefined || server === undefined ? [] : [{ ...t, tool, server }];
-      });
-      const compiled = compileToolUsage(query, entries, DUCKDB, 'INTEGER');
-      if (compiled === null) return [];
-      if (signal?.aborted) throw new QueryCancelledError();
-      return toToolUsageRows((await conn.runAndReadAll(compiled.sql, compiled.params)).getRowObjectsJS());
-    });
-  }
-
-  /**
-   * Runs `work` on a fresh connection that an abort of `signal` interrupts. Every query, from its
-   * connect to its connection's close, is in `inflight`: close waits for them all (closing the
-   * instance under a running query or a pending connect aborts the process).
-   */
-  private query<T>(signal: AbortSignal | undefined, work: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
-    this.live();
-    if (signal?.aborted) return Promise.reject(new QueryCancelledError());
-    const run = this.runQuery(signal, work);
-    const settled = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.inflight.add(settled);
-    void settled.then(() => this.inflight.delete(settled));
-    return run;
-  }
-
-  private async runQuery<T>(signal: AbortSignal | undefined, work: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
-    const conn = await this.instance.connect().catch(() => {
-      throw new TraceStoreUnavailableError();
-    });
-    const onAbort = () => conn.interrupt();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    this.active.add(conn);
-    try {
-      // An abort (or a close) while the connection was being made found no listener yet.
-      if (signal?.aborted) throw new QueryCancelledError();
-      if (this.closed) throw new TraceStoreUnavailableError();
-      return await work(conn);
-    } catch (err) {
-      if (signal?.aborted) throw new QueryCancelledError();
-      if (this.closed) throw new TraceStoreUnavailableError();
-      throw err;
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
-      this.active.delete(conn);
-      conn.closeSync();
-    }
+    return this.queries.toolUsage(query, signal);
   }
 }

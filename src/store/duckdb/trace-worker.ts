@@ -6,7 +6,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { AggregateQuery, MetricPointRow, SpanColumns, ToolUsageQuery } from '../trace-port.ts';
-import type { CompiledAggregate } from '../stats-sql.ts';
+import type { CompiledAggregate } from '../stats/compile.ts';
 import { DuckDbTraceStore, type DuckDbTraceOptions } from './trace-store.ts';
 import { databaseFileBytes } from '../stored-bytes.ts';
 

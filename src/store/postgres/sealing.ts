@@ -19,7 +19,7 @@
  * they see a step entirely or not at all and never count a span twice.
  */
 import type pg from 'pg';
-import { SPAN_DIMENSION_COLUMNS, SPAN_MEASURE_COLUMNS } from '../span-columns.ts';
+import { SPAN_DIMENSION_COLUMNS, SPAN_MEASURE_COLUMNS } from '../stats/span-columns.ts';
 import {
   EMPTY_ROLLUPS_SQL,
   KEEPS_ROLLUPS,

@@ -11,7 +11,8 @@
  * knows how few rows lie above it.
  */
 import type { AggregateQuery } from '../trace-port.ts';
-import { SOURCE_COLUMNS, spanSourceColumns, type Param, type RowSource, type SummedShape } from '../stats-sql.ts';
+import { SOURCE_COLUMNS, spanSourceColumns, type RowSource, type SummedShape } from '../stats/row-source.ts';
+import type { Param } from '../stats/dialect.ts';
 import { summedSql } from './summed-rows.ts';
 
 const SEALED_COLUMNS = SOURCE_COLUMNS.join(', ');

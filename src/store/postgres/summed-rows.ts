@@ -1,5 +1,5 @@
 /**
- * The summed form of a PostgreSQL statistics query (stats-sql.ts SummedShape): the sealed full
+ * The summed form of a PostgreSQL statistics query (stats/row-source.ts SummedShape): the sealed full
  * UTC days of the range come from `skill_rollup`, everything else from rows, so a query reads a
  * few rows per day and dimension values instead of every span (rollups.ts has the invariants):
  *
@@ -13,7 +13,8 @@
  * marks count each trace once per group (and per bucket, and over the range); a trace with tail
  * rows in the range is counted from its rows, sealed ones included.
  */
-import { summedQuantile, type SummedPart, type SummedShape } from '../stats-sql.ts';
+import { summedQuantile, type SummedPart } from '../stats/measures.ts';
+import type { SummedShape } from '../stats/row-source.ts';
 import type { AggregateQuery } from '../trace-port.ts';
 import { markBit, markColumn } from './rollups.ts';
 

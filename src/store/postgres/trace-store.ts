@@ -1,12 +1,13 @@
 /**
  * The server-mode trace engine: spans in PostgreSQL, the same statistics SQL as DuckDB in the
- * PostgreSQL dialect (store/stats-sql.ts), the same contract. Statistics read each skill's sealed
+ * PostgreSQL dialect (store/stats/compile.ts), the same contract. Statistics read each skill's sealed
  * rows (sealing.ts, run in the background by whichever replica gets there first) and the unsealed
  * tails (skill-rows.ts). A query whose signal aborts is cancelled on the server (pg_cancel_backend
  * of its connection).
  */
 import type pg from 'pg';
-import { compileAggregate, toAggregateRows } from '../stats-sql.ts';
+import { compileAggregate } from '../stats/compile.ts';
+import { toAggregateRows } from '../stats/decode.ts';
 import {
   QueryCancelledError,
   TraceStoreUnavailableError,
@@ -23,8 +24,8 @@ import {
 } from '../trace-port.ts';
 import { isConnectionFailure } from './pool.ts';
 import { sqlNumber } from '../sql-values.ts';
-import { POSTGRES } from '../sql-dialect.ts';
-import { compileToolUsage, toToolUsageRows } from '../tool-usage-sql.ts';
+import { POSTGRES } from '../stats/dialect.ts';
+import { compileToolUsage, toToolUsageRows } from '../stats/tool-usage.ts';
 import { sealInBackground } from '../seal-timer.ts';
 import { SEALING_LOCK, sealStep } from './sealing.ts';
 import { skillRows } from './skill-rows.ts';

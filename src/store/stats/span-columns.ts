@@ -1,7 +1,7 @@
 /**
  * The span data columns every trace engine stores under these names (store/trace-port.ts SpanRow
  * fields, with `user_id` and `session_id` for `user` and `session`): declared once for the DuckDB
- * tables (duckdb/columns.ts) and the statistics' row sources (stats-sql.ts SOURCE_COLUMNS).
+ * tables (duckdb/columns.ts) and the statistics' row sources (row-source.ts SOURCE_COLUMNS).
  */
 
 /** The dimensions (in DuckDB, harness…model hold dim_values codes). */

@@ -1,7 +1,7 @@
 /**
  * Keeping only the groups an answer can show, inside the statistics SQL (AggregateQuery `top` and
  * `onlyGroups`, DESIGN §12): the rows an engine hands back stay bounded however many distinct
- * values its spans hold. Used by stats-sql.ts for both dialects; identifiers come from the
+ * values its spans hold. Used by compile.ts for both dialects; identifiers come from the
  * compiler's whitelists, every value is a numbered parameter.
  *
  * A ranking keeps the first `limit` groups of one total order, the same in every engine
@@ -11,9 +11,8 @@
  * only: the group rows of a table, the total rows (bucket null) of a time series, whose kept
  * groups then keep every bucket row by a join on the group values.
  */
-import { MEASURES, type Dimension, type GroupRanking, type GroupValues, type Measure } from './trace-port.ts';
-import type { SqlDialect } from './sql-dialect.ts';
-import type { Param } from './stats-sql.ts';
+import { MEASURES, type Dimension, type GroupRanking, type GroupValues, type Measure } from '../trace-port.ts';
+import type { Param, SqlDialect } from './dialect.ts';
 
 /** What the ranking SQL needs to know of the query's group dimensions, as compiled. */
 export interface GroupColumns {

@@ -1,6 +1,6 @@
 /**
  * The SQL the statistics compiler produces, per dialect, as snapshots (__snapshots__/): a reviewer
- * of a change to stats-sql.ts, stats-ranking.ts or sql-dialect.ts sees what will run on each engine.
+ * of a change to src/store/stats/ (compile.ts, ranking.ts, dialect.ts…) sees what will run on each engine.
  * The DuckDB text comes from a real store (a sealed skill, its dictionary codes); the PostgreSQL text
  * from the engine's own row source. Whether the SQL answers correctly is the contract suites' job.
  */
@@ -10,8 +10,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
 import { skillRows } from '../../src/store/postgres/skill-rows.ts';
-import { POSTGRES } from '../../src/store/sql-dialect.ts';
-import { compileAggregate } from '../../src/store/stats-sql.ts';
+import { POSTGRES } from '../../src/store/stats/dialect.ts';
+import { compileAggregate } from '../../src/store/stats/compile.ts';
 import type { AggregateQuery } from '../../src/store/trace-port.ts';
 import { demoSpans } from '../../src/seed/demo-traces.ts';
 
@@ -59,7 +59,7 @@ let dir: string;
 let duck: DuckDbTraceStore;
 
 beforeAll(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-stats-sql-'));
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-stats-compile-'));
   duck = await DuckDbTraceStore.open(path.join(dir, 'traces.duckdb'), { sealEveryMs: 0 });
   for (const batch of demoSpans({
     orgId: 'org-1',

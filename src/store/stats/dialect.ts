@@ -1,8 +1,16 @@
 /**
- * What the statistics compiler (stats-sql.ts, stats-ranking.ts) writes differently per engine, in
- * one small object per dialect instead of `dialect === 'duckdb'` branches. Everything else of the
- * compiled SQL is common; test/store/stats-sql.test.ts shows both dialects' output for a reviewer.
+ * What the statistics compiler (the files of this folder) writes differently per engine, in one
+ * small object per dialect instead of `dialect === 'duckdb'` branches. Everything else of the
+ * compiled SQL is common; test/store/stats-compile.test.ts shows both dialects' output for a
+ * reviewer.
  */
+/**
+ * Adds a value to the statement's parameters and returns its placeholder (`$1`, `$2`, … in both
+ * dialects). Declared in this leaf module so that every file of the compiler binds values without
+ * importing the entry point (compile.ts imports ranking.ts, which binds values too).
+ */
+export type Param = (value: string | number) => string;
+
 export interface SqlDialect {
   readonly name: 'duckdb' | 'postgres';
   /** The double-precision type (every branch of a UNION is cast to it). */
@@ -21,7 +29,7 @@ export interface SqlDialect {
   readonly textOrder: string;
   /**
    * Whether the engine drops the columns of a materialized source that the aggregation never
-   * reads; where it does not, the compiler keeps only those (stats-sql.ts `compileAggregate`).
+   * reads; where it does not, the compiler keeps only those (compile.ts `compileAggregate`).
    */
   readonly prunesColumns: boolean;
 }

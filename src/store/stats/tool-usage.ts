@@ -9,9 +9,9 @@
  * are still cut at the earliest window (none when an entry has none), so a whole operation's
  * lookups are one scan whatever their windows.
  */
-import type { SqlDialect } from './sql-dialect.ts';
-import type { ToolUsageQuery, ToolUsageRow } from './trace-port.ts';
-import { sqlNumber } from './sql-values.ts';
+import type { SqlDialect } from './dialect.ts';
+import type { ToolUsageQuery, ToolUsageRow } from '../trace-port.ts';
+import { sqlNumber } from '../sql-values.ts';
 
 /** An entry as bound: its tool and server as stored (values, or an engine's dictionary codes). */
 export interface EncodedEntry {
