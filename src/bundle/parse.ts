@@ -1,11 +1,13 @@
 /**
  * Validation of an import bundle (DESIGN §11). `parseBundle` either returns a Bundle every engine
  * can write as is, or throws a BundleError naming the first offending JSON path: a bundle that
- * breaks a rule is rejected whole. First the shape (bundle/schema.ts, on Ajv), then what needs more
- * than one record: a bundle is self-contained, so every reference (organization, parent workspace,
- * membership, project, repository, artifact workspace/project/repository, relationship endpoint) must
- * name an object of the same bundle (an artifact's project and repository, one of its organization);
- * ids are unique; the workspaces form a tree. API keys given in clear are hashed here and never kept.
+ * breaks a rule is rejected whole. First the shape (bundle/schema.ts, checked by Ajv in
+ * bundle/shape-check.ts), then what needs more than one record: a bundle is self-contained, so every
+ * reference (organization, parent workspace, membership, project, repository, artifact
+ * workspace/project/repository, relationship endpoint) must name an object of the same bundle (an
+ * artifact's project and repository, one of its organization); ids are unique; the workspaces form a
+ * tree. The artifacts, their identities and profile images are read by bundle/parse-artifacts.ts,
+ * where API keys given in clear are hashed and never kept.
  */
 import type {
   ArtifactKind,
