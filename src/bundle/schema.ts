@@ -1,6 +1,7 @@
 /**
- * The shape of an import bundle (DESIGN §11) as a JSON Schema, validated by Ajv in bundle/parse.ts before
- * the checks that need more than one record (references, uniqueness, the workspace tree, versions).
+ * The shape of an import bundle (DESIGN §11) as a JSON Schema, validated by Ajv in bundle/shape-check.ts
+ * before the checks of bundle/parse.ts that need more than one record (references, uniqueness, the
+ * workspace tree, versions).
  * Optional fields may be null (read as absent); strings that identify or name must not be empty.
  */
 import type { FromSchema } from 'json-schema-to-ts';

@@ -14,134 +14,25 @@
  */
 import { prng } from '../shared/prng.ts';
 import { generateProfilePng } from '../shared/png.ts';
+import { extraRelationships } from './demo-extra-relationships.ts';
+import { syncFromRepos } from './demo-repos.ts';
+import { at, demoApiKey, hashHex, pad } from './demo-values.ts';
+import {
+  FIRST,
+  FRAMEWORKS,
+  JOBS,
+  MODELS,
+  NOUNS,
+  ORGS,
+  ROLES,
+  SERVERS,
+  SKILLS,
+  SUBTEAMS,
+  TEAMS,
+  VERBS,
+} from './demo-vocabulary.ts';
 
 type Obj = Record<string, unknown>;
-
-const BASE = Date.UTC(2026, 0, 5);
-const at = (hours: number) => new Date(BASE + hours * 3_600_000).toISOString().replace('.000Z', 'Z');
-const pad = (n: number) => String(n).padStart(4, '0');
-
-const ORGS = [
-  { id: 'org-acme', name: 'Acme Corp', short: 'acme', users: 14, agents: 110, tools: 280, status: 'active' },
-  { id: 'org-globex', name: 'Globex', short: 'globex', users: 9, agents: 55, tools: 140, status: 'active' },
-  { id: 'org-initech', name: 'Initech', short: 'initech', users: 6, agents: 35, tools: 80, status: 'active' },
-  { id: 'org-umbrella', name: 'Umbrella', short: 'umbrella', users: 1, agents: 0, tools: 0, status: 'suspended' },
-];
-const FIRST = [
-  'alice',
-  'bob',
-  'carol',
-  'dave',
-  'erin',
-  'frank',
-  'grace',
-  'heidi',
-  'ivan',
-  'judy',
-  'mallory',
-  'niaj',
-  'olivia',
-  'peggy',
-  'rupert',
-  'sybil',
-  'trent',
-  'victor',
-  'walter',
-  'yvonne',
-];
-const TEAMS = ['platform', 'finance', 'support', 'growth', 'research'];
-const SUBTEAMS = ['automation', 'analytics', 'tooling'];
-const SERVERS = [
-  'github',
-  'jira',
-  'slack',
-  'gdrive',
-  'postgres',
-  'salesforce',
-  'zendesk',
-  'stripe',
-  'notion',
-  'linear',
-  'confluence',
-  'datadog',
-];
-const VERBS = [
-  'list',
-  'get',
-  'create',
-  'update',
-  'delete',
-  'search',
-  'sync',
-  'export',
-  'archive',
-  'comment',
-  'assign',
-  'summarize',
-];
-const NOUNS = [
-  'issue',
-  'ticket',
-  'message',
-  'file',
-  'record',
-  'invoice',
-  'customer',
-  'page',
-  'dashboard',
-  'alert',
-  'channel',
-  'report',
-  'payment',
-  'project',
-  'document',
-];
-const ROLES = [
-  'Invoice',
-  'Travel',
-  'Support',
-  'Data',
-  'Sales',
-  'Security',
-  'Onboarding',
-  'Billing',
-  'Research',
-  'Incident',
-  'Contract',
-  'Hiring',
-  'Release',
-  'Docs',
-  'Churn',
-];
-const JOBS = [
-  'Parser',
-  'Planner',
-  'Assistant',
-  'Analyst',
-  'Triager',
-  'Reviewer',
-  'Summarizer',
-  'Auditor',
-  'Router',
-  'Reporter',
-];
-const SKILLS = [
-  'summarize',
-  'classify',
-  'translate',
-  'extract-entities',
-  'draft-reply',
-  'plan-trip',
-  'reconcile',
-  'triage',
-  'search-docs',
-  'score-lead',
-  'detect-pii',
-  'write-sql',
-  'review-code',
-];
-const MODELS = ['gpt-4o', 'gpt-4o-mini', 'claude-sonnet-4', 'claude-haiku-4', 'gemini-2.5-pro', 'llama-3.3-70b'];
-const FRAMEWORKS = ['langgraph', 'crewai', 'autogen', 'openai-agents'];
 
 /** The demo bundle, identical on every call (raw shape: pass it through `parseBundle`). */
 export function demoBundle(): Obj {
@@ -432,93 +323,4 @@ export function demoBundle(): Obj {
   }
   const repos = syncFromRepos(workspaces, artifacts);
   return { organizations, users, workspaces, memberships, projects, repos, artifacts, relationships };
-}
-
-/**
- * The demo repositories (added last and without the PRNG, so every value generated before stays as
- * it was): one per team workspace and one shared per org root, each owned by its workspace's
- * creator. Every artifact with `source_type: git` names the repository of its team (the shared one
- * at the root), so a team's viewer reads its repository while the shared one stays the root's.
- */
-function syncFromRepos(workspaces: Obj[], artifacts: Obj[]): Obj[] {
-  const parentOf = new Map(workspaces.map((w) => [w.id as string, w.parent_id as string | undefined]));
-  const holders = workspaces.filter(
-    (w) => w.parent_id === undefined || (w.kind === 'team' && parentOf.get(w.parent_id as string) === undefined),
-  );
-  const repoOf = new Map<string, string>();
-  const repos = holders.map((w, i) => {
-    const ws = w.id as string;
-    const isRoot = w.parent_id === undefined;
-    const name = `${ws.replace(/^ws-/, '')}${isRoot ? '-shared' : ''}`;
-    repoOf.set(ws, `repo-${name}`);
-    return {
-      id: `repo-${name}`,
-      workspace_id: ws,
-      name,
-      display_name: `${w.display_name as string} ${isRoot ? 'shared sources' : 'sources'}`,
-      source_uri: `https://git.example.com/${name}.git`,
-      default_branch: 'main',
-      created_at: at(9_000 + i),
-      created_by: w.created_by,
-      updated_at: at(9_100 + i),
-      updated_by: w.updated_by,
-    };
-  });
-  // The repository of the nearest holder on the path to the root.
-  const repoFor = (ws: string | undefined): string | undefined =>
-    ws === undefined ? undefined : (repoOf.get(ws) ?? repoFor(parentOf.get(ws)));
-  for (const a of artifacts) {
-    const repo = a.source_type === 'git' ? repoFor(a.workspace_id as string) : undefined;
-    if (repo !== undefined) a.repo_id = repo;
-  }
-  return repos;
-}
-
-/**
- * Edges beyond uses_tool/uses_skill: agents depending on and derived from other agents, skills
- * derived from skills, agents referencing the org's policy document; a few marked removed.
- */
-function extraRelationships(org: string, agents: string[], skills: string[], rnd: () => number): Obj[] {
-  const out: Obj[] = [];
-  const seen = new Set<string>();
-  const edge = (from: string, fromKind: string, to: string, toKind: string, relType: string, provenance: string) => {
-    const key = `${from}|${to}|${relType}`;
-    if (from === to || seen.has(key)) return;
-    seen.add(key);
-    out.push({
-      from: { id: from, kind: fromKind },
-      to: { id: to, kind: toKind },
-      rel_type: relType,
-      provenance,
-      relationship_status: rnd() < 0.1 ? 'removed' : 'active',
-      confidence: Math.round((0.4 + rnd() * 0.6) * 100) / 100,
-    });
-  };
-  const other = (xs: string[]) => xs[Math.floor(rnd() * xs.length)] as string;
-  agents.forEach((id, i) => {
-    if (i % 6 === 1) edge(id, 'agent', other(agents), 'agent', 'depends_on', rnd() < 0.5 ? 'declared' : 'observed');
-    if (i % 9 === 4) edge(id, 'agent', other(agents), 'agent', 'derived_from', 'declared');
-    if (i % 8 === 3) edge(id, 'agent', `doc-${org}-1`, 'document', 'references', 'inferred');
-  });
-  skills.forEach((id, i) => {
-    if (i % 4 === 2) edge(id, 'skill', other(skills), 'skill', 'derived_from', 'inferred');
-  });
-  return out;
-}
-
-function hashHex(s: string): string {
-  let h1 = 0x811c9dc5,
-    out = '';
-  for (let round = 0; round < 8; round++) {
-    for (let i = 0; i < s.length; i++) h1 = Math.imul(h1 ^ s.charCodeAt(i) ^ round, 16777619) >>> 0;
-    out += h1.toString(16).padStart(8, '0');
-  }
-  return out;
-}
-
-const B62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-function demoApiKey(id: string, rnd: () => number): string {
-  let key = 'agk_';
-  for (let i = 0; i < 32; i++) key += B62.charAt(Math.floor(rnd() * 62));
-  return key.slice(0, 4 + 28) + id.slice(-4);
 }

@@ -1,7 +1,8 @@
 /**
- * A validated bundle's objects as the parameter rows both registry engines insert (sqlite/ and
- * postgres/ import-bundle.ts), in the column order of their INSERT statements. Booleans differ per
- * engine (SQLite stores 0/1): the engine passes its own.
+ * A validated bundle's objects as the parameter rows both registry engines' table writes insert
+ * (sqlite/ and postgres/ import-bundle.ts, called in the import order of store/import-bundle.ts), in
+ * the column order of their INSERT statements. Booleans differ per engine (SQLite stores 0/1): the
+ * engine passes its own.
  */
 import type { Bundle, Identity, Project, Relationship, Repo, User } from '../domain/types.ts';
 

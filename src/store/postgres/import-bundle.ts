@@ -1,6 +1,7 @@
 /**
- * Writes a validated bundle in one PostgreSQL transaction, with the semantics of the SQLite
- * engine: upserts (re-import updates in place), `is_latest` moved to the bundle's latest versions,
+ * PostgreSQL's table writes of a validated bundle, taken in the import order of
+ * store/import-bundle.ts within one transaction, with the semantics of the SQLite engine: upserts
+ * (re-import updates in place), `is_latest` moved to the bundle's latest versions,
  * `root_workspace_id` derived from the tree, the full-text vector set on every version, and the
  * registry generation bumped so every replica's caches see the change. Any failure rolls back all.
  */
@@ -11,6 +12,7 @@ import type { Bundle } from '../../domain/types.ts';
 import { apiDocumentJson } from '../../shared/api-document.ts';
 import { fillReadyDocuments } from './ready-documents.ts';
 import type { ImportCounts } from '../registry-port.ts';
+import { type BundleWrites, writeBundle } from '../import-bundle.ts';
 import {
   identityRow,
   orNull,
@@ -123,8 +125,10 @@ const SQL = {
       api_json = EXCLUDED.api_json`,
 };
 
+/** Writes `b` in one transaction and returns what the bundle held; rejects (and rolls back) on any failure. */
 export async function importBundle(pool: pg.Pool, b: Bundle): Promise<ImportCounts> {
   const c = await pool.connect();
+  let counts: ImportCounts;
   try {
     await c.query('BEGIN');
     // An import is bulk work, not a request: the pool's statement timeout (the request deadline)
@@ -132,65 +136,7 @@ export async function importBundle(pool: pg.Pool, b: Bundle): Promise<ImportCoun
     // timing out on each other's rows, then each upsert is a no-op update.
     await c.query('SET LOCAL statement_timeout = 0');
     await c.query('SELECT pg_advisory_xact_lock($1)', [IMPORT_LOCK]);
-    for (const o of b.organizations) await c.query(SQL.org, [o.id, o.name, o.status]);
-    for (const u of b.users) await c.query(SQL.user, userRow(u));
-    for (const w of b.workspaces) {
-      await c.query(SQL.workspace, workspaceRow(w));
-    }
-    await c.query(`WITH RECURSIVE tree(id, root) AS (
-        SELECT id, id FROM workspaces WHERE parent_id IS NULL
-        UNION ALL SELECT w.id, tree.root FROM workspaces w JOIN tree ON w.parent_id = tree.id)
-      UPDATE workspaces SET root_workspace_id = tree.root FROM tree WHERE tree.id = workspaces.id AND workspaces.root_workspace_id <> tree.root`);
-    for (const m of b.memberships) await c.query(SQL.membership, [m.workspace_id, m.user_id, m.role]);
-    for (const p of b.projects) {
-      await c.query(SQL.project, projectRow(p));
-    }
-    for (const r of b.repos) await c.query(SQL.repo, repoRow(r));
-    const latestIds = [...new Set(b.artifacts.filter((a) => a.is_latest).map((a) => a.id))];
-    if (latestIds.length > 0)
-      await c.query('UPDATE artifacts SET is_latest = FALSE WHERE id = ANY($1::text[])', [latestIds]);
-    for (const a of b.artifacts) {
-      const d = a.doc;
-      await c.query(SQL.artifact, [
-        a.id,
-        a.version_ordinal,
-        a.is_latest,
-        a.kind,
-        a.name,
-        orNull(a.display_name),
-        a.workspace_id,
-        orNull(a.project_id),
-        a.artifact_status,
-        a.created_at,
-        a.created_by,
-        a.updated_at,
-        a.updated_by,
-        orNull(a.server_id),
-        str(d.provider_kind),
-        str(d.owner),
-        typeof d.is_system === 'boolean' ? d.is_system : null,
-        str(d.source_type),
-        JSON.stringify(d),
-        str(d.instructions),
-        orNull(a.repo_id),
-        apiDocumentJson(a.kind, d),
-      ]);
-    }
-    // A re-imported document whose ready form did not change lost it to the trigger (migration 003).
-    for (let after = '0'; after !== '';) after = (await fillReadyDocuments(c, after)).last;
-    for (const r of b.relationships) {
-      await c.query(SQL.relationship, relationshipRow(r));
-    }
-    for (const i of b.identities) {
-      await c.query(
-        SQL.identity,
-        identityRow(i, (b) => b),
-      );
-    }
-    for (const img of b.profile_images)
-      await c.query(SQL.image, [img.agent_id, img.content_type, Buffer.from(img.bytes)]);
-    // The triggers of migration 004 dropped the relationship forms this import changed.
-    await fillAllRelationshipForms(c);
+    counts = await writeBundle(b, tableWrites(c));
     await c.query('UPDATE registry_generation SET n = n + 1 WHERE id = 1');
     await c.query('COMMIT');
   } catch (err) {
@@ -199,14 +145,64 @@ export async function importBundle(pool: pg.Pool, b: Bundle): Promise<ImportCoun
   } finally {
     c.release();
   }
-  return {
-    organizations: b.organizations.length,
-    users: b.users.length,
-    workspaces: b.workspaces.length,
-    memberships: b.memberships.length,
-    projects: b.projects.length,
-    repos: b.repos.length,
-    artifacts: b.artifacts.length,
-    relationships: b.relationships.length,
-  };
+  return counts;
 }
+
+/** The table writes of an import (in the order of store/import-bundle.ts), on connection `c`. */
+const tableWrites = (c: pg.PoolClient): BundleWrites<Promise<unknown>> => ({
+  organization: (o) => c.query(SQL.org, [o.id, o.name, o.status]),
+  user: (u) => c.query(SQL.user, userRow(u)),
+  workspace: (w) => c.query(SQL.workspace, workspaceRow(w)),
+  workspaceRoots: () =>
+    c.query(`WITH RECURSIVE tree(id, root) AS (
+        SELECT id, id FROM workspaces WHERE parent_id IS NULL
+        UNION ALL SELECT w.id, tree.root FROM workspaces w JOIN tree ON w.parent_id = tree.id)
+      UPDATE workspaces SET root_workspace_id = tree.root FROM tree WHERE tree.id = workspaces.id AND workspaces.root_workspace_id <> tree.root`),
+  membership: (m) => c.query(SQL.membership, [m.workspace_id, m.user_id, m.role]),
+  project: (p) => c.query(SQL.project, projectRow(p)),
+  repo: (r) => c.query(SQL.repo, repoRow(r)),
+  unmarkLatest: async (ids) => {
+    if (ids.length > 0) await c.query('UPDATE artifacts SET is_latest = FALSE WHERE id = ANY($1::text[])', [ids]);
+  },
+  // The full-text vector is part of the upsert (every version): no `indexLatest` step.
+  artifact: (a) => {
+    const d = a.doc;
+    return c.query(SQL.artifact, [
+      a.id,
+      a.version_ordinal,
+      a.is_latest,
+      a.kind,
+      a.name,
+      orNull(a.display_name),
+      a.workspace_id,
+      orNull(a.project_id),
+      a.artifact_status,
+      a.created_at,
+      a.created_by,
+      a.updated_at,
+      a.updated_by,
+      orNull(a.server_id),
+      str(d.provider_kind),
+      str(d.owner),
+      typeof d.is_system === 'boolean' ? d.is_system : null,
+      str(d.source_type),
+      JSON.stringify(d),
+      str(d.instructions),
+      orNull(a.repo_id),
+      apiDocumentJson(a.kind, d),
+    ]);
+  },
+  // A re-imported document whose ready form did not change lost it to the trigger (migration 003).
+  readyDocuments: async () => {
+    for (let after = '0'; after !== '';) after = (await fillReadyDocuments(c, after)).last;
+  },
+  relationship: (r) => c.query(SQL.relationship, relationshipRow(r)),
+  identity: (i) =>
+    c.query(
+      SQL.identity,
+      identityRow(i, (b) => b),
+    ),
+  profileImage: (img) => c.query(SQL.image, [img.agent_id, img.content_type, Buffer.from(img.bytes)]),
+  // The triggers of migration 004 dropped the relationship forms this import changed.
+  relationshipForms: () => fillAllRelationshipForms(c),
+});
