@@ -37,7 +37,7 @@ const enumValues = lowerCaseEnumValues();
 const enumMappers = Object.fromEntries(Object.keys(enumValues).map((name) => [name, name]));
 
 const domain = (name: string) => `../domain/types.ts#${name}`;
-const parents = (name: string) => `../graphql/parents.ts#${name}`;
+const parents = (name: string) => `../graphql/rest-answer-types.ts#${name}`;
 
 const config: CodegenConfig = {
   overwrite: true,

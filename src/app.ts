@@ -17,13 +17,13 @@ import { createContext, type RequestContext, type Services } from './context.ts'
 import { ApiError, isApiError, toProblem } from './errors.ts';
 import { installValidation } from './rest/validation.ts';
 import { StoreUnavailableError } from './store/registry-port.ts';
-import { problemSchema } from './rest/schemas/common.ts';
+import { problemSchema } from './rest/schemas/problems.ts';
 import { createMetrics, type Metrics } from './observability/metrics.ts';
 import { watchStoredBytes } from './observability/stored-bytes.ts';
 import { registerHealthRoutes } from './rest/health.ts';
 import { registerConsoleRoutes } from './rest/console-routes.ts';
 import { guardHttpConnections } from './rest/connections.ts';
-import { installOperating, startDeadline } from './rest/operating.ts';
+import { installOperating, startDeadline } from './rest/request-deadline.ts';
 import { installRateLimit } from './rest/rate-limit.ts';
 import { RateLimits } from './rate-limits.ts';
 import { IngestQuotas } from './otlp/ingest-quotas.ts';

@@ -5,7 +5,7 @@
  */
 import type { RequestContext } from '../context.ts';
 import type { ArtifactVersion } from '../domain/types.ts';
-import type { RelationshipsParent } from './parents.ts';
+import type { RelationshipsParent } from './rest-answer-types.ts';
 
 const byRequest = new WeakMap<RequestContext, Map<string, Promise<RelationshipsParent>>>();
 

@@ -20,7 +20,7 @@ import {
   offsetSchema,
   pageSchema,
   problemResponses,
-} from './schemas/common.ts';
+} from './schemas/problems.ts';
 
 const filterValue = { type: ['string', 'boolean'], maxLength: 500 } as const;
 

@@ -13,7 +13,7 @@ import { Skill } from './Skill.ts';
 import { Tool } from './Tool.ts';
 import { TraceStatsData } from './trace-stats.ts';
 import { User } from './User.ts';
-import { ProfileImage, ToolGroup } from './values.ts';
+import { ProfileImage, ToolGroup } from './ProfileImage.ts';
 import { Viewer } from './Viewer.ts';
 import { Workspace } from './Workspace.ts';
 
