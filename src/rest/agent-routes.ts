@@ -6,7 +6,8 @@ import { getProfileImage } from '../agents/profile-image.ts';
 import { agentSearchSchema, searchAgents } from '../agents/search-agents.ts';
 import { sendJsonPage } from './json-page.ts';
 import { agentSchema } from '../domain/artifact-schemas.ts';
-import { BODY_PROBLEMS, noQuery, pageSchema, problemResponses } from './schemas/problems.ts';
+import { noQuery, pageSchema } from './schemas/paging.ts';
+import { BODY_PROBLEMS, problemResponses } from './schemas/problems.ts';
 
 const imageParams = {
   type: 'object',
