@@ -37,7 +37,7 @@ const enumValues = lowerCaseEnumValues();
 const enumMappers = Object.fromEntries(Object.keys(enumValues).map((name) => [name, name]));
 
 const domain = (name: string) => `../domain/types.ts#${name}`;
-const parents = (name: string) => `../graphql/parents.ts#${name}`;
+const restAnswer = (name: string) => `../graphql/rest-answer-types.ts#${name}`;
 
 const config: CodegenConfig = {
   overwrite: true,
@@ -80,19 +80,19 @@ const config: CodegenConfig = {
           ArtifactPermissions: '../auth/access.ts#ArtifactPermissions',
           ContainerPermissions: '../auth/access.ts#WorkspacePermissions',
           ToolGroup: '../store/registry-port.ts#ToolGroup',
-          Relationship: parents('RelationshipParent'),
-          Relationships: parents('RelationshipsParent'),
-          AgentIdentity: parents('IdentityParent'),
-          ArtifactCountByKind: parents('KindCountsParent'),
-          EnrichmentProfile: parents('RecordParent'),
-          ToolGroupKey: parents('RecordParent'),
-          InsightSchema: parents('InsightSchemaParent'),
-          TraceStatsEnvelope: parents('TraceStatsParent'),
-          TraceStatsComparison: parents('RecordParent'),
-          TraceStatsData: parents('TraceStatsDataParent'),
-          ScalarStats: parents('TraceStatsDataParent'),
-          TableStats: parents('TraceStatsDataParent'),
-          TimeSeriesStats: parents('TraceStatsDataParent'),
+          Relationship: '../graphql/relationships.ts#RelationshipParent',
+          Relationships: '../graphql/relationships.ts#RelationshipsParent',
+          AgentIdentity: restAnswer('IdentityParent'),
+          ArtifactCountByKind: restAnswer('KindCountsParent'),
+          EnrichmentProfile: restAnswer('RecordParent'),
+          ToolGroupKey: restAnswer('RecordParent'),
+          InsightSchema: restAnswer('InsightSchemaParent'),
+          TraceStatsEnvelope: restAnswer('TraceStatsParent'),
+          TraceStatsComparison: restAnswer('RecordParent'),
+          TraceStatsData: restAnswer('TraceStatsDataParent'),
+          ScalarStats: restAnswer('TraceStatsDataParent'),
+          TableStats: restAnswer('TraceStatsDataParent'),
+          TimeSeriesStats: restAnswer('TraceStatsDataParent'),
         },
       },
     },

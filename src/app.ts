@@ -17,13 +17,15 @@ import { createContext, type RequestContext, type Services } from './context.ts'
 import { ApiError, isApiError, toProblem } from './errors.ts';
 import { installValidation } from './rest/validation.ts';
 import { StoreUnavailableError } from './store/registry-port.ts';
-import { problemSchema } from './rest/schemas/common.ts';
+import { problemSchema } from './rest/schemas/problems.ts';
 import { createMetrics, type Metrics } from './observability/metrics.ts';
 import { watchStoredBytes } from './observability/stored-bytes.ts';
 import { registerHealthRoutes } from './rest/health.ts';
 import { registerConsoleRoutes } from './rest/console-routes.ts';
 import { guardHttpConnections } from './rest/connections.ts';
-import { installOperating, startDeadline } from './rest/operating.ts';
+import { installHttpMetrics } from './rest/http-metrics.ts';
+import { installLoadShedding } from './rest/load-shedding.ts';
+import { installRequestDeadline, startDeadline } from './rest/request-deadline.ts';
 import { installRateLimit } from './rest/rate-limit.ts';
 import { RateLimits } from './rate-limits.ts';
 import { IngestQuotas } from './otlp/ingest-quotas.ts';
@@ -270,11 +272,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Handlers count into the metrics /metrics exposes, whichever way they were given.
   const counted: Services = { ...services, metrics };
   watchStoredBytes(metrics, services);
-  await installOperating(app, {
-    metrics,
-    maxEventLoopDelayMs: services.config.maxEventLoopDelayMs,
-    metricsToken: services.config.metricsToken,
+  installRequestDeadline(app);
+  // W3C trace context: every response names the request's trace (taken from `traceparent` or new).
+  app.addHook('onSend', async (request, reply, payload) => {
+    reply.header('traceparent', `00-${request.id}-${request.id.slice(0, 16)}-01`);
+    return payload;
   });
+  installLoadShedding(app, { maxEventLoopDelayMs: services.config.maxEventLoopDelayMs });
+  installHttpMetrics(app, { metrics, metricsToken: services.config.metricsToken });
   registerHealthRoutes(app, services);
   registerConsoleRoutes(app, { explorer: services.config.graphqlExplorer });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

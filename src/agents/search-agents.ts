@@ -2,7 +2,6 @@
  * Operation 2, agent search (DESIGN §8): full text (keyword, ranked), prefix or exact match over
  * the caller's readable agents, sorted, paged by offset or by an opaque cursor.
  */
-import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { RequestContext } from '../context.ts';
 import type { ArtifactVersion } from '../domain/types.ts';
 import { ApiError, ruleBroken } from '../errors.ts';
@@ -10,36 +9,33 @@ import { presentArtifactsJson, type ArtifactJson } from '../artifacts/present.ts
 import { decodeCursor, encodeCursor, fingerprint, pageWindow } from '../shared/paging.ts';
 import type { ArtifactQuery, ArtifactSort, ArtifactSortField, Page, SearchStrategy } from '../store/registry-port.ts';
 
-const SEARCH_STRATEGIES: readonly SearchStrategy[] = ['keyword', 'prefix', 'exact'];
-const SORT_FIELDS: readonly ArtifactSortField[] = ['relevance', 'name', 'display_name', 'created_at', 'updated_at'];
+export const SEARCH_STRATEGIES: readonly SearchStrategy[] = ['keyword', 'prefix', 'exact'];
+export const SORT_FIELDS: readonly ArtifactSortField[] = [
+  'relevance',
+  'name',
+  'display_name',
+  'created_at',
+  'updated_at',
+];
 export const SEARCH_DEFAULT_LIMIT = 20;
 export const SEARCH_MAX_LIMIT = 100;
 
-/** The body of operation 2 (validated by the REST layer; GraphQL builds the same input from its arguments). */
-export const agentSearchSchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    query: { type: 'string', maxLength: 1000, description: 'Text to search for; empty lists every readable agent' },
-    strategy: {
-      type: 'string',
-      enum: SEARCH_STRATEGIES,
-      description: 'keyword (default, ranked full text), prefix or exact',
-    },
-    sorts: {
-      type: 'array',
-      maxItems: 5,
-      items: { type: 'string', pattern: `^-?(${SORT_FIELDS.join('|')})$` },
-      description: 'Field names, a leading - for descending; default relevance with a query, else name',
-    },
-    limit: { type: 'integer', minimum: 0, description: 'Default 20, larger values clamped to 100' },
-    offset: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
-    cursor: { type: 'string', maxLength: 512, description: 'Opaque position; not together with offset' },
-    workspace_id: { type: 'string', minLength: 1, maxLength: 200, description: 'Only this workspace and its subtree' },
-  },
-} as const satisfies JSONSchema;
+/** One sort of a search: REST spells it `name` / `-name`, GraphQL `{ field: NAME, direction: DESC }`. */
+export interface AgentSort {
+  field: ArtifactSortField;
+  direction: 'asc' | 'desc';
+}
 
-export type AgentSearchInput = FromSchema<typeof agentSearchSchema>;
+/** The input of operation 2: REST's body (validated there) or GraphQL's arguments, sorts parsed. */
+export interface AgentSearchInput {
+  query?: string;
+  strategy?: SearchStrategy;
+  sorts?: AgentSort[];
+  limit?: number;
+  offset?: number;
+  cursor?: string;
+  workspace_id?: string;
+}
 
 export interface AgentSearchResult {
   /** Ready JSON text per agent. */
@@ -47,13 +43,17 @@ export interface AgentSearchResult {
   page: { limit: number; offset: number; total: number };
 }
 
-function parseSorts(sorts: string[] | undefined, hasQuery: boolean): ArtifactSort[] {
+/**
+ * The store's sorts of a search (cursors fingerprint them): relevance with a query, else name, when
+ * none are asked for.
+ */
+function storeSorts(sorts: AgentSort[] | undefined, hasQuery: boolean): ArtifactSort[] {
   if (sorts === undefined || sorts.length === 0) {
     return [{ field: hasQuery ? 'relevance' : 'name', desc: false }];
   }
   return (
     sorts
-      .map((s) => ({ field: s.replace(/^-/, '') as ArtifactSortField, desc: s.startsWith('-') }))
+      .map((s) => ({ field: s.field, desc: s.direction === 'desc' }))
       // Relevance means nothing without a query; the remaining sorts (then id) decide the order.
       .filter((s) => hasQuery || s.field !== 'relevance')
   );
@@ -70,7 +70,7 @@ async function agentPage<T>(
   }
   const query = input.query?.trim() ?? '';
   const strategy = input.strategy ?? 'keyword';
-  const sorts = parseSorts(input.sorts, query !== '');
+  const sorts = storeSorts(input.sorts, query !== '');
   const print = fingerprint([query, strategy, sorts, input.workspace_id ?? null]);
   let offset = input.offset;
   if (input.cursor !== undefined) {
@@ -115,6 +115,6 @@ export async function searchAgents(ctx: RequestContext, input: AgentSearchInput)
  */
 export function searchCursor(input: AgentSearchInput, offset: number): string {
   const query = input.query?.trim() ?? '';
-  const sorts = parseSorts(input.sorts, query !== '');
+  const sorts = storeSorts(input.sorts, query !== '');
   return encodeCursor(offset, fingerprint([query, input.strategy ?? 'keyword', sorts, input.workspace_id ?? null]));
 }

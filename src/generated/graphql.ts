@@ -4,7 +4,8 @@ import type { ArtifactVersion as ArtifactVersionModel, Workspace as WorkspaceMod
 import type { Caller as CallerModel } from '../auth/caller.ts';
 import type { ArtifactPermissions as ArtifactPermissionsModel, WorkspacePermissions as WorkspacePermissionsModel } from '../auth/access.ts';
 import type { ToolGroup as ToolGroupModel } from '../store/registry-port.ts';
-import type { RelationshipParent as RelationshipParentModel, RelationshipsParent as RelationshipsParentModel, IdentityParent as IdentityParentModel, KindCountsParent as KindCountsParentModel, RecordParent as RecordParentModel, InsightSchemaParent as InsightSchemaParentModel, TraceStatsParent as TraceStatsParentModel, TraceStatsDataParent as TraceStatsDataParentModel } from '../graphql/parents.ts';
+import type { RelationshipParent as RelationshipParentModel, RelationshipsParent as RelationshipsParentModel } from '../graphql/relationships.ts';
+import type { IdentityParent as IdentityParentModel, KindCountsParent as KindCountsParentModel, RecordParent as RecordParentModel, InsightSchemaParent as InsightSchemaParentModel, TraceStatsParent as TraceStatsParentModel, TraceStatsDataParent as TraceStatsDataParentModel } from '../graphql/rest-answer-types.ts';
 import type { RequestContext } from '../context.ts';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;

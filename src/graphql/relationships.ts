@@ -4,8 +4,21 @@
  * computed once per artifact and request however many fields ask (relationships, usedTools, …).
  */
 import type { RequestContext } from '../context.ts';
-import type { ArtifactVersion } from '../domain/types.ts';
-import type { RelationshipsParent } from './parents.ts';
+import type { ArtifactVersion, Relationship } from '../domain/types.ts';
+
+/** A relationship as seen from the artifact that carries it, both ends loaded and readable. */
+export type RelationshipParent = Relationship & {
+  direction: 'incoming' | 'outgoing';
+  fromRow: ArtifactVersion;
+  toRow: ArtifactVersion;
+};
+
+/** The relationships of one artifact whose other end the caller can read. */
+export interface RelationshipsParent {
+  count: number;
+  incoming: RelationshipParent[];
+  outgoing: RelationshipParent[];
+}
 
 const byRequest = new WeakMap<RequestContext, Map<string, Promise<RelationshipsParent>>>();
 

@@ -1,12 +1,58 @@
 /** REST routes of the /agent/v1 area: search (operation 2) and profile image (operation 8). */
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyInstance } from 'fastify';
-import type { FromSchema } from 'json-schema-to-ts';
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { getProfileImage } from '../agents/profile-image.ts';
-import { agentSearchSchema, searchAgents } from '../agents/search-agents.ts';
+import {
+  SEARCH_STRATEGIES,
+  SORT_FIELDS,
+  searchAgents,
+  type AgentSearchInput,
+  type AgentSort,
+} from '../agents/search-agents.ts';
 import { sendJsonPage } from './json-page.ts';
 import { agentSchema } from '../domain/artifact-schemas.ts';
-import { BODY_PROBLEMS, noQuery, pageSchema, problemResponses } from './schemas/common.ts';
+import { noQuery, pageSchema } from './schemas/paging.ts';
+import { BODY_PROBLEMS, problemResponses } from './schemas/problems.ts';
+
+/** The body of operation 2. */
+const searchBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    query: { type: 'string', maxLength: 1000, description: 'Text to search for; empty lists every readable agent' },
+    strategy: {
+      type: 'string',
+      enum: SEARCH_STRATEGIES,
+      description: 'keyword (default, ranked full text), prefix or exact',
+    },
+    sorts: {
+      type: 'array',
+      maxItems: 5,
+      items: { type: 'string', pattern: `^-?(${SORT_FIELDS.join('|')})$` },
+      description: 'Field names, a leading - for descending; default relevance with a query, else name',
+    },
+    limit: { type: 'integer', minimum: 0, description: 'Default 20, larger values clamped to 100' },
+    offset: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+    cursor: { type: 'string', maxLength: 512, description: 'Opaque position; not together with offset' },
+    workspace_id: { type: 'string', minLength: 1, maxLength: 200, description: 'Only this workspace and its subtree' },
+  },
+} as const satisfies JSONSchema;
+
+/**
+ * The search input of a validated body: each sort a field name, a leading - for descending (the
+ * body's pattern has admitted only `SORT_FIELDS`, so what remains after the - is one of them).
+ */
+function searchInput({ sorts, ...rest }: FromSchema<typeof searchBody>): AgentSearchInput {
+  if (sorts === undefined) return rest;
+  return {
+    ...rest,
+    sorts: sorts.map((s): AgentSort => ({
+      field: s.replace(/^-/, '') as AgentSort['field'],
+      direction: s.startsWith('-') ? 'desc' : 'asc',
+    })),
+  };
+}
 
 const imageParams = {
   type: 'object',
@@ -50,7 +96,7 @@ export function registerAgentRoutes(app: FastifyInstance): void {
         tags: ['agents'],
         summary: 'Search agents',
         querystring: noQuery,
-        body: agentSearchSchema,
+        body: searchBody,
         response: {
           200: {
             type: 'object',
@@ -61,7 +107,7 @@ export function registerAgentRoutes(app: FastifyInstance): void {
         },
       },
     },
-    async (request, reply) => sendJsonPage(reply, await searchAgents(request.ctx, request.body)),
+    async (request, reply) => sendJsonPage(reply, await searchAgents(request.ctx, searchInput(request.body))),
   );
 
   api.get<{ Params: FromSchema<typeof imageParams>; Reply: Buffer | string }>(

@@ -7,7 +7,7 @@ import type { FastifyReply } from 'fastify';
 
 /**
  * Sends `{"items":[…],"page":{…}}`. Fastify runs no preSerialization hook for a string, so the
- * deadline check there (operating.ts) does not see it: the handlers check the deadline after their
+ * deadline check there (request-deadline.ts) does not see it: the handlers check the deadline after their
  * last step instead.
  */
 export function sendJsonPage(reply: FastifyReply, result: { items: readonly string[]; page: object }): FastifyReply {

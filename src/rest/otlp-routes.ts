@@ -16,7 +16,7 @@ import type { Metrics } from '../observability/metrics.ts';
 import { assertCanIngest, ingestMetricPoints, ingestSpans } from '../otlp/ingest.ts';
 import { createDecodePool } from '../otlp/decode-pool.ts';
 import { OtlpDecodeError, encodeResponse, encodeStatus } from '../otlp/traces/decode.ts';
-import { problemResponses } from './schemas/common.ts';
+import { problemResponses } from './schemas/problems.ts';
 import { ApiError } from '../errors.ts';
 import { refuseSpentIngestQuota, spendIngestQuotas } from './rate-limit.ts';
 

@@ -6,7 +6,8 @@ import { exportWorkspace } from '../org/export-workspace.ts';
 import { listUsers, type UserListResult } from '../org/list-users.ts';
 import { listInsightSchemas, type InsightSchema } from '../skills/insight-schemas.ts';
 import { exportedArtifactSchema } from '../domain/artifact-schemas.ts';
-import { limitOffsetQuery, noQuery, pageSchema, problemResponses } from './schemas/common.ts';
+import { limitOffsetQuery, noQuery, pageSchema } from './schemas/paging.ts';
+import { problemResponses } from './schemas/problems.ts';
 import { directoryUserSchema, projectSchema, workspaceSchema } from './schemas/registry.ts';
 
 const insightSchemaItem = {

@@ -13,14 +13,8 @@ import {
 import { listTools } from '../tools/list-tools.ts';
 import { sendJsonPage } from './json-page.ts';
 import { toolSchema } from '../domain/artifact-schemas.ts';
-import {
-  BODY_PROBLEMS,
-  limitOffsetQuery,
-  noQuery,
-  offsetSchema,
-  pageSchema,
-  problemResponses,
-} from './schemas/common.ts';
+import { limitOffsetQuery, noQuery, offsetSchema, pageSchema } from './schemas/paging.ts';
+import { BODY_PROBLEMS, problemResponses } from './schemas/problems.ts';
 
 const filterValue = { type: ['string', 'boolean'], maxLength: 500 } as const;
 

@@ -3,7 +3,7 @@ import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-
 import type { FastifyInstance } from 'fastify';
 import { queryTraceStats } from '../skills/trace-stats.ts';
 import { traceStatsRequestSchema } from '../skills/stats-request.ts';
-import { BODY_PROBLEMS, problemResponses } from './schemas/common.ts';
+import { BODY_PROBLEMS, problemResponses } from './schemas/problems.ts';
 
 const nullable = <const S extends object>(schema: S) => ({ anyOf: [schema, { type: 'null' }] }) as const;
 const num = { type: ['number', 'null'] } as const;

@@ -4,6 +4,7 @@ import { Agent } from './Agent.ts';
 import { Artifact, Document, Prompt } from './Artifact.ts';
 import { ArtifactCountByKind } from './counts.ts';
 import { Member } from './Member.ts';
+import { ProfileImage } from './ProfileImage.ts';
 import { Project } from './Project.ts';
 import { queryLists } from './query-lists.ts';
 import { queryLookups } from './query-lookups.ts';
@@ -11,9 +12,9 @@ import { Relationship } from './Relationship.ts';
 import { Repo } from './Repo.ts';
 import { Skill } from './Skill.ts';
 import { Tool } from './Tool.ts';
+import { ToolGroup } from './ToolGroup.ts';
 import { TraceStatsData } from './trace-stats.ts';
 import { User } from './User.ts';
-import { ProfileImage, ToolGroup } from './values.ts';
 import { Viewer } from './Viewer.ts';
 import { Workspace } from './Workspace.ts';
 

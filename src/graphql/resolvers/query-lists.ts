@@ -25,7 +25,9 @@ export const queryLists: QueryResolvers = {
     const input: AgentSearchInput = {
       ...(args.query != null ? { query: args.query } : {}),
       ...(args.strategy != null ? { strategy: args.strategy } : {}),
-      ...(args.sorts != null ? { sorts: args.sorts.map((s) => `${s.direction === 'desc' ? '-' : ''}${s.field}`) } : {}),
+      ...(args.sorts != null
+        ? { sorts: args.sorts.map((s) => ({ field: s.field, direction: s.direction ?? 'asc' })) }
+        : {}),
       ...(args.workspaceId != null ? { workspace_id: args.workspaceId } : {}),
     };
     const limit = checkFirst(args.first);

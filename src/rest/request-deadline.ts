@@ -1,14 +1,10 @@
 /**
- * The operating contract of every request (DESIGN §7, §11): the request deadline (504
- * `request_timeout`, store work cancelled through the context's signal), load shedding (503
- * `service_overloaded` with Retry-After), and Prometheus metrics per route and status.
+ * The deadline of every request (DESIGN §7): REQUEST_TIMEOUT_MS after it starts, the client gets
+ * 504 `request_timeout` and the store work is cancelled through the context's signal.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { toProblem } from '../errors.ts';
-import type { Metrics } from '../observability/metrics.ts';
 import { timeoutError, type Deadline } from '../shared/deadline.ts';
-import { metricsTokenCheck } from './metrics-token.ts';
-import { installLoadShedding } from './load-shedding.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -57,48 +53,14 @@ function checkBeforeSerializing(request: FastifyRequest, reply: FastifyReply): v
   if (d !== null && reply.statusCode < 300 && (d.signal.aborted || Date.now() >= d.at)) throw timeoutError(d.timeoutMs);
 }
 
-export interface OperatingOptions {
-  metrics: Metrics;
-  /** Event-loop delay above which new requests are shed. */
-  maxEventLoopDelayMs: number;
-  /** When set, GET /metrics needs this bearer token (metrics-token.ts). */
-  metricsToken?: string | undefined;
-}
-
-export async function installOperating(app: FastifyInstance, options: OperatingOptions): Promise<void> {
-  const { metrics } = options;
+/**
+ * Every request gets a `deadline` (null until startDeadline runs for it), and a success built past
+ * its deadline is answered 504 request_timeout instead of being serialized.
+ */
+export function installRequestDeadline(app: FastifyInstance): void {
   app.decorateRequest('deadline', null);
   app.addHook('preSerialization', async (request, reply, payload) => {
     checkBeforeSerializing(request, reply);
     return payload;
-  });
-
-  // W3C trace context: every response names the request's trace (taken from `traceparent` or new).
-  app.addHook('onSend', async (request, reply, payload) => {
-    reply.header('traceparent', `00-${request.id}-${request.id.slice(0, 16)}-01`);
-    return payload;
-  });
-
-  app.addHook('onResponse', async (request, reply) => {
-    const labels = {
-      method: request.method,
-      route: request.routeOptions.url ?? 'unmatched',
-      status: String(reply.statusCode),
-    };
-    metrics.httpRequests.inc(labels);
-    metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
-    // Every 5xx is in the log with its trace id (the request logger carries it), whichever path sent
-    // it: the error handler (which also logs the cause), the deadline, load shedding, GraphQL.
-    if (reply.statusCode >= 500)
-      request.log.warn({ status: reply.statusCode, route: labels.route }, 'answered with a server error');
-  });
-
-  installLoadShedding(app, { maxEventLoopDelayMs: options.maxEventLoopDelayMs });
-
-  const checkMetricsToken = metricsTokenCheck(options.metricsToken);
-  app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
-    checkMetricsToken(request.headers.authorization);
-    reply.type(metrics.registry.contentType);
-    return metrics.registry.metrics();
   });
 }

@@ -1,6 +1,6 @@
 /**
- * Shared JSON Schemas of the REST layer: the problem body, the page object, and the error
- * responses each route declares (they feed both serialization and the OpenAPI document).
+ * The problems of the REST layer as JSON Schemas: the problem body, and the error responses each
+ * route declares (they feed both serialization and the OpenAPI document).
  */
 import { catalogue, type ErrorCode } from '../../errors.ts';
 
@@ -28,20 +28,8 @@ export const problemSchema = {
   },
 } as const;
 
-export const pageSchema = {
-  type: 'object',
-  required: ['limit', 'offset', 'total'],
-  properties: {
-    limit: { type: 'integer' },
-    offset: { type: 'integer' },
-    total: { type: 'integer' },
-    next_cursor: { type: 'string' },
-  },
-} as const;
-
 const problemRef = { $ref: 'Problem#' } as const;
 
-/** Error responses for a route, by status, each described with the codes it can carry. */
 /** The problems of every operation that takes a JSON body: its query string, media type, JSON and fields. */
 export const BODY_PROBLEMS: readonly ErrorCode[] = [
   'invalid_json',
@@ -52,6 +40,7 @@ export const BODY_PROBLEMS: readonly ErrorCode[] = [
   'validation_failed',
 ];
 
+/** Error responses for a route, by status, each described with the codes it can carry. */
 export function problemResponses(codes: ErrorCode[]): Record<string, object> {
   const always: ErrorCode[] = [
     // Every authentication failure of DESIGN §6 (all 401 codes of the catalogue), on every operation.
@@ -80,25 +69,3 @@ export function problemResponses(codes: ErrorCode[]): Record<string, object> {
   }
   return out;
 }
-
-/**
- * A start position: any offset a store can represent (beyond the data it gives an empty page); a
- * larger number (one JSON or a query string cannot carry exactly) is refused as invalid input.
- */
-export const offsetSchema = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
-
-/** The query string of an operation that defines no parameter: any parameter is 400 invalid_query. */
-export const noQuery = { type: 'object', additionalProperties: false, properties: {} } as const;
-
-export const limitOffsetQuery = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    limit: {
-      type: 'integer',
-      minimum: 0,
-      description: 'Page size (default 50, larger values clamped to 200; 0 returns only the total)',
-    },
-    offset: { ...offsetSchema, description: 'Start position (default 0)' },
-  },
-} as const;

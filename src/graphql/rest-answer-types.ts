@@ -1,26 +1,11 @@
 /**
- * The runtime shapes ("parents") behind GraphQL types whose values are not domain types as they
- * are. codegen.ts maps the schema's types to these and to the domain types, so every resolver is
- * typed against what its parent really is.
+ * The REST answers that GraphQL types resolve over as they are (snake_case keys and all), so that
+ * both transports show one answer. codegen.ts maps the schema's types to these ("parents"), so
+ * every resolver is typed against what its parent really is.
  */
 import type { InsightSchema } from '../skills/insight-schemas.ts';
 import type { queryTraceStats } from '../skills/trace-stats.ts';
-import type { ArtifactVersion, Relationship } from '../domain/types.ts';
 import type { maskIdentity } from '../shared/masked-identity.ts';
-
-/** A relationship as seen from the artifact that carries it, both ends loaded and readable. */
-export type RelationshipParent = Relationship & {
-  direction: 'incoming' | 'outgoing';
-  fromRow: ArtifactVersion;
-  toRow: ArtifactVersion;
-};
-
-/** The relationships of one artifact whose other end the caller can read. */
-export interface RelationshipsParent {
-  count: number;
-  incoming: RelationshipParent[];
-  outgoing: RelationshipParent[];
-}
 
 /** The masked identity, exactly as REST shows it (snake_case keys). */
 export type IdentityParent = ReturnType<typeof maskIdentity>;
