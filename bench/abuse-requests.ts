@@ -17,7 +17,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { createHash } from 'node:crypto';
 import { loadDevIssuer } from '../src/auth/dev-issuer.ts';
-import { freePort } from '../test/helpers/service-process.ts';
+import { freePort } from '../test/fixtures/service-process.ts';
 import { startService } from './service-process.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadDevIssuer } from '../../src/auth/dev-issuer.ts';
-import { READY_TIMEOUT_MS, freePort, waitUntilReady } from '../helpers/service-process.ts';
+import { READY_TIMEOUT_MS, freePort, waitUntilReady } from '../fixtures/service-process.ts';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-kill-'));
 const children: ChildProcess[] = [];

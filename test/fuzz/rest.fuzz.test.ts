@@ -11,7 +11,7 @@ import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeExportRequest } from '../../src/otlp/traces/decode.ts';
-import { decodeProtobufReference } from '../helpers/otlp-reference-decoder.ts';
+import { decodeProtobufReference } from '../fixtures/otlp-reference-decoder.ts';
 import { DESIGN_ONLY, SPEC_STATUS } from '../helpers/spec-errors.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 

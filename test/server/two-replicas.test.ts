@@ -15,7 +15,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDevIssuer } from '../../src/auth/dev-issuer.ts';
 import { PG_URL, postgresReachable } from '../contract/pg-schema.ts';
-import { READY_TIMEOUT_MS, freePort, waitUntilReady } from '../helpers/service-process.ts';
+import { READY_TIMEOUT_MS, freePort, waitUntilReady } from '../fixtures/service-process.ts';
 import { REDIS_URL, redisReachable } from '../helpers/redis-server.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
