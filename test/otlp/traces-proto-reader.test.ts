@@ -12,6 +12,7 @@ import {
   type DecodedSpan,
 } from '../../src/otlp/traces/decode.ts';
 import { decodeExportRequestProto } from '../../src/otlp/traces/proto-reader.ts';
+import { attrs, otlpTraceBody } from '../fixtures/otlp-body.ts';
 import { decodeProtobufReference } from '../fixtures/otlp-reference-decoder.ts';
 
 const RUNS = 400;
@@ -290,11 +291,7 @@ function richBody(): Buffer {
     attributes,
     status: { code: 2, message: 'broken' },
   }));
-  return encodeExportRequest({
-    resourceSpans: [
-      { resource: { attributes: [{ key: 'service.name', value: { stringValue: 'svc' } }] }, scopeSpans: [{ spans }] },
-    ],
-  });
+  return encodeExportRequest(otlpTraceBody({ resource: attrs({ 'service.name': 'svc' }), spans }));
 }
 
 // ---- tests ----
