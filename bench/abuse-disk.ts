@@ -20,6 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadDevIssuer } from '../src/auth/dev-issuer.ts';
 import { encodeExportRequest } from '../src/otlp/traces/decode.ts';
+import { attr, attrs, otlpTraceBody } from '../test/fixtures/otlp-body.ts';
 import { argNumber } from './harness.ts';
 import { startService } from './service-process.ts';
 
@@ -68,7 +69,7 @@ function bareBody(): Buffer {
     startTimeUnixNano: String(start),
     endTimeUnixNano: String(start + 5_000_000n),
   }));
-  return encodeExportRequest({ resourceSpans: [{ scopeSpans: [{ spans }] }] });
+  return encodeExportRequest(otlpTraceBody({ spans }));
 }
 
 function body(): string {
@@ -85,13 +86,10 @@ function body(): string {
       name: 'execute_tool',
       startTimeUnixNano: String(start),
       endTimeUnixNano: String(start + 5_000_000n),
-      attributes: [
-        { key: 'gen_ai.operation.name', value: { stringValue: 'execute_tool' } },
-        ...STORED.map((key) => ({ key, value: { stringValue: unique() } })),
-      ],
+      attributes: [...attrs({ 'gen_ai.operation.name': 'execute_tool' }), ...STORED.map((key) => attr(key, unique()))],
     };
   });
-  return JSON.stringify({ resourceSpans: [{ resource: { attributes: [] }, scopeSpans: [{ spans }] }] });
+  return JSON.stringify(otlpTraceBody({ resource: [], spans }));
 }
 
 const statuses = new Map<number, number>();

@@ -24,7 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadDevIssuer } from '../src/auth/dev-issuer.ts';
 import { loadConfig } from '../src/config.ts';
-import { freePort } from '../test/helpers/service-process.ts';
+import { freePort } from '../test/fixtures/service-process.ts';
 import { startService } from './service-process.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');

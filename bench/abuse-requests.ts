@@ -17,7 +17,8 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { createHash } from 'node:crypto';
 import { loadDevIssuer } from '../src/auth/dev-issuer.ts';
-import { freePort } from '../test/helpers/service-process.ts';
+import { attr, otlpTraceBody } from '../test/fixtures/otlp-body.ts';
+import { freePort } from '../test/fixtures/service-process.ts';
 import { startService } from './service-process.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -97,14 +98,10 @@ const span = (attrs: Record<string, string | number>) => {
     name: 'invoke_skill',
     startTimeUnixNano: String(start),
     endTimeUnixNano: String(start + 100_000_000n),
-    attributes: Object.entries(attrs).map(([key, v]) => ({
-      key,
-      value: typeof v === 'number' ? { doubleValue: v } : { stringValue: v },
-    })),
+    attributes: Object.entries(attrs).map(([key, v]) => attr(key, typeof v === 'number' ? { doubleValue: v } : v)),
   };
 };
-const body = (spans: object[]) =>
-  Buffer.from(JSON.stringify({ resourceSpans: [{ resource: { attributes: [] }, scopeSpans: [{ spans }] }] }));
+const body = (spans: object[]) => Buffer.from(JSON.stringify(otlpTraceBody({ resource: [], spans })));
 
 // Legitimate data the attacks lean on: 1,000 distinct users of skill-0001.
 const users = await otlp(

@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { loadDevIssuer } from '../src/auth/dev-issuer.ts';
+import { attrs, otlpTraceBody } from '../test/fixtures/otlp-body.ts';
 import { argNumber } from './harness.ts';
 import { startService } from './service-process.ts';
 
@@ -26,29 +27,22 @@ const token = await (await loadDevIssuer(dataDir)).mint({ sub: 'user-alice', org
 const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-encoding': 'gzip' };
 
 const now = Math.floor(Date.now() / 1000) - 600;
-const attr = (key: string, v: string) => ({ key, value: { stringValue: v } });
 /** Request r: SPANS skill invocations with ids of their own. */
 const body = (r: number) =>
   zlib.gzipSync(
-    JSON.stringify({
-      resourceSpans: [
-        {
-          resource: { attributes: [attr('service.name', 'storm'), attr('workspace.id', 'ws-acme-platform')] },
-          scopeSpans: [
-            {
-              spans: Array.from({ length: SPANS }, (_, i) => ({
-                traceId: (r * SPANS + i + 1).toString(16).padStart(32, '5'),
-                spanId: (r * SPANS + i + 1).toString(16).padStart(16, '7'),
-                name: 'invoke_skill',
-                startTimeUnixNano: `${now}000000000`,
-                endTimeUnixNano: `${now}250000000`,
-                attributes: [attr('gen_ai.operation.name', 'invoke_skill'), attr('skill.id', SKILL)],
-              })),
-            },
-          ],
-        },
-      ],
-    }),
+    JSON.stringify(
+      otlpTraceBody({
+        resource: attrs({ 'service.name': 'storm', 'workspace.id': 'ws-acme-platform' }),
+        spans: Array.from({ length: SPANS }, (_, i) => ({
+          traceId: (r * SPANS + i + 1).toString(16).padStart(32, '5'),
+          spanId: (r * SPANS + i + 1).toString(16).padStart(16, '7'),
+          name: 'invoke_skill',
+          startTimeUnixNano: `${now}000000000`,
+          endTimeUnixNano: `${now}250000000`,
+          attributes: attrs({ 'gen_ai.operation.name': 'invoke_skill', 'skill.id': SKILL }),
+        })),
+      }),
+    ),
   );
 
 async function send(b: Buffer): Promise<{ status: number; retryAfterS: number }> {

@@ -28,7 +28,7 @@ import { loadDevIssuer } from '../src/auth/dev-issuer.ts';
 import { TRACE_WORK_BUDGET, usageWork } from '../src/graphql/limits/trace-budget.ts';
 import { usageWindowWork } from '../src/tools/tool-usage.ts';
 import { statsWork, type TraceStatsRequest } from '../src/skills/stats-request.ts';
-import { freePort } from '../test/helpers/service-process.ts';
+import { freePort } from '../test/fixtures/service-process.ts';
 import { argNumber } from './harness.ts';
 import { startService } from './service-process.ts';
 

@@ -4,7 +4,7 @@
  *    search returning the same 50 agents (with their relationships): throughput ratio, target >= 0.4;
  * 2. federation `_entities` with 1,000 Agent references: median latency, target < 50 ms, next to
  *    a one-agent by-id query measured the same way.
- * Data: the small fixture widened to 1,000 agents (test/graphql/wide-bundle.ts) in a temp SQLite.
+ * Data: the small fixture widened to 1,000 agents (test/fixtures/wide-bundle.ts) in a temp SQLite.
  * The REST response cache is off, so both sides do the full work of every request.
  */
 import fs from 'node:fs/promises';
@@ -17,7 +17,7 @@ import { loadConfig } from '../src/config.ts';
 import { parseBundle } from '../src/bundle/parse.ts';
 import { openRegistryStore } from '../src/store/open-registry.ts';
 import { openTraceStore } from '../src/store/open-traces.ts';
-import { wideBundle } from '../test/graphql/wide-bundle.ts';
+import { wideBundle } from '../test/fixtures/wide-bundle.ts';
 import { load } from './harness.ts';
 
 const CONNECTIONS = Number(process.argv[2] ?? 10);

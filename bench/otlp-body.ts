@@ -7,6 +7,7 @@
 import crypto from 'node:crypto';
 import { encodeExportRequest } from '../src/otlp/traces/decode.ts';
 import { encodeLogsRequest } from '../src/otlp/logs/decode.ts';
+import { attr, attrs, otlpLogsBody, otlpTraceBody } from '../test/fixtures/otlp-body.ts';
 
 /**
  * A request body whose spans get new ids for every request: `stamp(n)` writes `n` into the last four
@@ -47,20 +48,17 @@ export function benchBody(i: number, count: number, json: boolean, ids: Buffer[]
     const spanId = crypto.randomBytes(8);
     ids.push(traceId, spanId);
     const kind = j % 4;
-    const attrs = [
-      {
-        key: 'gen_ai.operation.name',
-        value: { stringValue: kind === 0 ? 'invoke_skill' : kind === 1 ? 'chat' : 'execute_tool' },
-      },
-      { key: 'skill.id', value: { stringValue: 'skill-0001' } },
-      { key: 'skill.version', value: { intValue: 1 + (j % 3) } },
-      { key: 'gen_ai.request.model', value: { stringValue: 'gpt-4o' } },
-      { key: 'gen_ai.usage.input_tokens', value: { intValue: 100 + j } },
-      { key: 'gen_ai.usage.output_tokens', value: { intValue: 20 } },
-      { key: 'user.id', value: { stringValue: `user-${i % 7}` } },
-      { key: 'session.id', value: { stringValue: `s-${i}` } },
-      { key: 'gen_ai.tool.name', value: { stringValue: 'create_issue' } },
-    ];
+    const attributes = attrs({
+      'gen_ai.operation.name': kind === 0 ? 'invoke_skill' : kind === 1 ? 'chat' : 'execute_tool',
+      'skill.id': 'skill-0001',
+      'skill.version': { intValue: 1 + (j % 3) },
+      'gen_ai.request.model': 'gpt-4o',
+      'gen_ai.usage.input_tokens': { intValue: 100 + j },
+      'gen_ai.usage.output_tokens': { intValue: 20 },
+      'user.id': `user-${i % 7}`,
+      'session.id': `s-${i}`,
+      'gen_ai.tool.name': 'create_issue',
+    });
     const start = now + BigInt(j) * 1000n;
     return {
       traceId: json ? traceId.toString('hex') : traceId,
@@ -68,48 +66,43 @@ export function benchBody(i: number, count: number, json: boolean, ids: Buffer[]
       name: `span-${j}`,
       startTimeUnixNano: String(start),
       endTimeUnixNano: String(start + 5_000_000n),
-      attributes: attrs,
+      attributes,
     };
   });
-  const message = {
-    resourceSpans: [
-      { resource: { attributes: [{ key: 'service.name', value: { stringValue: 'bench' } }] }, scopeSpans: [{ spans }] },
-    ],
-  };
+  const message = otlpTraceBody({ resource: attrs({ 'service.name': 'bench' }), spans });
   return json ? Buffer.from(JSON.stringify(message)) : encodeExportRequest(message);
 }
 
 /** Claude Code events as its exporter sends them: body = event name, values as strings. */
 export function benchLogsBody(i: number, count: number, json: boolean, ids: Buffer[] = []): Buffer {
   const now = BigInt(Date.now()) * 1_000_000n;
-  const str = (key: string, v: string) => ({ key, value: { stringValue: v } });
   const records = Array.from({ length: count }, (_, j) => {
     const prompt = crypto.randomBytes(8);
     ids.push(prompt);
     const kind = j % 4;
     const common = [
-      str('prompt.id', prompt.toString('hex')),
-      str('session.id', `s-${i}`),
-      str('user.id', `user-${i % 7}`),
-      str('event.timestamp', new Date().toISOString()),
+      attr('prompt.id', prompt.toString('hex')),
+      attr('session.id', `s-${i}`),
+      attr('user.id', `user-${i % 7}`),
+      attr('event.timestamp', new Date().toISOString()),
     ];
     const specific =
       kind === 0
-        ? [str('event.name', 'skill_activated'), str('skill.name', 'summarize')]
+        ? [attr('event.name', 'skill_activated'), attr('skill.name', 'summarize')]
         : kind === 1
           ? [
-              str('event.name', 'api_request'),
-              str('model', 'claude-sonnet-4-5'),
-              str('input_tokens', String(100 + j)),
-              str('output_tokens', '20'),
-              str('cost_usd', '0.0012'),
-              str('duration_ms', '900'),
+              attr('event.name', 'api_request'),
+              attr('model', 'claude-sonnet-4-5'),
+              attr('input_tokens', String(100 + j)),
+              attr('output_tokens', '20'),
+              attr('cost_usd', '0.0012'),
+              attr('duration_ms', '900'),
             ]
           : [
-              str('event.name', 'tool_result'),
-              str('tool_name', 'Read'),
-              str('success', 'true'),
-              str('duration_ms', '12'),
+              attr('event.name', 'tool_result'),
+              attr('tool_name', 'Read'),
+              attr('success', 'true'),
+              attr('duration_ms', '12'),
             ];
     const name = ['skill_activated', 'api_request', 'tool_result', 'tool_result'][kind] as string;
     return {
@@ -118,13 +111,10 @@ export function benchLogsBody(i: number, count: number, json: boolean, ids: Buff
       attributes: [...common, ...specific],
     };
   });
-  const message = {
-    resourceLogs: [
-      {
-        resource: { attributes: [str('service.name', 'claude-code')] },
-        scopeLogs: [{ scope: { name: 'com.anthropic.claude_code.events' }, logRecords: records }],
-      },
-    ],
-  };
+  const message = otlpLogsBody({
+    resource: attrs({ 'service.name': 'claude-code' }),
+    scope: { name: 'com.anthropic.claude_code.events' },
+    records,
+  });
   return json ? Buffer.from(JSON.stringify(message)) : encodeLogsRequest(message);
 }

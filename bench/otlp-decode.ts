@@ -1,13 +1,13 @@
 /**
  * Protobuf decoding of OTLP/HTTP requests of 512 spans (bench/otlp-body.ts, as bench:ingest sends):
  * the hand-written reader that ingestion uses against the former protobufjs path
- * (test/helpers/otlp-reference-decoder.ts), alternating, in one run.
+ * (test/fixtures/otlp-reference-decoder.ts), alternating, in one run.
  * Prints the median µs per request of each and the speed-up. Target: the reader well under 1 ms.
  * Usage: npm run bench:otlp-decode [-- --iterations 500]
  */
 import type { DecodedSpan } from '../src/otlp/traces/decode.ts';
 import { decodeExportRequestProto } from '../src/otlp/traces/proto-reader.ts';
-import { decodeProtobufReference } from '../test/helpers/otlp-reference-decoder.ts';
+import { decodeProtobufReference } from '../test/fixtures/otlp-reference-decoder.ts';
 import { benchBody } from './otlp-body.ts';
 
 const BATCH = 512;

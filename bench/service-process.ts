@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { freePort, waitUntilReady } from '../test/helpers/service-process.ts';
+import { freePort, waitUntilReady } from '../test/fixtures/service-process.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 

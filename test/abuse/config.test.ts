@@ -13,7 +13,7 @@ import { ConfigError, loadConfig } from '../../src/config.ts';
 import { ApiError } from '../../src/errors.ts';
 import { demoApiKeys, seedDemoIfEmpty } from '../../src/seed/seed.ts';
 import { SqliteRegistryStore } from '../../src/store/sqlite/registry-store.ts';
-import { READY_TIMEOUT_MS, freePort, waitUntilReady } from '../helpers/service-process.ts';
+import { READY_TIMEOUT_MS, freePort, waitUntilReady } from '../fixtures/service-process.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const dirs: string[] = [];

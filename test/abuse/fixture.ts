@@ -2,6 +2,7 @@
  * The attacker's seat for the abuse tests: the small bundle plus `u-editor`, an editor of ws-a-sub
  * only (it cannot read ws-a-team, home of skill sk-1), and skill sk-2 in ws-a-sub, which it can.
  */
+import { attr, attrs, otlpTraceBody } from '../fixtures/otlp-body.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
 
 export function abuseBundle() {
@@ -22,14 +23,13 @@ export function abuseBundle() {
 
 /** An OTLP/JSON request body of these spans under one resource. */
 export function otlpBody(spans: object[], resource: Record<string, string> = {}): string {
-  const attributes = Object.entries(resource).map(([key, v]) => ({ key, value: { stringValue: v } }));
-  return JSON.stringify({ resourceSpans: [{ resource: { attributes }, scopeSpans: [{ spans }] }] });
+  return JSON.stringify(otlpTraceBody({ resource: attrs(resource), spans }));
 }
 
 let next = 1;
 /** A well-formed span (fresh ids) starting `startS`, with these attributes (strings, or numbers as doubles). */
 export function otlpSpan(
-  attrs: Record<string, string | number>,
+  attributes: Record<string, string | number>,
   startS = Math.floor(Date.now() / 1000) - 60,
   status?: number,
 ): object {
@@ -41,10 +41,7 @@ export function otlpSpan(
     name: 'invoke_skill',
     startTimeUnixNano: String(start),
     endTimeUnixNano: String(start + 250_000_000n),
-    attributes: Object.entries(attrs).map(([key, v]) => ({
-      key,
-      value: typeof v === 'number' ? { doubleValue: v } : { stringValue: v },
-    })),
+    attributes: Object.entries(attributes).map(([key, v]) => attr(key, typeof v === 'number' ? { doubleValue: v } : v)),
     ...(status !== undefined ? { status: { code: status } } : {}),
   };
 }

@@ -7,6 +7,7 @@ import zlib from 'node:zlib';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOtlpGrpc, type OtlpGrpcServer } from '../../src/grpc/otlp-grpc.ts';
+import { attr, otlpLogsBody, otlpMetricsBody } from '../fixtures/otlp-body.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 const MiB = 1024 * 1024;
@@ -45,22 +46,15 @@ async function post(signal: string, body: Buffer | string, opts: { gzip?: boolea
 const record = (i: number) => ({
   timeUnixNano: `${1_700_000_000 + i}000000000`,
   body: { stringValue: 'claude_code.api_request' },
-  attributes: [{ key: 'prompt.id', value: { stringValue: `p-${i}` } }],
+  attributes: [attr('prompt.id', `p-${i}`)],
 });
-const logs = (n: number) =>
-  JSON.stringify({ resourceLogs: [{ scopeLogs: [{ logRecords: Array.from({ length: n }, (_, i) => record(i)) }] }] });
+const logs = (n: number) => JSON.stringify(otlpLogsBody({ records: Array.from({ length: n }, (_, i) => record(i)) }));
 const points = (n: number) =>
-  JSON.stringify({
-    resourceMetrics: [
-      {
-        scopeMetrics: [
-          {
-            metrics: [{ name: 'm', sum: { dataPoints: Array.from({ length: n }, () => ({ asInt: '1' })) } }],
-          },
-        ],
-      },
-    ],
-  });
+  JSON.stringify(
+    otlpMetricsBody({
+      metrics: [{ name: 'm', sum: { dataPoints: Array.from({ length: n }, () => ({ asInt: '1' })) } }],
+    }),
+  );
 
 describe.each(['logs', 'metrics'])('POST /v1/%s under abuse', (signal) => {
   it('a gzip bomb (61 KB inflating to 60 MB) is refused with 400 and an OTLP Status', async () => {
@@ -150,11 +144,8 @@ describe('protobuf logs and metrics are bounded while they are read', () => {
   });
 
   it('the same record in OTLP/JSON gets the same 400', async () => {
-    const attributes = Array.from({ length: 129 }, (_, i) => ({ key: `k${i}`, value: { stringValue: 'v' } }));
-    const res = await post(
-      'logs',
-      JSON.stringify({ resourceLogs: [{ scopeLogs: [{ logRecords: [{ attributes }] }] }] }),
-    );
+    const attributes = Array.from({ length: 129 }, (_, i) => attr(`k${i}`, 'v'));
+    const res = await post('logs', JSON.stringify(otlpLogsBody({ records: [{ attributes }] })));
     expect(res.status).toBe(400);
     expect(res.text).toContain('a log record with more than 128 attributes');
   });
@@ -168,23 +159,17 @@ describe('protobuf logs and metrics are bounded while they are read', () => {
   it('a duration of 1e303 ms is a rejected record in the partial success, not a 500', async () => {
     const res = await post(
       'logs',
-      JSON.stringify({
-        resourceLogs: [
-          {
-            scopeLogs: [
-              {
-                logRecords: [
-                  {
-                    timeUnixNano: '1700000000000000000',
-                    body: { stringValue: 'claude_code.api_request' },
-                    attributes: [{ key: 'duration_ms', value: { stringValue: '1e303' } }],
-                  },
-                ],
-              },
-            ],
-          },
-        ],
-      }),
+      JSON.stringify(
+        otlpLogsBody({
+          records: [
+            {
+              timeUnixNano: '1700000000000000000',
+              body: { stringValue: 'claude_code.api_request' },
+              attributes: [attr('duration_ms', '1e303')],
+            },
+          ],
+        }),
+      ),
     );
     expect(res.status).toBe(200);
     expect(JSON.parse(res.text).partialSuccess.rejectedLogRecords).toBe(1);

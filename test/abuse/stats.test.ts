@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SpanRow } from '../../src/store/trace-port.ts';
+import { spanRow } from '../fixtures/span-row.ts';
 import { expectProblem } from '../helpers/problem.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
@@ -17,29 +18,23 @@ let t: TestApp;
 
 beforeAll(async () => {
   t = await startTestApp();
-  const spans: SpanRow[] = Array.from({ length: USERS }, (_, i) => ({
-    org_id: 'org-a',
-    workspace_id: 'ws-a-team',
-    trace_id: (i + 1).toString(16).padStart(32, 'c'),
-    span_id: (i + 1).toString(16).padStart(16, 'd'),
-    parent_span_id: null,
-    name: 'invoke_skill',
-    start_s: START + (i % 360) * 86400,
-    duration_ms: 10 + (i % 97),
-    category: 'skill_invocation',
-    harness: 'h',
-    skill: 'sk-1',
-    skill_version: 1,
-    command: null,
-    mcp: null,
-    tool: null,
-    model: `m-${i % 7}`,
-    user: `user-${String(i).padStart(5, '0')}`,
-    session: `s-${i}`,
-    tokens: i % 50,
-    cost: 0,
-    is_error: i % 10 === 0,
-  }));
+  const spans: SpanRow[] = Array.from({ length: USERS }, (_, i) =>
+    spanRow(i + 1, {
+      trace_id: (i + 1).toString(16).padStart(32, 'c'),
+      span_id: (i + 1).toString(16).padStart(16, 'd'),
+      name: 'invoke_skill',
+      start_s: START + (i % 360) * 86400,
+      duration_ms: 10 + (i % 97),
+      category: 'skill_invocation',
+      skill: 'sk-1',
+      skill_version: 1,
+      model: `m-${i % 7}`,
+      user: `user-${String(i).padStart(5, '0')}`,
+      session: `s-${i}`,
+      tokens: i % 50,
+      is_error: i % 10 === 0,
+    }),
+  );
   await t.traces.insertSpans(spans);
 });
 afterAll(async () => {

@@ -11,6 +11,7 @@ import { loadDevIssuer } from '../../src/auth/dev-issuer.ts';
 import { demoSpans } from '../../src/seed/demo-traces.ts';
 import { encodeExportRequest } from '../../src/otlp/traces/decode.ts';
 import { otlpBody, otlpSpan } from '../abuse/fixture.ts';
+import { attrs, otlpTraceBody } from '../fixtures/otlp-body.ts';
 import { TEST_API_KEY, addSuspendedOrg, smallBundle } from '../fixtures/small-bundle.ts';
 import { expectProblem } from '../helpers/problem.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
@@ -242,21 +243,12 @@ describe('OTLP protobuf answers, decoded by the OpenTelemetry exporter', () => {
       endTimeUnixNano: String(BigInt(END - 3599) * 1_000_000_000n),
       attributes,
     });
-    const body = encodeExportRequest({
-      resourceSpans: [
-        {
-          resource: { attributes: [{ key: 'workspace.id', value: { stringValue: 'ws-a-team' } }] },
-          scopeSpans: [
-            {
-              spans: [
-                span(1, [{ key: 'gen_ai.operation.name', value: { stringValue: 'chat' } }]),
-                span(2, [{ key: 'skill.id', value: { stringValue: 'sk-nope' } }]),
-              ],
-            },
-          ],
-        },
-      ],
-    });
+    const body = encodeExportRequest(
+      otlpTraceBody({
+        resource: attrs({ 'workspace.id': 'ws-a-team' }),
+        spans: [span(1, attrs({ 'gen_ai.operation.name': 'chat' })), span(2, attrs({ 'skill.id': 'sk-nope' }))],
+      }),
+    );
     const res = await t.app.inject({
       method: 'POST',
       url: '/v1/traces',

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsoleIfStale } from '../helpers/console-build.ts';
-import { freePort, READY_TIMEOUT_MS, waitUntilReady } from '../helpers/service-process.ts';
+import { freePort, READY_TIMEOUT_MS, waitUntilReady } from '../fixtures/service-process.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = path.resolve('reports/screenshots');

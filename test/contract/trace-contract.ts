@@ -15,6 +15,7 @@ import {
   type TraceStore,
 } from '../../src/store/trace-port.ts';
 import { demoSpans } from '../../src/seed/demo-traces.ts';
+import { spanRow } from '../fixtures/span-row.ts';
 import { demoRankingCases, rankedSpans, rankingContract } from './trace-ranking-contract.ts';
 import { expectSameRows, reference, toolUsageReference } from './trace-reference.ts';
 
@@ -59,29 +60,16 @@ export function generated(): SpanRow[] {
 
 /** Hand-made spans at the edges of a range and across a year boundary. */
 function edges(): SpanRow[] {
-  const base: SpanRow = {
+  const base = spanRow(0, {
     org_id: 'org-e',
     workspace_id: 'ws-e',
-    trace_id: '',
-    span_id: '',
-    parent_span_id: null,
     name: 'x',
-    start_s: 0,
     duration_ms: 10,
     category: 'skill_invocation',
-    harness: 'h',
     skill: 'sk-e',
     skill_version: 1,
-    command: null,
-    mcp: null,
-    tool: null,
-    model: null,
-    user: 'u',
-    session: 's',
     tokens: 1,
-    cost: 0,
-    is_error: false,
-  };
+  });
   const at = (iso: string, id: string, extra: Partial<SpanRow> = {}) => ({
     ...base,
     trace_id: id.padEnd(32, '0'),

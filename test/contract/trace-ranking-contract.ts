@@ -15,6 +15,7 @@ import type {
   SpanRow,
   TraceStore,
 } from '../../src/store/trace-port.ts';
+import { spanRow } from '../fixtures/span-row.ts';
 import { expectSameRows, reference } from './trace-reference.ts';
 
 const END = Date.UTC(2026, 10, 1) / 1000;
@@ -44,41 +45,42 @@ export function rankedSpans(): SpanRow[] {
       org_id: 'org-r',
       workspace_id: 'ws-r',
       trace_id: traceId,
-      parent_span_id: null,
       name: 'x',
       duration_ms: 10 * (t + 1),
       harness: 'h-r',
       skill: 'sk-r',
-      command: null,
-      mcp: null,
       user: `u${t % 3}`,
       session: `s${t % 4}`,
       tokens: 10,
       cost: 0.25,
     };
     const start = DAY0 + (t % 3) * 86400 + 3600;
-    rows.push({
-      ...common,
-      span_id: `${t}a`.padEnd(16, '0'),
-      start_s: start,
-      category: 'skill_invocation',
-      tool,
-      skill_version: version,
-      model: t % 2 === 0 ? 'm-b' : 'M-a',
-      is_error: error,
-    });
-    children.forEach((child, c) =>
-      rows.push({
+    rows.push(
+      spanRow(0, {
         ...common,
-        span_id: `${t}b${c}`.padEnd(16, '0'),
-        parent_span_id: `${t}a`.padEnd(16, '0'),
-        start_s: start + 60 + c * 86400,
-        category: 'tool_call',
-        tool: child,
-        skill_version: null,
-        model: c === 0 ? null : 'm-b',
-        is_error: false,
+        span_id: `${t}a`.padEnd(16, '0'),
+        start_s: start,
+        category: 'skill_invocation',
+        tool,
+        skill_version: version,
+        model: t % 2 === 0 ? 'm-b' : 'M-a',
+        is_error: error,
       }),
+    );
+    children.forEach((child, c) =>
+      rows.push(
+        spanRow(0, {
+          ...common,
+          span_id: `${t}b${c}`.padEnd(16, '0'),
+          parent_span_id: `${t}a`.padEnd(16, '0'),
+          start_s: start + 60 + c * 86400,
+          category: 'tool_call',
+          tool: child,
+          skill_version: null,
+          model: c === 0 ? null : 'm-b',
+          is_error: false,
+        }),
+      ),
     );
   });
   return rows;

@@ -10,7 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadDevIssuer } from '../../src/auth/dev-issuer.ts';
-import { READY_TIMEOUT_MS, freePort, waitUntilReady } from '../helpers/service-process.ts';
+import { attrs, otlpTraceBody } from '../fixtures/otlp-body.ts';
+import { READY_TIMEOUT_MS, freePort, waitUntilReady } from '../fixtures/service-process.ts';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-kill-'));
 const children: ChildProcess[] = [];
@@ -46,19 +47,9 @@ function batch(n: number, size: number): string {
     name: 'invoke',
     startTimeUnixNano: `${NOW}000000000`,
     endTimeUnixNano: `${NOW}100000000`,
-    attributes: [
-      { key: 'gen_ai.operation.name', value: { stringValue: 'invoke_skill' } },
-      { key: 'skill.id', value: { stringValue: 'skill-0001' } },
-    ],
+    attributes: attrs({ 'gen_ai.operation.name': 'invoke_skill', 'skill.id': 'skill-0001' }),
   }));
-  return JSON.stringify({
-    resourceSpans: [
-      {
-        resource: { attributes: [{ key: 'workspace.id', value: { stringValue: 'ws-acme-platform' } }] },
-        scopeSpans: [{ spans }],
-      },
-    ],
-  });
+  return JSON.stringify(otlpTraceBody({ resource: attrs({ 'workspace.id': 'ws-acme-platform' }), spans }));
 }
 
 describe('kill -9 during ingestion', () => {

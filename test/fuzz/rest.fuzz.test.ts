@@ -11,7 +11,8 @@ import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeExportRequest } from '../../src/otlp/traces/decode.ts';
-import { decodeProtobufReference } from '../helpers/otlp-reference-decoder.ts';
+import { attrs, otlpTraceBody } from '../fixtures/otlp-body.ts';
+import { decodeProtobufReference } from '../fixtures/otlp-reference-decoder.ts';
 import { DESIGN_ONLY, SPEC_STATUS } from '../helpers/spec-errors.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
@@ -344,9 +345,7 @@ describe('OTLP and GraphQL fuzzing', () => {
     { requiredKeys: [] },
   );
   const otlpBody = fc.oneof(
-    fc
-      .array(otlpSpan, { maxLength: 5 })
-      .map((spans) => JSON.stringify({ resourceSpans: [{ resource: { attributes: [] }, scopeSpans: [{ spans }] }] })),
+    fc.array(otlpSpan, { maxLength: 5 }).map((spans) => JSON.stringify(otlpTraceBody({ resource: [], spans }))),
     fc.jsonValue().map((v) => JSON.stringify(v)),
     fc.string(),
   );
@@ -374,25 +373,19 @@ describe('OTLP and GraphQL fuzzing', () => {
 
   it('POST /v1/traces with real protobuf and gzip bodies, mutated: the span count moves by exactly the accepted spans', async () => {
     const valid = (n: number) =>
-      encodeExportRequest({
-        resourceSpans: [
-          {
-            resource: { attributes: [{ key: 'workspace.id', value: { stringValue: 'ws-a-team' } }] },
-            scopeSpans: [
-              {
-                spans: Array.from({ length: n }, (_, i) => ({
-                  traceId: crypto.randomBytes(16),
-                  spanId: crypto.randomBytes(8),
-                  name: `s${i}`,
-                  startTimeUnixNano: String(BigInt(Date.now() - 60_000) * 1_000_000n),
-                  endTimeUnixNano: String(BigInt(Date.now() - 59_000) * 1_000_000n),
-                  attributes: [{ key: 'gen_ai.operation.name', value: { stringValue: 'chat' } }],
-                })),
-              },
-            ],
-          },
-        ],
-      });
+      encodeExportRequest(
+        otlpTraceBody({
+          resource: attrs({ 'workspace.id': 'ws-a-team' }),
+          spans: Array.from({ length: n }, (_, i) => ({
+            traceId: crypto.randomBytes(16),
+            spanId: crypto.randomBytes(8),
+            name: `s${i}`,
+            startTimeUnixNano: String(BigInt(Date.now() - 60_000) * 1_000_000n),
+            endTimeUnixNano: String(BigInt(Date.now() - 59_000) * 1_000_000n),
+            attributes: attrs({ 'gen_ai.operation.name': 'chat' }),
+          })),
+        }),
+      );
     // A valid body, then bytes flipped, cut or inserted; sent as is or gzip-compressed.
     const mutated = fc
       .tuple(

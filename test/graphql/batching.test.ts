@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { countingStore, gql } from './helpers.ts';
-import { wideBundle } from './wide-bundle.ts';
+import { wideBundle } from '../fixtures/wide-bundle.ts';
 
 const counter = countingStore();
 let t: TestApp;

@@ -9,7 +9,7 @@ import { PAGE_SIZES } from '../../src/graphql/limits/page-sizes.ts';
 import { buildRegistrySubgraph } from '../../src/graphql/schema.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { gql, type GraphqlResponse } from './helpers.ts';
-import { wideBundle } from './wide-bundle.ts';
+import { wideBundle } from '../fixtures/wide-bundle.ts';
 
 const MANY = 210;
 const T0 = '2026-01-01T00:00:00Z';

@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SpanRow } from '../../src/store/trace-port.ts';
+import { spanRow } from '../fixtures/span-row.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { errorCodes, gql } from './helpers.ts';
 
@@ -11,12 +12,9 @@ const DAY = 86_400;
 const START = 1_767_225_600; // 2026-01-01T00:00:00Z
 
 function span(i: number, overrides: Partial<SpanRow> = {}): SpanRow {
-  return {
-    org_id: 'org-a',
-    workspace_id: 'ws-a-team',
+  return spanRow(i, {
     trace_id: String(i % 7).padStart(32, 'a'),
     span_id: `s${i}`,
-    parent_span_id: null,
     name: 'invoke_skill',
     start_s: START + (i % 5) * DAY + i,
     duration_ms: 100 + i,
@@ -24,9 +22,6 @@ function span(i: number, overrides: Partial<SpanRow> = {}): SpanRow {
     harness: i % 2 === 0 ? 'claude-code' : 'cursor',
     skill: 'sk-1',
     skill_version: 1,
-    command: null,
-    mcp: null,
-    tool: null,
     model: 'model-a',
     user: `user-${i % 3}`,
     session: `sess-${i % 4}`,
@@ -34,7 +29,7 @@ function span(i: number, overrides: Partial<SpanRow> = {}): SpanRow {
     cost: 0.01 * i,
     is_error: i % 5 === 0,
     ...overrides,
-  };
+  });
 }
 
 let t: TestApp;

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOtlpGrpc, type OtlpGrpcServer } from '../../src/grpc/otlp-grpc.ts';
 import { MAX_WAITING_PER_CALLER } from '../../src/grpc/call-guard.ts';
 import { encodeExportRequest } from '../../src/otlp/traces/decode.ts';
+import { otlpTraceBody } from '../fixtures/otlp-body.ts';
 import { within } from '../helpers/raw-connection.ts';
 import { grpcSession, rawCall, wholeCall } from '../helpers/raw-grpc.ts';
 import { decodeRetryDelay } from '../helpers/retry-info.ts';
@@ -44,7 +45,7 @@ const session = () => {
   sessions.push(s);
   return s;
 };
-const empty = encodeExportRequest({ resourceSpans: [] });
+const empty = encodeExportRequest(otlpTraceBody());
 
 beforeAll(async () => {
   t = await startTestApp({

@@ -11,12 +11,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOtlpGrpc, type OtlpGrpcServer } from '../../src/grpc/otlp-grpc.ts';
 import { createMetrics, type Metrics } from '../../src/observability/metrics.ts';
 import { encodeExportRequest } from '../../src/otlp/traces/decode.ts';
+import { otlpTraceBody } from '../fixtures/otlp-body.ts';
 import { rawConnection, within } from '../helpers/raw-connection.ts';
 import { grpcSession, rawCall, wholeCall } from '../helpers/raw-grpc.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 const HANG_MS = 20_000;
-const empty = encodeExportRequest({ resourceSpans: [] });
+const empty = encodeExportRequest(otlpTraceBody());
 
 async function started(env: Record<string, string>) {
   const t = await startTestApp({ env });

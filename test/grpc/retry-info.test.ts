@@ -12,6 +12,7 @@ import { retryAfterSeconds } from '../../src/grpc/grpc-status.ts';
 import { startOtlpGrpc, type OtlpGrpcServer } from '../../src/grpc/otlp-grpc.ts';
 import { StoreUnavailableError, type RegistryStore } from '../../src/store/registry-port.ts';
 import { encodeExportRequest } from '../../src/otlp/traces/decode.ts';
+import { otlpTraceBody } from '../fixtures/otlp-body.ts';
 import { decodeRetryDelay } from '../helpers/retry-info.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
@@ -78,7 +79,7 @@ function exportCall(client: grpc.Client, service: string, token: string): Promis
       `/opentelemetry.proto.collector.${service}/Export`,
       (b: Buffer) => b,
       (b: Buffer) => b,
-      encodeExportRequest({ resourceSpans: [] }),
+      encodeExportRequest(otlpTraceBody()),
       metadata,
       (error) => {
         if (error) resolve(error);

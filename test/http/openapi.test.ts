@@ -6,6 +6,7 @@
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import Ajv2020 from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { attrs, otlpTraceBody } from '../fixtures/otlp-body.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 let t: TestApp;
@@ -35,26 +36,12 @@ const STATS = {
   request_type: 'scalar',
   queries: [{ name: 'n', measure: 'spans' }],
 };
-const SPANS = {
-  resourceSpans: [
-    {
-      resource: { attributes: [{ key: 'service.name', value: { stringValue: 'svc' } }] },
-      scopeSpans: [
-        {
-          spans: [
-            {
-              traceId: '01'.repeat(16),
-              spanId: '02'.repeat(8),
-              name: 's',
-              startTimeUnixNano: '1',
-              endTimeUnixNano: '2',
-            },
-          ],
-        },
-      ],
-    },
+const SPANS = otlpTraceBody({
+  resource: attrs({ 'service.name': 'svc' }),
+  spans: [
+    { traceId: '01'.repeat(16), spanId: '02'.repeat(8), name: 's', startTimeUnixNano: '1', endTimeUnixNano: '2' },
   ],
-};
+});
 
 interface Call {
   template: string;

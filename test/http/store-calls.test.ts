@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { countingStore } from '../graphql/helpers.ts';
-import { wideBundle } from '../graphql/wide-bundle.ts';
+import { wideBundle } from '../fixtures/wide-bundle.ts';
 
 const counter = countingStore();
 let t: TestApp;

@@ -10,7 +10,7 @@ import path from 'node:path';
 import os from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
-import { spansBody } from '../fixtures/otlp-bodies.ts';
+import { spansBody } from '../fixtures/otlp-body.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 let t: TestApp | undefined;

@@ -17,114 +17,87 @@ import {
 import { encodeExportRequest } from '../../src/otlp/traces/decode.ts';
 import { encodeLogsRequest } from '../../src/otlp/logs/decode.ts';
 import { encodeMetricsRequest } from '../../src/otlp/metrics/decode.ts';
+import { attrs, otlpLogsBody, otlpMetricsBody, otlpTraceBody } from '../fixtures/otlp-body.ts';
 import { scalarStats } from '../helpers/scalar-stats.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 const NOW = Math.floor(Date.now() / 1000);
-const attr = (key: string, v: string | number) => ({
-  key,
-  value: typeof v === 'number' ? { intValue: String(v) } : { stringValue: v },
-});
+const HARNESS = attrs({ 'service.name': 'harness', 'workspace.id': 'ws-a-team' });
+const CLAUDE_CODE = attrs({ 'service.name': 'claude-code', 'workspace.id': 'ws-a-team' });
 
 /** One skill invocation with a tool call inside it (the issue's example is the first alone). */
 function traces(at: number, traceHex: string) {
-  return {
-    resourceSpans: [
+  return otlpTraceBody({
+    resource: HARNESS,
+    spans: [
       {
-        resource: { attributes: [attr('service.name', 'harness'), attr('workspace.id', 'ws-a-team')] },
-        scopeSpans: [
-          {
-            spans: [
-              {
-                traceId: traceHex,
-                spanId: 'b7ad6b7169203331',
-                name: 'invoke_skill',
-                startTimeUnixNano: `${at}000000000`,
-                endTimeUnixNano: `${at}500000000`,
-                attributes: [attr('gen_ai.operation.name', 'invoke_skill'), attr('skill.id', 'sk-1')],
-              },
-              {
-                traceId: traceHex,
-                spanId: 'b7ad6b7169203332',
-                parentSpanId: 'b7ad6b7169203331',
-                name: 'execute_tool',
-                startTimeUnixNano: `${at}100000000`,
-                endTimeUnixNano: `${at}200000000`,
-                attributes: [
-                  attr('gen_ai.operation.name', 'execute_tool'),
-                  attr('gen_ai.tool.name', 'search'),
-                  attr('gen_ai.usage.input_tokens', 40),
-                ],
-              },
-            ],
-          },
-        ],
+        traceId: traceHex,
+        spanId: 'b7ad6b7169203331',
+        name: 'invoke_skill',
+        startTimeUnixNano: `${at}000000000`,
+        endTimeUnixNano: `${at}500000000`,
+        attributes: attrs({ 'gen_ai.operation.name': 'invoke_skill', 'skill.id': 'sk-1' }),
+      },
+      {
+        traceId: traceHex,
+        spanId: 'b7ad6b7169203332',
+        parentSpanId: 'b7ad6b7169203331',
+        name: 'execute_tool',
+        startTimeUnixNano: `${at}100000000`,
+        endTimeUnixNano: `${at}200000000`,
+        attributes: attrs({
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': 'search',
+          'gen_ai.usage.input_tokens': { intValue: '40' },
+        }),
       },
     ],
-  };
+  });
 }
 
-const claudeEvents = (at: number) => ({
-  resourceLogs: [
-    {
-      resource: { attributes: [attr('service.name', 'claude-code'), attr('workspace.id', 'ws-a-team')] },
-      scopeLogs: [
-        {
-          logRecords: [
-            {
-              timeUnixNano: `${at}000000000`,
-              body: { stringValue: 'claude_code.skill_activated' },
-              attributes: [
-                attr('prompt.id', `p-${at}`),
-                attr('session.id', `s-${at}`),
-                attr('skill.name', 'summarize'),
-              ],
-            },
-            {
-              timeUnixNano: `${at + 1}000000000`,
-              body: { stringValue: 'claude_code.api_request' },
-              attributes: [
-                attr('prompt.id', `p-${at}`),
-                attr('session.id', `s-${at}`),
-                attr('model', 'claude-sonnet-4-5'),
-                attr('input_tokens', '100'),
-                attr('output_tokens', '20'),
-              ],
-            },
-          ],
-        },
-      ],
-    },
-  ],
-});
+const claudeEvents = (at: number) =>
+  otlpLogsBody({
+    resource: CLAUDE_CODE,
+    records: [
+      {
+        timeUnixNano: `${at}000000000`,
+        body: { stringValue: 'claude_code.skill_activated' },
+        attributes: attrs({ 'prompt.id': `p-${at}`, 'session.id': `s-${at}`, 'skill.name': 'summarize' }),
+      },
+      {
+        timeUnixNano: `${at + 1}000000000`,
+        body: { stringValue: 'claude_code.api_request' },
+        attributes: attrs({
+          'prompt.id': `p-${at}`,
+          'session.id': `s-${at}`,
+          model: 'claude-sonnet-4-5',
+          input_tokens: '100',
+          output_tokens: '20',
+        }),
+      },
+    ],
+  });
 
-const linesAdded = (at: number, n: number, session: string) => ({
-  resourceMetrics: [
-    {
-      resource: { attributes: [attr('service.name', 'claude-code'), attr('workspace.id', 'ws-a-team')] },
-      scopeMetrics: [
-        {
-          metrics: [
+const linesAdded = (at: number, n: number, session: string) =>
+  otlpMetricsBody({
+    resource: CLAUDE_CODE,
+    metrics: [
+      {
+        name: 'claude_code.lines_of_code.count',
+        sum: {
+          aggregationTemporality: 1,
+          dataPoints: [
             {
-              name: 'claude_code.lines_of_code.count',
-              sum: {
-                aggregationTemporality: 1,
-                dataPoints: [
-                  {
-                    startTimeUnixNano: `${at - 60}000000000`,
-                    timeUnixNano: `${at}000000000`,
-                    asInt: String(n),
-                    attributes: [attr('type', 'added'), attr('session.id', session)],
-                  },
-                ],
-              },
+              startTimeUnixNano: `${at - 60}000000000`,
+              timeUnixNano: `${at}000000000`,
+              asInt: String(n),
+              attributes: attrs({ type: 'added', 'session.id': session }),
             },
           ],
         },
-      ],
-    },
-  ],
-});
+      },
+    ],
+  });
 
 const ENCODERS: Record<string, (message: object) => Buffer> = {
   traces: encodeExportRequest,
@@ -193,9 +166,9 @@ describe('a request delivered again is counted once', () => {
     // JSON's {} as null): one identity for both encodings.
     const empty = { key: 'x.empty', value: {} };
     const events = claudeEvents(at + 100);
-    for (const r of events.resourceLogs[0]?.scopeLogs[0]?.logRecords ?? []) r.attributes.push(empty as never);
+    for (const r of events.resourceLogs[0]?.scopeLogs[0]?.logRecords ?? []) r.attributes.push(empty);
     const point = linesAdded(at + 50, 5, `s-${at}`);
-    point.resourceMetrics[0]?.scopeMetrics[0]?.metrics[0]?.sum.dataPoints[0]?.attributes.push(empty as never);
+    point.resourceMetrics[0]?.scopeMetrics[0]?.metrics[0]?.sum.dataPoints[0]?.attributes.push(empty);
     for (const protobuf of [false, true]) {
       expect((await post(t, 'logs', events, protobuf)).statusCode).toBe(200);
       expect((await post(t, 'metrics', point, protobuf)).statusCode).toBe(200);

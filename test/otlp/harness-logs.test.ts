@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeLogsRequest } from '../../src/otlp/logs/decode.ts';
+import { otlpLogsBody } from '../fixtures/otlp-body.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 /** One harness event as the harness emits it. */
@@ -192,15 +193,14 @@ function request(events: HarnessEvent[], encoding: 'json' | 'protobuf') {
         ...(h === 'claude_code' ? { body: { stringValue: `claude_code.${e.name}` } } : {}),
         attributes: keyValues(e.attrs),
       }));
-  return {
-    resourceLogs: [
-      {
-        resource: { attributes: keyValues(CLAUDE_RESOURCE) },
-        scopeLogs: [{ scope: { name: 'com.anthropic.claude_code.events' }, logRecords: records('claude_code') }],
-      },
-      { resource: { attributes: keyValues(CODEX_RESOURCE) }, scopeLogs: [{ logRecords: records('codex') }] },
-    ],
-  };
+  return otlpLogsBody(
+    {
+      resource: keyValues(CLAUDE_RESOURCE),
+      scope: { name: 'com.anthropic.claude_code.events' },
+      records: records('claude_code'),
+    },
+    { resource: keyValues(CODEX_RESOURCE), records: records('codex') },
+  );
 }
 
 function protobufBody(message: ReturnType<typeof request>): Buffer {

@@ -8,13 +8,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeLogsRequest } from '../../src/otlp/logs/decode.ts';
 import { encodeMetricsRequest } from '../../src/otlp/metrics/decode.ts';
+import { attrs, otlpLogsBody, otlpMetricsBody } from '../fixtures/otlp-body.ts';
 import { gql } from '../graphql/helpers.ts';
 import { scalarStats } from '../helpers/scalar-stats.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 const NOW = Math.floor(Date.now() / 1000) - 3600;
 const RESOURCE = { 'service.name': 'claude-code', 'service.version': '2.1.0', 'workspace.id': 'ws-a-team' };
-const kv = (o: Record<string, string>) => Object.entries(o).map(([key, v]) => ({ key, value: { stringValue: v } }));
 const standard = (session: string) => ({
   'session.id': session,
   'user.account_uuid': 'acct-1',
@@ -25,27 +25,19 @@ const standard = (session: string) => ({
 
 /** Session s-skill activates the skill; s-other works without it. */
 function events(encoding: 'json' | 'protobuf') {
-  const record = (at: number, session: string, prompt: string, name: string, attrs: Record<string, string>) => ({
+  const record = (at: number, session: string, prompt: string, name: string, extra: Record<string, string>) => ({
     timeUnixNano: encoding === 'json' ? `${at}000000000` : String(BigInt(at) * 1_000_000_000n),
     body: { stringValue: `claude_code.${name}` },
-    attributes: kv({ ...standard(session), 'prompt.id': prompt, 'event.name': name, ...attrs }),
+    attributes: attrs({ ...standard(session), 'prompt.id': prompt, 'event.name': name, ...extra }),
   });
-  return {
-    resourceLogs: [
-      {
-        resource: { attributes: kv(RESOURCE) },
-        scopeLogs: [
-          {
-            logRecords: [
-              record(NOW, 's-skill', 'p1', 'user_prompt', { prompt_length: '10' }),
-              record(NOW + 1, 's-skill', 'p1', 'skill_activated', { 'skill.name': 'summarize' }),
-              record(NOW + 5, 's-other', 'p2', 'user_prompt', { prompt_length: '3' }),
-            ],
-          },
-        ],
-      },
+  return otlpLogsBody({
+    resource: attrs(RESOURCE),
+    records: [
+      record(NOW, 's-skill', 'p1', 'user_prompt', { prompt_length: '10' }),
+      record(NOW + 1, 's-skill', 'p1', 'skill_activated', { 'skill.name': 'summarize' }),
+      record(NOW + 5, 's-other', 'p2', 'user_prompt', { prompt_length: '3' }),
     ],
-  };
+  });
 }
 
 interface Point {
@@ -104,39 +96,31 @@ function expected(): Record<string, number> {
 
 /** One metric per point, as an exporter writes a delta or cumulative sum. */
 function metrics(encoding: 'json' | 'protobuf') {
-  return {
-    resourceMetrics: [
-      {
-        resource: { attributes: kv(RESOURCE) },
-        scopeMetrics: [
+  return otlpMetricsBody({
+    resource: attrs(RESOURCE),
+    scope: { name: 'com.anthropic.claude_code', version: '2.1.0' },
+    metrics: POINTS.map((p) => ({
+      name: p.metric,
+      unit: p.metric.endsWith('active_time.total') ? 's' : '',
+      sum: {
+        aggregationTemporality: p.temporality ?? 1,
+        isMonotonic: true,
+        dataPoints: [
           {
-            scope: { name: 'com.anthropic.claude_code', version: '2.1.0' },
-            metrics: POINTS.map((p) => ({
-              name: p.metric,
-              unit: p.metric.endsWith('active_time.total') ? 's' : '',
-              sum: {
-                aggregationTemporality: p.temporality ?? 1,
-                isMonotonic: true,
-                dataPoints: [
-                  {
-                    startTimeUnixNano: `${p.at - 60}000000000`,
-                    timeUnixNano: `${p.at}000000000`,
-                    ...(Number.isInteger(p.value)
-                      ? { asInt: encoding === 'json' ? String(p.value) : p.value }
-                      : { asDouble: p.value }),
-                    attributes: kv({
-                      ...(p.session === null ? {} : standard(p.session)),
-                      ...(p.type === undefined ? {} : { type: p.type }),
-                    }),
-                  },
-                ],
-              },
-            })),
+            startTimeUnixNano: `${p.at - 60}000000000`,
+            timeUnixNano: `${p.at}000000000`,
+            ...(Number.isInteger(p.value)
+              ? { asInt: encoding === 'json' ? String(p.value) : p.value }
+              : { asDouble: p.value }),
+            attributes: attrs({
+              ...(p.session === null ? {} : standard(p.session)),
+              ...(p.type === undefined ? {} : { type: p.type }),
+            }),
           },
         ],
       },
-    ],
-  };
+    })),
+  });
 }
 
 let t: TestApp;
@@ -194,33 +178,25 @@ describe.each(['json', 'protobuf'] as const)('POST /v1/metrics with Claude Code 
 
   it('refuses a point more than a day ahead of the receiver, storing nothing of it', async () => {
     const ahead = Math.floor(Date.now() / 1000) + 2 * 86_400;
-    const message = {
-      resourceMetrics: [
+    const message = otlpMetricsBody({
+      resource: attrs(RESOURCE),
+      metrics: [
         {
-          resource: { attributes: kv(RESOURCE) },
-          scopeMetrics: [
-            {
-              metrics: [
-                {
-                  name: 'claude_code.commit.count',
-                  sum: {
-                    aggregationTemporality: 1,
-                    isMonotonic: true,
-                    dataPoints: [
-                      {
-                        timeUnixNano: `${ahead}000000000`,
-                        asInt: encoding === 'json' ? '5' : 5,
-                        attributes: kv(standard('s-skill')),
-                      },
-                    ],
-                  },
-                },
-              ],
-            },
-          ],
+          name: 'claude_code.commit.count',
+          sum: {
+            aggregationTemporality: 1,
+            isMonotonic: true,
+            dataPoints: [
+              {
+                timeUnixNano: `${ahead}000000000`,
+                asInt: encoding === 'json' ? '5' : 5,
+                attributes: attrs(standard('s-skill')),
+              },
+            ],
+          },
         },
       ],
-    };
+    });
     const before = await scalarStats(t, {
       skill: 'sk-1',
       start: NOW - 3600,

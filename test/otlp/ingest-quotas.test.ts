@@ -17,7 +17,7 @@ import { startOtlpGrpc } from '../../src/grpc/otlp-grpc.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
 import { expectProblem } from '../helpers/problem.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
-import { gaugeBody, logsBody, spansBody } from '../fixtures/otlp-bodies.ts';
+import { gaugeBody, logsBody, spansBody } from '../fixtures/otlp-body.ts';
 
 /** Noon (UTC) and a quarter second: the second's window resets in 1 s, the day's in 43,200 s. */
 const NOON = Date.UTC(2030, 0, 1, 12, 0, 0, 250);

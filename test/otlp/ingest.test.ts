@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RegistryStore } from '../../src/store/registry-port.ts';
 import { otlpSpan } from '../abuse/fixture.ts';
+import { attrs, otlpTraceBody } from '../fixtures/otlp-body.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
 import { expectProblem } from '../helpers/problem.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
@@ -105,12 +106,7 @@ afterAll(async () => {
 type Resource = Record<string, string>;
 /** An OTLP/JSON body of several resources, each with its spans. */
 const body = (...groups: [Resource, object[]][]) =>
-  JSON.stringify({
-    resourceSpans: groups.map(([resource, spans]) => ({
-      resource: { attributes: Object.entries(resource).map(([key, v]) => ({ key, value: { stringValue: v } })) },
-      scopeSpans: [{ spans }],
-    })),
-  });
+  JSON.stringify(otlpTraceBody(...groups.map(([resource, spans]) => ({ resource: attrs(resource), spans }))));
 
 async function send(payload: string, auth: Record<string, string>) {
   return t.app.inject({

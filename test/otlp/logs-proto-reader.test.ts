@@ -8,6 +8,7 @@ import { collectLogRecords, encodeLogsRequest } from '../../src/otlp/logs/decode
 import { decodeLogsRequestProto as decodeLogsProtobuf } from '../../src/otlp/logs/proto-reader.ts';
 import { otlpMessages } from '../../src/otlp/messages.ts';
 import { OtlpDecodeError } from '../../src/otlp/types.ts';
+import { otlpLogsBody } from '../fixtures/otlp-body.ts';
 
 const Request = otlpMessages.lookupType('otlp.ExportLogsServiceRequest');
 const hex = (v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString('hex') : '');
@@ -73,7 +74,7 @@ describe('protobuf logs reader', () => {
     for (const bad of [Buffer.from([0x0a, 0xff]), Buffer.from([0x0a, 0x05, 0x12, 0x10]), Buffer.from([0x00])]) {
       expect(() => decodeLogsProtobuf(bad, 10)).toThrow(OtlpDecodeError);
     }
-    const three = encodeLogsRequest({ resourceLogs: [{ scopeLogs: [{ logRecords: [{}, {}, {}] }] }] });
+    const three = encodeLogsRequest(otlpLogsBody({ records: [{}, {}, {}] }));
     expect(() => decodeLogsProtobuf(three, 2)).toThrow('more than 2 log records');
   });
 });

@@ -9,6 +9,7 @@ import { otlpMessages } from '../../src/otlp/messages.ts';
 import { decodeMetrics, encodeMetricsRequest, type DecodedMetricPoint } from '../../src/otlp/metrics/decode.ts';
 import { HARNESS_METRIC_NAMES, MAX_POINT_VALUE, mapMetricPoint, pointKey } from '../../src/otlp/metrics/mapping.ts';
 import { OtlpDecodeError } from '../../src/otlp/types.ts';
+import { otlpMetricsBody } from '../fixtures/otlp-body.ts';
 
 const T = '1700000000000000000';
 const kv = (key: string, v: string) => ({ key, value: { stringValue: v } });
@@ -125,15 +126,9 @@ describe('metric data points', () => {
 
   it('a point or resource with more than 128 attributes is refused', () => {
     const many = Array.from({ length: 129 }, (_, i) => [`k${i}`, 'v'] as [string, string]);
-    const wide = {
-      resourceMetrics: [
-        {
-          scopeMetrics: [
-            { metrics: [{ name: 'claude_code.commit.count', sum: delta(point({ asInt: '1' }, ...many)) }] },
-          ],
-        },
-      ],
-    };
+    const wide = otlpMetricsBody({
+      metrics: [{ name: 'claude_code.commit.count', sum: delta(point({ asInt: '1' }, ...many)) }],
+    });
     expect(() => decode(encodeMetricsRequest(wide), true)).toThrow('a data point with more than 128 attributes');
     expect(() => decode(json(wide), false)).toThrow('a data point with more than 128 attributes');
     const wideResource = { resourceMetrics: [{ resource: { attributes: many.map(([k, v]) => kv(k, v)) } }] };

@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOtlpGrpc, type OtlpGrpcServer } from '../../src/grpc/otlp-grpc.ts';
 import { encodeExportRequest } from '../../src/otlp/traces/decode.ts';
 import { otlpMessages } from '../../src/otlp/messages.ts';
+import { attrs, otlpTraceBody } from '../fixtures/otlp-body.ts';
 import { scalarStats } from '../helpers/scalar-stats.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
@@ -85,7 +86,6 @@ function span(at: number, i: number, attributes: object[]) {
     attributes,
   };
 }
-const str = (key: string, v: string) => ({ key, value: { stringValue: v } });
 
 describe('OpenTelemetry SDK gRPC exporters configured by OTEL_EXPORTER_OTLP_* only (gzip)', () => {
   it('traces', async () => {
@@ -160,7 +160,7 @@ describe('gRPC answers are the HTTP receiver’s', () => {
   const Response = otlpMessages.lookupType('otlp.ExportTraceServiceResponse');
 
   it('no token: UNAUTHENTICATED; a user without write rights: PERMISSION_DENIED', async () => {
-    const body = encodeExportRequest({ resourceSpans: [] });
+    const body = encodeExportRequest(otlpTraceBody());
     const none = await exportCall(TRACES, body);
     expect('error' in none && none.error.code).toBe(grpc.status.UNAUTHENTICATED);
     const viewer = await exportCall(TRACES, body, await t.token('u-viewer'));
@@ -180,21 +180,15 @@ describe('gRPC answers are the HTTP receiver’s', () => {
 
   it('partial success: the rejected spans and the reason, as over HTTP', async () => {
     const at = 1_700_400_000;
-    const body = encodeExportRequest({
-      resourceSpans: [
-        {
-          resource: { attributes: [str('workspace.id', 'ws-a-team')] },
-          scopeSpans: [
-            {
-              spans: [
-                span(at, 1, [str('gen_ai.operation.name', 'invoke_skill'), str('skill.id', 'sk-1')]),
-                span(at, 2, [str('gen_ai.operation.name', 'invoke_skill'), str('skill.id', 'no-such-skill')]),
-              ],
-            },
-          ],
-        },
-      ],
-    });
+    const body = encodeExportRequest(
+      otlpTraceBody({
+        resource: attrs({ 'workspace.id': 'ws-a-team' }),
+        spans: [
+          span(at, 1, attrs({ 'gen_ai.operation.name': 'invoke_skill', 'skill.id': 'sk-1' })),
+          span(at, 2, attrs({ 'gen_ai.operation.name': 'invoke_skill', 'skill.id': 'no-such-skill' })),
+        ],
+      }),
+    );
     const res = await exportCall(TRACES, body, await t.token('u-admin'));
     expect('ok' in res).toBe(true);
     const answer = Response.toObject(Response.decode('ok' in res ? res.ok : Buffer.alloc(0)), { longs: Number });

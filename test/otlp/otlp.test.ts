@@ -9,6 +9,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { SpanStatusCode } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { attrs, otlpTraceBody, type KeyValue } from '../fixtures/otlp-body.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { expectProblem } from '../helpers/problem.ts';
 
@@ -102,9 +103,7 @@ describe('POST /v1/traces', () => {
     expect(await stats('sk-1')).toEqual({ spans: 6, tools: 2, tokens: 240, errors: 1 });
   });
 
-  const body = (spans: object[], resource: object[] = []) => ({
-    resourceSpans: [{ resource: { attributes: resource }, scopeSpans: [{ spans }] }],
-  });
+  const body = (spans: object[], resource: KeyValue[] = []) => otlpTraceBody({ resource, spans });
   const span = (id: string, extra: object = {}) => ({
     traceId: id.padStart(32, '1'),
     spanId: id.padStart(16, '2'),
@@ -239,7 +238,7 @@ describe('POST /v1/traces', () => {
       method: 'POST',
       url: '/v1/traces',
       headers: { ...(await t.auth('u-admin')), 'content-type': 'application/json' },
-      payload: JSON.stringify(body([span('e')], [{ key: 'workspace.id', value: { stringValue: 'ws-b' } }])),
+      payload: JSON.stringify(body([span('e')], attrs({ 'workspace.id': 'ws-b' }))),
     });
     expect(other.json().partialSuccess.rejectedSpans).toBe(1);
     expectProblem(

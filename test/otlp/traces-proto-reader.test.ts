@@ -1,5 +1,5 @@
 /**
- * The hand-written protobuf reader against the former protobufjs path (test/helpers): the same
+ * The hand-written protobuf reader against the former protobufjs path (test/fixtures): the same
  * result for generated requests, encoded by protobufjs and by hand (fields in any order, repeated,
  * unknown, with other wire types, repeated attributes), and only OtlpDecodeError for malformed bodies.
  */
@@ -12,7 +12,8 @@ import {
   type DecodedSpan,
 } from '../../src/otlp/traces/decode.ts';
 import { decodeExportRequestProto } from '../../src/otlp/traces/proto-reader.ts';
-import { decodeProtobufReference } from '../helpers/otlp-reference-decoder.ts';
+import { attrs, otlpTraceBody } from '../fixtures/otlp-body.ts';
+import { decodeProtobufReference } from '../fixtures/otlp-reference-decoder.ts';
 
 const RUNS = 400;
 const SEED = 20_240_611;
@@ -290,11 +291,7 @@ function richBody(): Buffer {
     attributes,
     status: { code: 2, message: 'broken' },
   }));
-  return encodeExportRequest({
-    resourceSpans: [
-      { resource: { attributes: [{ key: 'service.name', value: { stringValue: 'svc' } }] }, scopeSpans: [{ spans }] },
-    ],
-  });
+  return encodeExportRequest(otlpTraceBody({ resource: attrs({ 'service.name': 'svc' }), spans }));
 }
 
 // ---- tests ----

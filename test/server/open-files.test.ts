@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { raiseOpenFileLimit, readOpenFileLimit } from '../../src/open-files.ts';
-import { READY_TIMEOUT_MS, freePort } from '../helpers/service-process.ts';
+import { READY_TIMEOUT_MS, freePort } from '../fixtures/service-process.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const dirs: string[] = [];

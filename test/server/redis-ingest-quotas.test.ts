@@ -11,7 +11,7 @@ import type { Caller } from '../../src/auth/caller.ts';
 import { RedisRateLimiter } from '../../src/store/redis/rate-limiter.ts';
 import { IngestQuotas } from '../../src/otlp/ingest-quotas.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
-import { spansBody } from '../fixtures/otlp-bodies.ts';
+import { spansBody } from '../fixtures/otlp-body.ts';
 import { startReplica, type Replica } from '../graphql/replica.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { REDIS_URL, redisReachable } from '../helpers/redis-server.ts';

@@ -15,10 +15,12 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDevIssuer } from '../../src/auth/dev-issuer.ts';
 import { PG_URL, postgresReachable } from '../contract/pg-schema.ts';
-import { READY_TIMEOUT_MS, freePort, waitUntilReady } from '../helpers/service-process.ts';
+import { attrs, otlpTraceBody } from '../fixtures/otlp-body.ts';
+import { READY_TIMEOUT_MS, freePort, waitUntilReady } from '../fixtures/service-process.ts';
 import { REDIS_URL, redisReachable } from '../helpers/redis-server.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
+const RESOURCE = attrs({ 'workspace.id': 'ws-acme-platform' });
 
 const up = (await postgresReachable()) && (await redisReachable('the two-replica tests'));
 if (!up) console.warn('NOTICE: PostgreSQL or Redis unreachable; the two-replica test is skipped');
@@ -144,22 +146,12 @@ describe.skipIf(!up)('two replicas on one PostgreSQL and Redis', () => {
       name: 'invoke',
       startTimeUnixNano: `${now}000000000`,
       endTimeUnixNano: `${now}200000000`,
-      attributes: [
-        { key: 'gen_ai.operation.name', value: { stringValue: 'invoke_skill' } },
-        { key: 'skill.id', value: { stringValue: 'skill-0001' } },
-      ],
+      attributes: attrs({ 'gen_ai.operation.name': 'invoke_skill', 'skill.id': 'skill-0001' }),
     };
     const ingest = await fetch(`${a}/v1/traces`, {
       method: 'POST',
       headers,
-      body: JSON.stringify({
-        resourceSpans: [
-          {
-            resource: { attributes: [{ key: 'workspace.id', value: { stringValue: 'ws-acme-platform' } }] },
-            scopeSpans: [{ spans: [span] }],
-          },
-        ],
-      }),
+      body: JSON.stringify(otlpTraceBody({ resource: RESOURCE, spans: [span] })),
     });
     expect(ingest.status).toBe(200);
     const stats = await fetch(`${b}/skill/v1/skills/skill-0001/traces/stats/query`, {
@@ -246,32 +238,23 @@ describe.skipIf(!up)('two replicas on one PostgreSQL and Redis', () => {
     const requests = 12;
     const perRequest = 50;
     const body = (i: number) =>
-      JSON.stringify({
-        resourceSpans: [
-          {
-            resource: { attributes: [{ key: 'workspace.id', value: { stringValue: 'ws-acme-platform' } }] },
-            scopeSpans: [
-              {
-                spans: Array.from({ length: perRequest }, (_, j) => ({
-                  traceId,
-                  spanId: (i * 1000 + j + 1).toString(16).padStart(16, '0'),
-                  name: 'step',
-                  startTimeUnixNano: `${now}000000000`,
-                  endTimeUnixNano: `${now}100000000`,
-                  // The skill invocation rides in the last request: the other spans arrive before it, through either replica.
-                  attributes:
-                    i === requests - 1 && j === 0
-                      ? [
-                          { key: 'gen_ai.operation.name', value: { stringValue: 'invoke_skill' } },
-                          { key: 'skill.id', value: { stringValue: 'skill-0002' } },
-                        ]
-                      : [{ key: 'gen_ai.operation.name', value: { stringValue: 'chat' } }],
-                })),
-              },
-            ],
-          },
-        ],
-      });
+      JSON.stringify(
+        otlpTraceBody({
+          resource: RESOURCE,
+          spans: Array.from({ length: perRequest }, (_, j) => ({
+            traceId,
+            spanId: (i * 1000 + j + 1).toString(16).padStart(16, '0'),
+            name: 'step',
+            startTimeUnixNano: `${now}000000000`,
+            endTimeUnixNano: `${now}100000000`,
+            // The skill invocation rides in the last request: the other spans arrive before it, through either replica.
+            attributes:
+              i === requests - 1 && j === 0
+                ? attrs({ 'gen_ai.operation.name': 'invoke_skill', 'skill.id': 'skill-0002' })
+                : attrs({ 'gen_ai.operation.name': 'chat' }),
+          })),
+        }),
+      );
     const answers = await Promise.all(
       Array.from({ length: requests }, (_, i) =>
         fetch(`${urls[i % 2]}/v1/traces`, { method: 'POST', headers, body: body(i) }),
@@ -289,28 +272,19 @@ describe.skipIf(!up)('two replicas on one PostgreSQL and Redis', () => {
   it('counts a request sent to both replicas at once, three times over, exactly once', async () => {
     const now = Math.floor(Date.now() / 1000);
     const body = (n: number) =>
-      JSON.stringify({
-        resourceSpans: [
-          {
-            resource: { attributes: [{ key: 'workspace.id', value: { stringValue: 'ws-acme-platform' } }] },
-            scopeSpans: [
-              {
-                spans: Array.from({ length: 200 }, (_, j) => ({
-                  traceId: (n * 1000 + Math.floor(j / 4) + 1).toString(16).padStart(32, 'f'),
-                  spanId: (n * 1000 + j + 1).toString(16).padStart(16, 'f'),
-                  name: 'invoke',
-                  startTimeUnixNano: `${now - 30}000000000`,
-                  endTimeUnixNano: `${now - 30}100000000`,
-                  attributes: [
-                    { key: 'gen_ai.operation.name', value: { stringValue: 'invoke_skill' } },
-                    { key: 'skill.id', value: { stringValue: 'skill-0003' } },
-                  ],
-                })),
-              },
-            ],
-          },
-        ],
-      });
+      JSON.stringify(
+        otlpTraceBody({
+          resource: RESOURCE,
+          spans: Array.from({ length: 200 }, (_, j) => ({
+            traceId: (n * 1000 + Math.floor(j / 4) + 1).toString(16).padStart(32, 'f'),
+            spanId: (n * 1000 + j + 1).toString(16).padStart(16, 'f'),
+            name: 'invoke',
+            startTimeUnixNano: `${now - 30}000000000`,
+            endTimeUnixNano: `${now - 30}100000000`,
+            attributes: attrs({ 'gen_ai.operation.name': 'invoke_skill', 'skill.id': 'skill-0003' }),
+          })),
+        }),
+      );
     // Five batches; each goes to both replicas at the same moment, three times (what retries after
     // lost answers look like behind a load balancer).
     for (let round = 0; round < 3; round++) {

@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
 import type { AggregateQuery, SpanRow } from '../../src/store/trace-port.ts';
 import { expectSameRows, reference } from '../contract/trace-reference.ts';
+import { spanRow } from '../fixtures/span-row.ts';
 
 const CAP = 40;
 const END = Date.UTC(2026, 10, 1) / 1000;
@@ -33,38 +34,36 @@ function spans(from: number, to: number): SpanRow[] {
     const common = {
       org_id: 'org-d',
       workspace_id: 'ws-d',
-      trace_id: t.toString(16).padStart(32, '0'),
-      parent_span_id: null,
       name: 'x',
       start_s: END - 86400 * (1 + (t % 3)) + t,
       duration_ms: (t * 7) % 50,
       harness: `harness-${t % 5}`,
       skill: 'sk-d',
       skill_version: 1 + (t % 2),
-      command: null,
       mcp: `mcp-${t % 90}`,
       user: `u${t % 7}`,
       session: `s${t}`,
       tokens: t % 13,
-      cost: 0,
       is_error: t % 4 === 0,
     };
-    rows.push({
-      ...common,
-      span_id: `${t}a`.padStart(16, '0'),
-      category: 'skill_invocation',
-      tool: null,
-      model: `model-${t % 300}`,
-    });
-    for (const c of [0, 1]) {
-      rows.push({
+    rows.push(
+      spanRow(t, {
         ...common,
-        span_id: `${t}b${c}`.padStart(16, '0'),
-        category: 'tool_call',
-        tool: `tool-${(2 * t + c) % 1500}`,
-        model: null,
-        is_error: (t + c) % 5 === 0,
-      });
+        span_id: `${t}a`.padStart(16, '0'),
+        category: 'skill_invocation',
+        model: `model-${t % 300}`,
+      }),
+    );
+    for (const c of [0, 1]) {
+      rows.push(
+        spanRow(t, {
+          ...common,
+          span_id: `${t}b${c}`.padStart(16, '0'),
+          category: 'tool_call',
+          tool: `tool-${(2 * t + c) % 1500}`,
+          is_error: (t + c) % 5 === 0,
+        }),
+      );
     }
   }
   return rows;
