@@ -86,6 +86,30 @@ export default tseslint.config(
     },
   },
   {
+    // A file a reader can take in at one sitting; a longer one holds more than one concern.
+    files: ['src/**/*.ts'],
+    rules: { 'max-lines': ['error', { max: 400 }] },
+  },
+  {
+    // Benchmarks share the data and process builders of test/fixtures/ with the tests, nothing else.
+    files: ['bench/**/*.ts'],
+    rules: {
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: [
+            {
+              target: './bench',
+              from: './test',
+              except: ['./fixtures'],
+              message: 'benchmarks import only test/fixtures/ from the tests',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['src/**/*.ts'],
     ignores: ['src/config.ts'],
     rules: {
