@@ -180,3 +180,33 @@ export interface Bundle {
   relationships: Relationship[];
   profile_images: ({ agent_id: string } & ProfileImage)[];
 }
+
+/** Lifecycle of an MCP server version, as the MCP Registry API names it. */
+export type McpServerStatus = 'active' | 'deprecated' | 'deleted';
+export const MCP_SERVER_STATUSES: readonly McpServerStatus[] = ['active', 'deprecated', 'deleted'];
+
+/**
+ * One published version of an MCP server: the `server.json` document exactly as published (MCP
+ * Registry, server.schema.json 2025-12-11), plus the registry's own fields. `id` is unique within an
+ * organization and is what tools name as `server_id` and spans as `mcp.server.name`; `name` (the
+ * document's reverse-DNS `namespace/name`) is unique within an organization too, so one id holds
+ * one name across all its versions.
+ */
+export interface McpServerVersion {
+  id: string;
+  org_id: string;
+  workspace_id: string;
+  /** Copies of `server.name` and `server.version`. */
+  name: string;
+  version: string;
+  /** The server.json document as published, unchanged. */
+  server: Record<string, unknown>;
+  status: McpServerStatus;
+  /** Semver-greatest non-deleted version of the name; when a version is not semver, the last published. */
+  is_latest: boolean;
+  published_at: string;
+  updated_at: string;
+  status_changed_at: string;
+  created_by: string;
+  updated_by: string;
+}
