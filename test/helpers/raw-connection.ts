@@ -6,7 +6,10 @@ import net from 'node:net';
 
 export interface RawConnection {
   socket: net.Socket;
-  /** Milliseconds from connect to the server's close (its FIN or reset); resolves once closed. */
+  /**
+   * Milliseconds from the connect call to the server's close (its FIN or reset); resolves once closed.
+   * Counted from before the server can accept, so it is never less than the server's own idle time.
+   */
   closed: Promise<number>;
   /** Everything the server sent so far. */
   received(): string;
@@ -15,6 +18,7 @@ export interface RawConnection {
 
 /** Resolves once connected. */
 export async function rawConnection(port: number): Promise<RawConnection> {
+  const connectingAt = performance.now();
   const socket = net.connect(port, '127.0.0.1');
   let data = '';
   let open = true;
@@ -22,7 +26,6 @@ export async function rawConnection(port: number): Promise<RawConnection> {
     socket.once('connect', resolve);
     socket.once('error', reject);
   });
-  const connectedAt = performance.now();
   socket.on('data', (chunk: Buffer) => {
     data += chunk.toString('latin1');
   });
@@ -30,7 +33,7 @@ export async function rawConnection(port: number): Promise<RawConnection> {
   const closed = new Promise<number>((resolve) => {
     const done = () => {
       open = false;
-      resolve(performance.now() - connectedAt);
+      resolve(performance.now() - connectingAt);
     };
     socket.once('end', done);
     socket.once('close', done);
