@@ -4,7 +4,10 @@
  * `workspace.id`, else to the caller's default workspace (a service account's own; for a user,
  * their personal workspace, else the first they can write to), and the sender needs
  * `can_create_content` there. A span that names a skill counts for it only when the sender can
- * read that skill (by id, or by name among the sender's readable workspaces).
+ * read that skill (by id, or by name among the sender's readable workspaces), or when the sender is
+ * an agent's service account and its agent declares the skill with an active `uses_skill`
+ * relationship (a skill of the same organization, wherever it lives: the span still lands in a
+ * workspace the sender may write to).
  */
 import type { Access } from '../auth/access.ts';
 import type { RequestContext } from '../context.ts';
@@ -92,22 +95,43 @@ async function resolveSkills(
   const unreadable = (what: string) => ({ reason: `skill ${what} does not exist or the sender cannot read it` });
   const ids = distinctOf(spans.skillId);
   const names = distinctOf(spans.skillName);
+  if (ids.length === 0 && names.length === 0) return out;
+  const declared = await declaredSkills(ctx, access);
   const found = new Map<string, ArtifactVersion>();
   for (const a of ids.length > 0 ? await ctx.registry.getArtifacts(ids) : []) found.set(a.id, a);
   for (const id of ids) {
     const skill = found.get(id);
     const ok = skill !== undefined && skill.kind === 'skill' && access.canRead(skill.workspace_id);
-    out.set(`id:${id}`, ok ? id : unreadable(short(id)));
+    out.set(`id:${id}`, ok || declared.has(id) ? id : unreadable(short(id)));
   }
   await Promise.all(
     names.map(async (name, i) => {
       if (i >= MAX_SKILL_NAMES)
         return out.set(`name:${name}`, { reason: `more than ${MAX_SKILL_NAMES} distinct skill names in one request` });
       const skill = await ctx.registry.findSkillByName(access.readableWorkspaceIds, name);
-      return out.set(`name:${name}`, skill !== null ? skill.id : unreadable(`named ${short(name)}`));
+      const id = skill?.id ?? [...declared.values()].find((d) => d.name === name)?.id;
+      return out.set(`name:${name}`, id ?? unreadable(`named ${short(name)}`));
     }),
   );
   return out;
+}
+
+/**
+ * The skills a service account's agent declares it uses: targets of its active `uses_skill`
+ * relationships that are skills of the caller's organization (latest version, by id). A user
+ * declares nothing: users report what they can read.
+ */
+async function declaredSkills(ctx: RequestContext, access: Access): Promise<Map<string, ArtifactVersion>> {
+  const declared = new Map<string, ArtifactVersion>();
+  if (ctx.caller.kind !== 'service_account') return declared;
+  const agentId = ctx.caller.agentId;
+  const targets = (await ctx.registry.getRelationships([agentId]))
+    .filter((r) => r.from.id === agentId && r.rel_type === 'uses_skill' && r.relationship_status === 'active')
+    .map((r) => r.to.id);
+  if (targets.length === 0) return declared;
+  for (const skill of await ctx.registry.getArtifacts(targets))
+    if (skill.kind === 'skill' && access.canDiscover(skill.workspace_id)) declared.set(skill.id, skill);
+  return declared;
 }
 
 /** Counts of rejected spans (or data points) by reason, with at most MAX_REASONS reasons spelled out. */
