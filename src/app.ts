@@ -33,6 +33,7 @@ import { InProcessRateLimiter } from './store/memory/rate-limiter.ts';
 import type { RateLimiter } from './store/rate-limit-port.ts';
 import { installResponseCache } from './rest/response-cache.ts';
 import { registerAgentRoutes } from './rest/agent-routes.ts';
+import { registerDiscoveryRoutes } from './rest/discovery-routes.ts';
 import { baseUrlOf } from './shared/base-url.ts';
 import { registerRegistryRoutes } from './rest/registry-routes.ts';
 import { registerToolRoutes } from './rest/tool-routes.ts';
@@ -302,6 +303,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       maxBytes: services.config.responseCacheBytes,
     });
     registerAgentRoutes(api);
+    registerDiscoveryRoutes(api);
     registerToolRoutes(api);
     registerRegistryRoutes(api);
     registerTraceRoutes(api);
