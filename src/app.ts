@@ -33,6 +33,8 @@ import { InProcessRateLimiter } from './store/memory/rate-limiter.ts';
 import type { RateLimiter } from './store/rate-limit-port.ts';
 import { installResponseCache } from './rest/response-cache.ts';
 import { registerAgentRoutes } from './rest/agent-routes.ts';
+import { registerDiscoveryRoutes } from './rest/discovery-routes.ts';
+import { baseUrlOf } from './shared/base-url.ts';
 import { registerRegistryRoutes } from './rest/registry-routes.ts';
 import { registerToolRoutes } from './rest/tool-routes.ts';
 import { registerTraceRoutes } from './rest/trace-routes.ts';
@@ -292,7 +294,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     api.addHook('onRequest', async (request, reply) => {
       const deadline = startDeadline(request, reply, services.config.requestTimeoutMs);
       const caller = await authenticator.authenticate(request.headers.authorization);
-      request.ctx = createContext(counted, caller, request.id, deadline, rateLimits, ingestQuotas);
+      const baseUrl = () => baseUrlOf(services.config.publicBaseUrl, request.headers.host);
+      request.ctx = createContext(counted, caller, request.id, deadline, rateLimits, ingestQuotas, baseUrl);
     });
     installRateLimit(api);
     installResponseCache(api, {
@@ -300,6 +303,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       maxBytes: services.config.responseCacheBytes,
     });
     registerAgentRoutes(api);
+    registerDiscoveryRoutes(api);
     registerToolRoutes(api);
     registerRegistryRoutes(api);
     registerTraceRoutes(api);

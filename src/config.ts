@@ -36,6 +36,12 @@ export interface Config {
   ingestQuotas: IngestQuotaLimits;
   /** When set, GET /metrics needs `Authorization: Bearer <metricsToken>`. */
   metricsToken: string | undefined;
+  /**
+   * The service's public URL (scheme, host, optional port and path prefix; no trailing slash):
+   * absolute URLs in answers (agent cards, the AI catalog) start with it. Unset: the request's own
+   * origin, from its validated `Host` header (shared/base-url.ts).
+   */
+  publicBaseUrl: string | undefined;
   /** Entries of the per-caller response cache of read routes; 0 turns it off. */
   responseCacheEntries: number;
   /** Bytes of cached response bodies kept at most, all entries together. */
@@ -291,6 +297,26 @@ function metricsToken(env: Env): string | undefined {
 }
 
 /**
+ * An absolute http(s) URL without credentials, query or fragment; its trailing slashes dropped, so
+ * paths are appended to it as they are.
+ */
+function publicBaseUrl(env: Env): string | undefined {
+  const raw = optional(env, 'PUBLIC_BASE_URL');
+  if (raw === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new ConfigError(`PUBLIC_BASE_URL must be an absolute URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ConfigError(`PUBLIC_BASE_URL must be an http or https URL, got "${raw}"`);
+  if (url.username !== '' || url.password !== '' || /[?#]/.test(raw))
+    throw new ConfigError(`PUBLIC_BASE_URL must have no credentials, query or fragment, got "${raw}"`);
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
+
+/**
  * `openFiles` is the process's open-file limit (main.ts reads it, after raising it); without it the
  * connection caps are derived from a conservative 1,024.
  */
@@ -337,6 +363,7 @@ export function loadConfig(env: Env = process.env, openFiles?: number): Config {
     rateLimit: { perMinute: int(env, 'RATE_LIMIT_PER_MIN', 600, 1) },
     ingestQuotas: ingestQuotas(env),
     metricsToken: metricsToken(env),
+    publicBaseUrl: publicBaseUrl(env),
     responseCacheEntries: int(env, 'RESPONSE_CACHE_ENTRIES', 5000, 0),
     responseCacheBytes: int(env, 'RESPONSE_CACHE_BYTES', 64 * 1024 * 1024, 0),
     bounds: {

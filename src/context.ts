@@ -55,6 +55,11 @@ export interface RequestContext {
   ingestQuotaSpent(): Promise<IngestQuota | null>;
   /** The request's DataLoader set, created on first use and shared by every transport. */
   readonly loaders: Loaders;
+  /**
+   * The base (no trailing slash) of the absolute URLs an answer carries: PUBLIC_BASE_URL, else the
+   * request's validated origin (shared/base-url.ts); throws 400 invalid_request when it has none.
+   */
+  baseUrl(): string;
 }
 
 export function createContext(
@@ -64,6 +69,7 @@ export function createContext(
   deadline: Deadline,
   rateLimits: RateLimits,
   ingestQuotas: IngestQuotas,
+  baseUrl: () => string,
 ): RequestContext {
   let access: Promise<Access> | undefined;
   let generation: Promise<string> | undefined;
@@ -92,6 +98,7 @@ export function createContext(
     spendQuota: (operation, calls) => rateLimits.spend(caller, operation, calls),
     spendIngestQuotas: (usage) => ingestQuotas.spend(caller, usage),
     ingestQuotaSpent: () => ingestQuotas.spent(caller),
+    baseUrl,
     get loaders() {
       loaders ??= createLoaders(services.registry, async () => (await this.access()).readableWorkspaceIds);
       return loaders;

@@ -31,6 +31,11 @@ export type Agent = Artifact & {
   agentFrameworkId?: Maybe<Scalars['String']['output']>;
   agentProviderId?: Maybe<Scalars['String']['output']>;
   artifactStatus: ArtifactStatus;
+  /**
+   * The agent as an A2A protocol v1.0 Agent Card (the JSON answer of REST
+   * `GET /agent/v1/agents/{agent_id}/card`), skills limited to those the caller can read.
+   */
+  card: Scalars['JSON']['output'];
   commitTs: Scalars['String']['output'];
   contentHashHex: Scalars['String']['output'];
   createdAt: Scalars['String']['output'];
@@ -1415,6 +1420,7 @@ export type AgentResolvers<ContextType = RequestContext, ParentType extends Reso
   agentFrameworkId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   agentProviderId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   artifactStatus?: Resolver<ResolversTypes['ArtifactStatus'], ParentType, ContextType>;
+  card?: Resolver<ResolversTypes['JSON'], ParentType, ContextType>;
   commitTs?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   contentHashHex?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;

@@ -66,6 +66,11 @@ function spend(context: unknown, list: unknown): unknown {
   return list;
 }
 
+/** Spends the budget for the items of a list a scalar field carries (a JSON answer's list). */
+export function spendListItems(context: unknown, items: readonly unknown[]): void {
+  spend(context, items);
+}
+
 function budgeted(resolve: GraphQLFieldResolver<unknown, unknown>): GraphQLFieldResolver<unknown, unknown> {
   return (source, args, context, info) => {
     const result = resolve(source, args, context, info);

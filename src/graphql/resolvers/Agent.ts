@@ -1,7 +1,9 @@
-/** Agent: the shared artifact fields, its profile image (operation 8) and its tool/skill edges. */
+/** Agent: the shared artifact fields, its profile image (operation 8), its tool/skill edges and its A2A card. */
+import { agentCard } from '../../agents/agent-card.ts';
 import { getProfileImage } from '../../agents/profile-image.ts';
 import type { AgentResolvers } from '../../generated/graphql.ts';
 import { readableArtifact } from '../authorize.ts';
+import { spendListItems } from '../limits/list-budget.ts';
 import { relatedArtifacts } from '../relationships.ts';
 import { artifactFields } from './Artifact.ts';
 
@@ -12,4 +14,10 @@ export const Agent: AgentResolvers = {
   profileImage: (row, _args, ctx) => getProfileImage(ctx, row.id),
   usedTools: (row, _args, ctx) => relatedArtifacts(ctx, row, 'uses_tool', 'outgoing', 'tool'),
   usedSkills: (row, _args, ctx) => relatedArtifacts(ctx, row, 'uses_skill', 'outgoing', 'skill'),
+  // The card's skills are a list inside a scalar: they spend the request's list budget like usedSkills.
+  card: async (row, _args, ctx) => {
+    const card = await agentCard(ctx, row);
+    spendListItems(ctx, card.skills);
+    return card;
+  },
 };
