@@ -34,6 +34,11 @@ export interface Config {
   rateLimit: { perMinute: number };
   /** OTLP ingestion quotas per caller and per organization (otlp/ingest-quotas.ts). */
   ingestQuotas: IngestQuotaLimits;
+  /**
+   * Workspaces whose MCP servers anyone may read over the MCP Registry API without credentials
+   * (GET /v0.1/…); empty (the default): every request needs credentials.
+   */
+  mcpRegistryPublicWorkspaces: string[];
   /** When set, GET /metrics needs `Authorization: Bearer <metricsToken>`. */
   metricsToken: string | undefined;
   /**
@@ -362,6 +367,7 @@ export function loadConfig(env: Env = process.env, openFiles?: number): Config {
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1048576, 1024),
     rateLimit: { perMinute: int(env, 'RATE_LIMIT_PER_MIN', 600, 1) },
     ingestQuotas: ingestQuotas(env),
+    mcpRegistryPublicWorkspaces: list(env, 'MCP_REGISTRY_PUBLIC_WORKSPACES', []),
     metricsToken: metricsToken(env),
     publicBaseUrl: publicBaseUrl(env),
     responseCacheEntries: int(env, 'RESPONSE_CACHE_ENTRIES', 5000, 0),

@@ -202,5 +202,6 @@ export function parseBundle(input: unknown): Bundle {
     identities: parsed.identities,
     relationships,
     profile_images: parsed.images,
+    mcp_servers: [],
   };
 }
