@@ -18,7 +18,7 @@ const ORG_A_WS = ['ws-a', 'ws-a-other', 'ws-a-sub', 'ws-a-team'];
 const day = (d: number) => `2026-02-${String(d).padStart(2, '0')}T00:00:00.000Z`;
 
 /** A version of `name` to publish in org-a's ws-a-team (unless `extra` says otherwise). */
-export function newVersion(
+function newVersion(
   id: string,
   name: string,
   version: string,
