@@ -1,156 +1,152 @@
 /**
- * The `server.json` document of an MCP server as a JSON Schema (draft-07, for Ajv), written for
- * this project from the MCP Registry's published schema, version 2025-12-11
- * (https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json; its source is
- * `docs/reference/server-json/server.schema.json` of github.com/modelcontextprotocol/registry,
- * with `docs/reference/server-json/CHANGELOG.md` naming what each version changed). Bundles
- * (bundle/parse-mcp-servers.ts) check every `mcp_servers[].server` against it and store the
- * document unchanged. Fields it does not name are allowed, as in the published schema.
+ * The `server.json` document of the MCP Registry as a JSON Schema, written from the published
+ * specification: `docs/reference/server-json/server.schema.json` of modelcontextprotocol/registry,
+ * released 2025-12-11 (`$id` https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json),
+ * which is generated from `docs/reference/api/openapi.yaml` (`ServerDetail`, API version 2025-12-01).
+ * Inline (no `$ref`): it is a route's body schema, which feeds validation and the OpenAPI document.
+ * Descriptions are shortened; constraints are the specification's.
  */
 
-const string = { type: 'string' } as const;
-const boolean = { type: 'boolean' } as const;
-const uri = { type: 'string', format: 'uri' } as const;
-const ref = <const T extends string>(name: T) => ({ $ref: `#/definitions/${name}` }) as const;
-const listOf = <const T>(items: T) => ({ type: 'array', items }) as const;
-
-/** The `$schema` URI of the version this schema follows. */
+/** The `$schema` URLs whose documents this schema validates (later ones only add optional fields). */
+export const SERVER_SCHEMA_VERSIONS = ['2025-09-29', '2025-10-11', '2025-10-17', '2025-12-11'] as const;
+/** The `$schema` URI of the newest version this schema follows (what the demo and tests publish). */
 export const SERVER_JSON_SCHEMA_URI = 'https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json';
+export const schemaUrlOf = (version: string) =>
+  `https://static.modelcontextprotocol.io/schemas/${version}/server.schema.json`;
 
-/** A transport URL: http(s), no white space (2025-12-11; template variables inside the URL are allowed). */
+const str = { type: 'string' } as const;
+const uri = { type: 'string', format: 'uri' } as const;
+/** A remote or package transport URL (2025-12-11: http or https, no whitespace; `{variables}` allowed inside). */
 const transportUrl = { type: 'string', pattern: '^https?://[^\\s]+$' } as const;
 
-export const serverJsonSchema = {
-  title: 'server.json of an MCP server (MCP Registry server.schema.json 2025-12-11)',
-  description:
-    'Written from the MCP Registry server.schema.json 2025-12-11 ' +
-    '(https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json; source ' +
-    'github.com/modelcontextprotocol/registry docs/reference/server-json/server.schema.json).',
-  $ref: '#/definitions/ServerDetail',
-  definitions: {
-    /** A value a client asks for or fills in (arguments, environment variables, headers, URL variables). */
-    Input: {
-      type: 'object',
-      properties: {
-        description: string,
-        isRequired: boolean,
-        format: { type: 'string', enum: ['string', 'number', 'boolean', 'filepath'] },
-        value: string,
-        isSecret: boolean,
-        default: string,
-        placeholder: string,
-        choices: listOf(string),
-      },
-    },
-    InputWithVariables: {
-      allOf: [
-        ref('Input'),
-        { type: 'object', properties: { variables: { type: 'object', additionalProperties: ref('Input') } } },
-      ],
-    },
-    PositionalArgument: {
-      allOf: [
-        ref('InputWithVariables'),
-        {
-          type: 'object',
-          required: ['type'],
-          properties: { type: { type: 'string', enum: ['positional'] }, valueHint: string, isRepeated: boolean },
-          anyOf: [{ required: ['valueHint'] }, { required: ['value'] }],
-        },
-      ],
-    },
-    NamedArgument: {
-      allOf: [
-        ref('InputWithVariables'),
-        {
-          type: 'object',
-          required: ['type', 'name'],
-          properties: { type: { type: 'string', enum: ['named'] }, name: string, isRepeated: boolean },
-        },
-      ],
-    },
-    Argument: { anyOf: [ref('PositionalArgument'), ref('NamedArgument')] },
-    /** A header or an environment variable. */
-    KeyValueInput: {
-      allOf: [ref('InputWithVariables'), { type: 'object', required: ['name'], properties: { name: string } }],
-    },
-    StdioTransport: {
+const input = {
+  type: 'object',
+  properties: {
+    description: str,
+    isRequired: { type: 'boolean' },
+    format: { type: 'string', enum: ['string', 'number', 'boolean', 'filepath'] },
+    value: str,
+    isSecret: { type: 'boolean' },
+    default: str,
+    placeholder: str,
+    choices: { type: 'array', items: str },
+  },
+} as const;
+
+/** Input with `variables` (a map of name to Input): InputWithVariables. */
+const inputWithVariables = {
+  allOf: [input, { type: 'object', properties: { variables: { type: 'object', additionalProperties: input } } }],
+} as const;
+
+const keyValueInput = {
+  allOf: [inputWithVariables, { type: 'object', required: ['name'], properties: { name: str } }],
+} as const;
+
+const positionalArgument = {
+  allOf: [
+    inputWithVariables,
+    {
       type: 'object',
       required: ['type'],
-      properties: { type: { type: 'string', enum: ['stdio'] } },
-    },
-    StreamableHttpTransport: {
-      type: 'object',
-      required: ['type', 'url'],
-      properties: {
-        type: { type: 'string', enum: ['streamable-http'] },
-        url: transportUrl,
-        headers: listOf(ref('KeyValueInput')),
-      },
-    },
-    SseTransport: {
-      type: 'object',
-      required: ['type', 'url'],
-      properties: { type: { type: 'string', enum: ['sse'] }, url: transportUrl, headers: listOf(ref('KeyValueInput')) },
-    },
-    /** How a client talks to a package it runs. */
-    LocalTransport: { anyOf: [ref('StdioTransport'), ref('StreamableHttpTransport'), ref('SseTransport')] },
-    /** A hosted endpoint, whose URL may name `variables` in {curly_braces}. */
-    RemoteTransport: {
-      allOf: [
-        { anyOf: [ref('StreamableHttpTransport'), ref('SseTransport')] },
-        { type: 'object', properties: { variables: { type: 'object', additionalProperties: ref('Input') } } },
+      properties: { type: { type: 'string', enum: ['positional'] }, valueHint: str, isRepeated: { type: 'boolean' } },
+      // Each branch names its property's type too (the same as above), so that documentation linters see it defined.
+      anyOf: [
+        { required: ['valueHint'], properties: { valueHint: str } },
+        { required: ['value'], properties: { value: str } },
       ],
     },
-    Package: {
+  ],
+} as const;
+
+const namedArgument = {
+  allOf: [
+    inputWithVariables,
+    {
       type: 'object',
-      required: ['registryType', 'identifier', 'transport'],
-      properties: {
-        registryType: string,
-        registryBaseUrl: uri,
-        identifier: string,
-        version: { type: 'string', minLength: 1, maxLength: 255, not: { const: 'latest' } },
-        fileSha256: { type: 'string', pattern: '^[a-f0-9]{64}$' },
-        runtimeHint: string,
-        transport: ref('LocalTransport'),
-        runtimeArguments: listOf(ref('Argument')),
-        packageArguments: listOf(ref('Argument')),
-        environmentVariables: listOf(ref('KeyValueInput')),
-      },
+      required: ['type', 'name'],
+      properties: { type: { type: 'string', enum: ['named'] }, name: str, isRepeated: { type: 'boolean' } },
     },
-    Repository: {
+  ],
+} as const;
+
+const argument = { anyOf: [positionalArgument, namedArgument] } as const;
+
+const headers = { type: 'array', items: keyValueInput } as const;
+const stdioTransport = {
+  type: 'object',
+  required: ['type'],
+  properties: { type: { type: 'string', enum: ['stdio'] } },
+} as const;
+const streamableHttpTransport = {
+  type: 'object',
+  required: ['type', 'url'],
+  properties: { type: { type: 'string', enum: ['streamable-http'] }, url: transportUrl, headers },
+} as const;
+const sseTransport = {
+  type: 'object',
+  required: ['type', 'url'],
+  properties: { type: { type: 'string', enum: ['sse'] }, url: transportUrl, headers },
+} as const;
+
+const packageSchema = {
+  type: 'object',
+  required: ['registryType', 'identifier', 'transport'],
+  properties: {
+    registryType: { type: 'string', description: 'npm, pypi, oci, nuget, mcpb, …' },
+    registryBaseUrl: uri,
+    identifier: str,
+    version: { type: 'string', minLength: 1, not: { const: 'latest' } },
+    fileSha256: { type: 'string', pattern: '^[a-f0-9]{64}$' },
+    runtimeHint: str,
+    transport: { anyOf: [stdioTransport, streamableHttpTransport, sseTransport] },
+    runtimeArguments: { type: 'array', items: argument },
+    packageArguments: { type: 'array', items: argument },
+    environmentVariables: { type: 'array', items: keyValueInput },
+  },
+} as const;
+
+const remoteTransport = {
+  allOf: [
+    { anyOf: [streamableHttpTransport, sseTransport] },
+    { type: 'object', properties: { variables: { type: 'object', additionalProperties: input } } },
+  ],
+} as const;
+
+const icon = {
+  type: 'object',
+  required: ['src'],
+  properties: {
+    src: { type: 'string', format: 'uri', maxLength: 255 },
+    mimeType: { type: 'string', enum: ['image/png', 'image/jpeg', 'image/jpg', 'image/svg+xml', 'image/webp'] },
+    sizes: { type: 'array', items: { type: 'string', pattern: '^(\\d+x\\d+|any)$' } },
+    theme: { type: 'string', enum: ['light', 'dark'] },
+  },
+} as const;
+
+/** ServerDetail: what `POST /v0.1/publish` takes and every answer's `server` is. */
+export const serverJsonSchema = {
+  type: 'object',
+  description: 'server.json of the MCP Registry (server.schema.json 2025-12-11); `$schema` is required on publish',
+  required: ['name', 'description', 'version'],
+  properties: {
+    $schema: uri,
+    name: { type: 'string', minLength: 3, maxLength: 200, pattern: '^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$' },
+    description: { type: 'string', minLength: 1, maxLength: 100 },
+    title: { type: 'string', minLength: 1, maxLength: 100 },
+    repository: {
       type: 'object',
       required: ['url', 'source'],
-      properties: { url: uri, source: string, id: string, subfolder: string },
+      properties: { url: uri, source: str, id: str, subfolder: str },
     },
-    Icon: {
+    version: { type: 'string', maxLength: 255 },
+    websiteUrl: uri,
+    icons: { type: 'array', items: icon },
+    packages: { type: 'array', items: packageSchema },
+    remotes: { type: 'array', items: remoteTransport },
+    _meta: {
       type: 'object',
-      required: ['src'],
       properties: {
-        src: { type: 'string', format: 'uri', maxLength: 255 },
-        mimeType: { type: 'string', enum: ['image/png', 'image/jpeg', 'image/jpg', 'image/svg+xml', 'image/webp'] },
-        sizes: listOf({ type: 'string', pattern: '^(\\d+x\\d+|any)$' }),
-        theme: { type: 'string', enum: ['light', 'dark'] },
-      },
-    },
-    ServerDetail: {
-      type: 'object',
-      required: ['name', 'description', 'version'],
-      properties: {
-        $schema: uri,
-        name: { type: 'string', minLength: 3, maxLength: 200, pattern: '^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$' },
-        title: { type: 'string', minLength: 1, maxLength: 100 },
-        description: { type: 'string', minLength: 1, maxLength: 100 },
-        version: { type: 'string', maxLength: 255 },
-        websiteUrl: uri,
-        repository: ref('Repository'),
-        icons: listOf(ref('Icon')),
-        packages: listOf(ref('Package')),
-        remotes: listOf(ref('RemoteTransport')),
-        _meta: {
-          type: 'object',
-          properties: { 'io.modelcontextprotocol.registry/publisher-provided': { type: 'object' } },
-        },
+        'io.modelcontextprotocol.registry/publisher-provided': { type: 'object', additionalProperties: true },
       },
     },
   },

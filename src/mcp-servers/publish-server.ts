@@ -17,7 +17,7 @@ import { ApiError } from '../errors.ts';
 import { McpServerConflictError } from '../store/mcp-server-port.ts';
 import { MAX_VERSIONS } from './list-servers.ts';
 import { toServerResponse, type ServerResponse } from './present.ts';
-import { SERVER_SCHEMA_VERSIONS, schemaUrlOf } from './server-json-schema.ts';
+import { SERVER_SCHEMA_VERSIONS, schemaUrlOf } from '../bundle/server-json-schema.ts';
 import { mcpServerUsage } from './usage.ts';
 
 export interface PublishInput {

@@ -17,7 +17,7 @@ import { ApiError, toProblem, type ErrorCode } from '../errors.ts';
 import { getServerVersion, listServers, listServerVersions } from '../mcp-servers/list-servers.ts';
 import { publishServer } from '../mcp-servers/publish-server.ts';
 import { anonymousReader, callerReader, type McpReader } from '../mcp-servers/reader.ts';
-import { serverJsonSchema } from '../mcp-servers/server-json-schema.ts';
+import { serverJsonSchema } from '../bundle/server-json-schema.ts';
 import type { IngestQuotas } from '../otlp/ingest-quotas.ts';
 import { rateLimitedError, type LimitedOperation, type Quota, type RateLimits } from '../rate-limits.ts';
 import { checkDeadline } from '../shared/deadline.ts';
