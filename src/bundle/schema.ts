@@ -5,7 +5,7 @@
  * Optional fields may be null (read as absent); strings that identify or name must not be empty.
  */
 import type { FromSchema } from 'json-schema-to-ts';
-import { ARTIFACT_KINDS, ARTIFACT_REQUIRED_FIELDS } from '../domain/types.ts';
+import { ARTIFACT_KINDS, ARTIFACT_REQUIRED_FIELDS, MCP_SERVER_STATUSES } from '../domain/types.ts';
 
 const str = { type: 'string', minLength: 1 } as const;
 const optStr = { type: ['string', 'null'], minLength: 1 } as const;
@@ -207,7 +207,7 @@ const mcpServer = {
     id: str,
     workspace_id: str,
     server: { type: 'object' },
-    status: oneOf(['active', 'deprecated', 'deleted']),
+    status: oneOf(MCP_SERVER_STATUSES),
     published_at: optTimestamp,
     created_by: str,
   },

@@ -11,7 +11,7 @@ import { TEST_API_KEY, addSuspendedOrg } from '../fixtures/small-bundle.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 export const END = Date.UTC(2026, 9, 1) / 1000;
-export const REVOKED_KEY = 'agk_revoked000000000000000000000000';
+const REVOKED_KEY = 'agk_revoked000000000000000000000000';
 
 /** Workspace of each target resource; `null`: absent. */
 export const WORKSPACE: Record<string, string | null> = {

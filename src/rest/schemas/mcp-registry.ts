@@ -4,6 +4,7 @@
  * the error body. Inline on purpose: a schema added with `addSchema` in a scope changes the
  * validators of the whole scope.
  */
+import { MCP_SERVER_STATUSES } from '../../domain/types.ts';
 import { problemSchema } from './problems.ts';
 
 const name = { type: 'string', minLength: 1, maxLength: 200 } as const;
@@ -83,7 +84,7 @@ export const serverResponseSchema = {
           type: 'object',
           required: ['status', 'statusChangedAt', 'publishedAt', 'updatedAt', 'isLatest'],
           properties: {
-            status: { type: 'string', enum: ['active', 'deprecated', 'deleted'] },
+            status: { type: 'string', enum: MCP_SERVER_STATUSES },
             statusChangedAt: { type: 'string', format: 'date-time' },
             publishedAt: { type: 'string', format: 'date-time' },
             updatedAt: { type: 'string', format: 'date-time' },
