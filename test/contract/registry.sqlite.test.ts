@@ -15,10 +15,12 @@ import {
   registryContract,
   writeOldArtifacts,
 } from './registry-contract.ts';
+import { toolsOfServersContract } from './tools-of-servers-contract.ts';
 
 const tempFile = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gw-contract-')), 'registry.sqlite');
 
 registryContract('sqlite', async () => new SqliteRegistryStore(tempFile()));
+toolsOfServersContract('sqlite', async () => new SqliteRegistryStore(tempFile()));
 
 describe('sqlite registry engine specifics', () => {
   it('opens registry.sqlite in DATA_DIR, creating the directory, and migrates once', async () => {
