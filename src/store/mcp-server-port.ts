@@ -13,7 +13,7 @@ import type { McpServerStatus, McpServerVersion } from '../domain/types.ts';
 export interface McpServerQuery {
   /** Only versions held by these workspaces. */
   workspaceIds: readonly string[];
-  /** Case-insensitive substring of `name` (the caller bounds its length). */
+  /** Substring of `name`, ASCII letters case-insensitive; `%`, `_` and `\` are literal (the caller bounds its length). */
   search?: string;
   /** Only versions whose `updated_at` is at or after this instant (RFC 3339). */
   updatedSince?: string;
@@ -26,7 +26,12 @@ export interface McpServerQuery {
   limit: number;
 }
 
-/** A version to publish; the store fills `is_latest`, `status_changed_at` and `updated_*`. */
+/**
+ * A version to publish; the store fills `is_latest`, `status_changed_at` and `updated_*`
+ * (`updated_at` and `status_changed_at` = `published_at`; the other versions of the name whose
+ * `is_latest` changes get `updated_at` = `published_at` too, when later). The store keeps
+ * timestamps as ISO 8601 UTC with milliseconds (`toISOString()`).
+ */
 export interface NewMcpServerVersion {
   id: string;
   org_id: string;

@@ -1,7 +1,8 @@
 /**
  * The registry store port: everything the handlers need from the registry, and nothing of HTTP.
  * Engines (store/sqlite, store/postgres) implement it; one contract suite
- * (test/contract/registry-contract.ts) runs unchanged against each of them.
+ * (test/contract/registry-contract.ts) runs unchanged against each of them. Its MCP server part
+ * is mcp-server-port.ts (each engine's mcp-servers.ts).
  *
  * Invariants every engine keeps:
  * - reads of artifacts return the latest version unless a method says otherwise;
@@ -11,6 +12,7 @@
  */
 import type { ReadyExtras } from '../shared/relationship-forms.ts';
 import type { StoredBytes } from './stored-bytes.ts';
+import type { McpServerStore } from './mcp-server-port.ts';
 import type {
   ArtifactKind,
   ArtifactVersion,
@@ -126,7 +128,7 @@ export interface ImportCounts {
   relationships: number;
 }
 
-export interface RegistryStore {
+export interface RegistryStore extends McpServerStore {
   readonly engine: 'sqlite' | 'postgres';
   /** Cheap round trip; throws when the store cannot answer. */
   ping(): Promise<void>;

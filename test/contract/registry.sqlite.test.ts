@@ -44,6 +44,7 @@ describe('sqlite registry engine specifics', () => {
       '003_repos.sql',
       '004_api_json.sql',
       '005_relationship_forms.sql',
+      '006_mcp_servers.sql',
     ]);
     expect(db.prepare('PRAGMA journal_mode').get()?.journal_mode).toBe('wal');
     db.close();

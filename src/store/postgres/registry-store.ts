@@ -48,6 +48,8 @@ import { sqlNumber } from '../sql-values.ts';
 import { freshRead } from '../../shared/fresh-read.ts';
 import type { StoredBytes } from '../stored-bytes.ts';
 import { REGISTRY_TABLES, tableBytes } from './stored-bytes.ts';
+import { PostgresMcpServers } from './mcp-servers.ts';
+import type { McpServerQuery, NewMcpServerVersion } from '../mcp-server-port.ts';
 
 const ID = 'id COLLATE "C"';
 
@@ -59,9 +61,32 @@ const READY_PAGE_COLUMNS = readyArtifactColumns('a');
 export class PostgresRegistryStore implements RegistryStore {
   readonly engine = 'postgres' as const;
   private readonly pool: pg.Pool;
+  private readonly mcp = new PostgresMcpServers(
+    (sql, params) => this.all(sql, params),
+    (work) => this.transaction(work),
+  );
 
   constructor(pool: pg.Pool) {
     this.pool = pool;
+  }
+
+  /** Runs `work` in one transaction on a connection of its own; connection failures as StoreUnavailableError. */
+  private async transaction<T>(work: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    let c: pg.PoolClient | undefined;
+    try {
+      c = await this.pool.connect();
+      await c.query('BEGIN');
+      const result = await work(c);
+      await c.query('COMMIT');
+      return result;
+    } catch (err) {
+      await c?.query('ROLLBACK').catch(() => undefined);
+      if (isConnectionFailure(err))
+        throw new StoreUnavailableError('the registry database cannot be reached', { cause: err });
+      throw err;
+    } finally {
+      c?.release();
+    }
   }
 
   private async all(sql: string, params: unknown[] = []): Promise<Row[]> {
@@ -339,5 +364,26 @@ export class PostgresRegistryStore implements RegistryStore {
     return row === undefined
       ? null
       : { content_type: row.content_type as string, bytes: new Uint8Array(row.bytes as Buffer) };
+  }
+
+  // MCP servers (mcp-servers.ts)
+  listMcpServerVersions(query: McpServerQuery) {
+    return this.mcp.listMcpServerVersions(query);
+  }
+
+  getMcpServerVersionsByName(workspaceIds: readonly string[], name: string) {
+    return this.mcp.getMcpServerVersionsByName(workspaceIds, name);
+  }
+
+  getMcpServers(orgId: string, ids: readonly string[]) {
+    return this.mcp.getMcpServers(orgId, ids);
+  }
+
+  getMcpServerHistory(orgId: string, ids: readonly string[]) {
+    return this.mcp.getMcpServerHistory(orgId, ids);
+  }
+
+  publishMcpServer(version: NewMcpServerVersion) {
+    return this.mcp.publishMcpServer(version);
   }
 }

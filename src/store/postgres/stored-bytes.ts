@@ -34,6 +34,7 @@ export const REGISTRY_TABLES = [
   'registry_generation',
   'repos',
   'ready_documents',
+  'mcp_servers',
   'registry_schema_migrations',
 ] as const;
 

@@ -48,6 +48,8 @@ import {
   toolAggregateSql,
 } from './registry-sql.ts';
 import { WalIndexHeader } from './wal-index.ts';
+import { SqliteMcpServers } from './mcp-servers.ts';
+import type { McpServerQuery, NewMcpServerVersion } from '../mcp-server-port.ts';
 import { databaseFileBytes, type StoredBytes } from '../stored-bytes.ts';
 
 const IN = 'IN (SELECT value FROM json_each(?))';
@@ -62,6 +64,7 @@ export class SqliteRegistryStore implements RegistryStore {
   private localWrites = 0;
   /** The file's wal-index header, read for the generation; absent for `:memory:`. */
   private readonly walIndex: WalIndexHeader | undefined;
+  private readonly mcp: SqliteMcpServers;
 
   /** `progress`: told how a long fill of ready-to-send documents goes (the first open after an upgrade). */
   constructor(file: string, progress?: ReadyProgress) {
@@ -73,6 +76,11 @@ export class SqliteRegistryStore implements RegistryStore {
     migrate(this.db, progress);
     if (file !== ':memory:')
       this.walIndex = WalIndexHeader.of(file, Number(this.all('PRAGMA page_size')[0]?.page_size));
+    this.mcp = new SqliteMcpServers(
+      this.db,
+      (sql, ...params) => this.all(sql, ...params),
+      () => this.localWrites++,
+    );
   }
 
   private stmt(sql: string): StatementSync {
@@ -347,5 +355,26 @@ export class SqliteRegistryStore implements RegistryStore {
     return row === undefined
       ? null
       : { content_type: row.content_type as string, bytes: new Uint8Array(row.bytes as Uint8Array) };
+  }
+
+  // MCP servers (mcp-servers.ts)
+  listMcpServerVersions(query: McpServerQuery) {
+    return this.mcp.listMcpServerVersions(query);
+  }
+
+  getMcpServerVersionsByName(workspaceIds: readonly string[], name: string) {
+    return this.mcp.getMcpServerVersionsByName(workspaceIds, name);
+  }
+
+  getMcpServers(orgId: string, ids: readonly string[]) {
+    return this.mcp.getMcpServers(orgId, ids);
+  }
+
+  getMcpServerHistory(orgId: string, ids: readonly string[]) {
+    return this.mcp.getMcpServerHistory(orgId, ids);
+  }
+
+  publishMcpServer(version: NewMcpServerVersion) {
+    return this.mcp.publishMcpServer(version);
   }
 }

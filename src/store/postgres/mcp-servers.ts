@@ -1,0 +1,123 @@
+/**
+ * The MCP server part of the PostgreSQL registry engine (mcp-server-port.ts), over the
+ * `mcp_servers` table of registry migration 005. A publish runs in one transaction that holds the
+ * imports' lock shared (an import, which holds it exclusively, is never interleaved) and a lock of
+ * its organization (publishes of one organization take turns), so its checks and its `is_latest`
+ * refresh see every committed version; it bumps the registry generation, as an import does.
+ */
+import type pg from 'pg';
+import type { McpServerVersion } from '../../domain/types.ts';
+import type { McpServerQuery, McpServerStore, NewMcpServerVersion } from '../mcp-server-port.ts';
+import {
+  checkPublish,
+  latestVersion,
+  mcpListConditions,
+  MCP_SERVER_COLUMNS,
+  nameAndVersion,
+  storedInstant,
+  toMcpServerVersion,
+  type Neighbour,
+  type VersionOrder,
+} from '../mcp-server-rows.ts';
+import type { Row } from '../sql-rows.ts';
+import { IMPORT_LOCK } from './import-lock.ts';
+
+/** The first key of the two-key advisory lock a publish takes on its organization (the second: the org id's hash). */
+const PUBLISH_LOCK = 7310;
+
+type Query = (sql: string, params?: unknown[]) => Promise<Row[]>;
+
+/** Makes the latest version of `name` in `orgId` the only one marked latest; versions that change get `updated_at` `at` (if later). */
+async function refreshLatest(c: pg.ClientBase, orgId: string, name: string, at: string): Promise<void> {
+  const { rows } = await c.query<VersionOrder>(
+    'SELECT version, status, published_at FROM mcp_servers WHERE org_id = $1 AND name = $2',
+    [orgId, name],
+  );
+  await c.query(
+    `UPDATE mcp_servers SET is_latest = NOT is_latest, updated_at = GREATEST(updated_at, $1)
+     WHERE org_id = $2 AND name = $3 AND is_latest <> (version IS NOT DISTINCT FROM $4::text)`,
+    [at, orgId, name, latestVersion(rows)],
+  );
+}
+
+export class PostgresMcpServers implements McpServerStore {
+  /** `all` runs a statement on the pool (with the store's error mapping); `transaction` runs work in one. */
+  private readonly all: Query;
+  private readonly transaction: <T>(work: (c: pg.PoolClient) => Promise<T>) => Promise<T>;
+
+  constructor(all: Query, transaction: <T>(work: (c: pg.PoolClient) => Promise<T>) => Promise<T>) {
+    this.all = all;
+    this.transaction = transaction;
+  }
+
+  async listMcpServerVersions(query: McpServerQuery): Promise<McpServerVersion[]> {
+    if (query.workspaceIds.length === 0 || query.limit <= 0) return [];
+    const { where, params } = mcpListConditions(query, (i) => `$${String(i)}`, 2);
+    const rows = await this.all(
+      `SELECT ${MCP_SERVER_COLUMNS} FROM mcp_servers WHERE workspace_id = ANY($1::text[])${where}
+       ORDER BY name, version LIMIT $${String(params.length + 2)}`,
+      [query.workspaceIds, ...params, query.limit],
+    );
+    return rows.map(toMcpServerVersion);
+  }
+
+  async getMcpServerVersionsByName(workspaceIds: readonly string[], name: string): Promise<McpServerVersion[]> {
+    if (workspaceIds.length === 0) return [];
+    const rows = await this.all(
+      `SELECT ${MCP_SERVER_COLUMNS} FROM mcp_servers WHERE name = $1 AND workspace_id = ANY($2::text[])
+       ORDER BY version, org_id COLLATE "C"`,
+      [name, workspaceIds],
+    );
+    return rows.map(toMcpServerVersion);
+  }
+
+  async getMcpServers(orgId: string, ids: readonly string[]): Promise<McpServerVersion[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.all(
+      `SELECT ${MCP_SERVER_COLUMNS} FROM mcp_servers WHERE org_id = $1 AND is_latest AND id = ANY($2::text[]) ORDER BY id`,
+      [orgId, ids],
+    );
+    return rows.map(toMcpServerVersion);
+  }
+
+  async getMcpServerHistory(orgId: string, ids: readonly string[]): Promise<McpServerVersion[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.all(
+      `SELECT ${MCP_SERVER_COLUMNS} FROM mcp_servers WHERE org_id = $1 AND id = ANY($2::text[])
+       ORDER BY id, published_at COLLATE "C", version`,
+      [orgId, ids],
+    );
+    return rows.map(toMcpServerVersion);
+  }
+
+  async publishMcpServer(v: NewMcpServerVersion): Promise<McpServerVersion> {
+    const { name, version } = nameAndVersion(v.server);
+    const at = storedInstant(v.published_at);
+    return this.transaction(async (c) => {
+      await c.query('SELECT pg_advisory_xact_lock_shared($1), pg_advisory_xact_lock($2, hashtext($3))', [
+        IMPORT_LOCK,
+        PUBLISH_LOCK,
+        v.org_id,
+      ]);
+      const ws = await c.query<{ org_id: string }>('SELECT org_id FROM workspaces WHERE id = $1', [v.workspace_id]);
+      if (ws.rows[0]?.org_id !== v.org_id) throw new Error(`the workspace ${v.workspace_id} is not one of ${v.org_id}`);
+      const stored = await c.query<Neighbour>(
+        'SELECT id, name, version, workspace_id FROM mcp_servers WHERE org_id = $1 AND (name = $2 OR id = $3)',
+        [v.org_id, name, v.id],
+      );
+      checkPublish(v, name, version, stored.rows);
+      await c.query(
+        `INSERT INTO mcp_servers (${MCP_SERVER_COLUMNS})
+         VALUES ($1, $2, $3, $4, $5, $6, $7, FALSE, $8, $8, $8, $9, $9)`,
+        [v.org_id, v.id, version, name, v.workspace_id, JSON.stringify(v.server), v.status, at, v.created_by],
+      );
+      await refreshLatest(c, v.org_id, name, at);
+      await c.query('UPDATE registry_generation SET n = n + 1 WHERE id = 1');
+      const { rows } = await c.query<Row>(
+        `SELECT ${MCP_SERVER_COLUMNS} FROM mcp_servers WHERE org_id = $1 AND id = $2 AND version = $3`,
+        [v.org_id, v.id, version],
+      );
+      return toMcpServerVersion(rows[0] as Row);
+    });
+  }
+}
