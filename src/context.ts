@@ -93,7 +93,11 @@ export function createContext(
     spendIngestQuotas: (usage) => ingestQuotas.spend(caller, usage),
     ingestQuotaSpent: () => ingestQuotas.spent(caller),
     get loaders() {
-      loaders ??= createLoaders(services.registry, async () => (await this.access()).readableWorkspaceIds);
+      loaders ??= createLoaders(
+        services.registry,
+        caller.orgId,
+        async () => (await this.access()).readableWorkspaceIds,
+      );
       return loaders;
     },
   };

@@ -48,7 +48,7 @@ describe('paged lists: the page the handler serves', () => {
     expect(cost('{ tools(first: null) { nodes { id } } }')).toBe(1 + 50);
   });
 
-  it('each paged field at its own default: agentSearch 20, tools, toolAggregate, users and artifacts 50', () => {
+  it('each paged field at its own default: agentSearch 20, tools, toolAggregate, users, artifacts, servers 50', () => {
     expect(cost('{ agentSearch { nodes { id } } }')).toBe(1 + 20);
     expect(cost('{ tools { nodes { id } } }')).toBe(1 + 50);
     expect(cost('{ toolAggregate { nodes { count } } }')).toBe(1 + 50);
@@ -57,6 +57,9 @@ describe('paged lists: the page the handler serves', () => {
     expect(cost('{ workspace(id: "w") { artifacts { nodes { id } } } }')).toBe(1 + 1 + 50);
     expect(cost('{ project(id: "p") { artifacts { nodes { id } } } }')).toBe(1 + 1 + 50);
     expect(cost('{ user(id: "u") { artifacts { nodes { id } } } }')).toBe(1 + 1 + 50);
+    expect(cost('{ mcpServers { nodes { id } } }')).toBe(1 + 50);
+    expect(cost('{ mcpServer(id: "s") { tools { nodes { id } } } }')).toBe(1 + 1 + 50);
+    expect(cost('{ mcpServers(first: 1000) { nodes { tools(first: 1000) { totalCount } } } }')).toBe(1 + 200 * 2);
   });
 
   it('edges and nodes both take the page; nested pages multiply', () => {
