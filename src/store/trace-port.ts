@@ -189,6 +189,30 @@ export interface ToolUsageEntry {
   sinceS?: number | null;
 }
 
+/**
+ * Usage of MCP servers from their tool_call spans: a span counts for the server its `mcp` dimension
+ * (`mcp.server.name`) names, whatever its tool; a server is named by its registry id.
+ */
+export interface ServerUsageQuery {
+  orgId: string;
+  /** Only spans of these workspaces. */
+  workspaceIds: readonly string[];
+  /** Calls starting at or after this time; null: every stored call. */
+  sinceS: number | null;
+  /** Server ids (the values of the `mcp` dimension). */
+  servers: readonly string[];
+}
+
+export interface ServerUsageRow {
+  server: string;
+  calls: number;
+  errors: number;
+  /** Nearest-rank 95th percentile of the calls' durations. */
+  p95LatencyMs: number;
+  /** Start of the latest call (Unix seconds). */
+  lastCalledS: number;
+}
+
 export interface ToolUsageRow {
   group: number;
   calls: number;
@@ -301,6 +325,8 @@ export interface TraceStore {
   aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]>;
   /** One row per group with at least one call; groups without calls are absent. */
   toolUsage(query: ToolUsageQuery, signal?: AbortSignal): Promise<ToolUsageRow[]>;
+  /** One row per server with at least one call, ordered by server; servers without calls are absent. */
+  serverUsage(query: ServerUsageQuery, signal?: AbortSignal): Promise<ServerUsageRow[]>;
 }
 
 /** Start of the UTC day or ISO week (Monday) holding `s`. */

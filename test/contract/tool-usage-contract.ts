@@ -22,7 +22,7 @@ const TOOLS = [
 ];
 
 /** Demo traces of org-u over 40 days calling TOOLS, and decoys: another organization, a model call. */
-function usageSpans(): SpanRow[] {
+export function usageSpans(): SpanRow[] {
   const rows: SpanRow[] = [];
   const options = {
     skills: [{ id: 'sk-u', workspaceId: 'ws-u1' }],

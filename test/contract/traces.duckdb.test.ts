@@ -11,6 +11,7 @@ import { traceContract } from './trace-contract.ts';
 import { identityContract } from './trace-identity-contract.ts';
 import { retentionContract } from './trace-retention-contract.ts';
 import { toolUsageContract } from './tool-usage-contract.ts';
+import { serverUsageContract } from './server-usage-contract.ts';
 
 const open = () => DuckDbTraceStore.open(':memory:', { sealEveryMs: 0 });
 const seal = (store: TraceStore) => (store as DuckDbTraceStore).seal();
@@ -51,3 +52,4 @@ identityContract(
   { seal },
 );
 toolUsageContract('duckdb in a worker thread', () => ThreadedTraceStore.open(':memory:', { sealEveryMs: 0 }));
+serverUsageContract('duckdb in a worker thread', () => ThreadedTraceStore.open(':memory:', { sealEveryMs: 0 }));

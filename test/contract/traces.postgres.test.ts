@@ -14,6 +14,7 @@ import { END, traceContract } from './trace-contract.ts';
 import { retentionContract } from './trace-retention-contract.ts';
 import { identityContract } from './trace-identity-contract.ts';
 import { toolUsageContract } from './tool-usage-contract.ts';
+import { serverUsageContract } from './server-usage-contract.ts';
 
 const schemas: string[] = [];
 if (await postgresReachable()) {
@@ -41,6 +42,7 @@ if (await postgresReachable()) {
   retentionContract('postgres, pruned unsealed, then sealed', open, { afterPrune: seal });
   identityContract('postgres', open, { seal });
   toolUsageContract('postgres', open);
+  serverUsageContract('postgres', open);
   afterAll(async () => {
     for (const s of schemas) await dropSchema(s);
   });

@@ -9,13 +9,15 @@ import { compileAggregate, type CompiledAggregate } from '../stats/compile.ts';
 import { toAggregateRows } from '../stats/decode.ts';
 import { DUCKDB } from '../stats/dialect.ts';
 import type { DimensionCodes } from '../stats/row-source.ts';
-import { compileToolUsage, toToolUsageRows } from '../stats/tool-usage.ts';
+import { compileServerUsage, compileToolUsage, toServerUsageRows, toToolUsageRows } from '../stats/tool-usage.ts';
 import {
   QueryCancelledError,
   TraceStoreUnavailableError,
   type AggregateQuery,
   type AggregateRow,
   type Dimension,
+  type ServerUsageQuery,
+  type ServerUsageRow,
   type ToolUsageQuery,
   type ToolUsageRow,
 } from '../trace-port.ts';
@@ -120,6 +122,20 @@ export class TraceQueries {
       if (compiled === null) return [];
       if (signal?.aborted) throw new QueryCancelledError();
       return toToolUsageRows((await conn.runAndReadAll(compiled.sql, compiled.params)).getRowObjectsJS());
+    });
+  }
+
+  /** Over `spans`, with the servers bound as their dictionary codes (a server no span names has none). */
+  async serverUsage(query: ServerUsageQuery, signal?: AbortSignal): Promise<ServerUsageRow[]> {
+    return this.query(signal, async (conn) => {
+      const codes =
+        query.servers.length === 0 ? new Map<string, number>() : await this.dictionary.codesOf(conn, query.servers);
+      const serverOf = new Map([...codes].map(([server, code]) => [code, server]));
+      const compiled = compileServerUsage(query, [...serverOf.keys()], DUCKDB, 'INTEGER');
+      if (compiled === null) return [];
+      if (signal?.aborted) throw new QueryCancelledError();
+      const rows = (await conn.runAndReadAll(compiled.sql, compiled.params)).getRowObjectsJS();
+      return toServerUsageRows(rows, (code) => serverOf.get(Number(code)) as string);
     });
   }
 

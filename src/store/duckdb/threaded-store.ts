@@ -19,6 +19,8 @@ import {
   type SpanRow,
   type ToolUsageQuery,
   type ToolUsageRow,
+  type ServerUsageQuery,
+  type ServerUsageRow,
   type TraceStore,
 } from '../trace-port.ts';
 import type { StoredBytes } from '../stored-bytes.ts';
@@ -166,6 +168,10 @@ export class ThreadedTraceStore implements TraceStore {
 
   toolUsage(query: ToolUsageQuery, signal?: AbortSignal): Promise<ToolUsageRow[]> {
     return this.cancellable({ op: 'toolUsage', query }, signal);
+  }
+
+  serverUsage(query: ServerUsageQuery, signal?: AbortSignal): Promise<ServerUsageRow[]> {
+    return this.cancellable({ op: 'serverUsage', query }, signal);
   }
 
   private async cancellable<T>(request: Request, signal?: AbortSignal): Promise<T> {

@@ -22,6 +22,8 @@ import {
   type SpanRow,
   type ToolUsageQuery,
   type ToolUsageRow,
+  type ServerUsageQuery,
+  type ServerUsageRow,
   type TraceStore,
 } from '../trace-port.ts';
 import { unstorable, unstorablePoint } from './append.ts';
@@ -214,5 +216,9 @@ export class DuckDbTraceStore implements TraceStore {
 
   async toolUsage(query: ToolUsageQuery, signal?: AbortSignal): Promise<ToolUsageRow[]> {
     return this.queries.toolUsage(query, signal);
+  }
+
+  async serverUsage(query: ServerUsageQuery, signal?: AbortSignal): Promise<ServerUsageRow[]> {
+    return this.queries.serverUsage(query, signal);
   }
 }

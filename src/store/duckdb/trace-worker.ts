@@ -5,7 +5,7 @@
  * messages and are answered with the same id; errors travel as their name and message.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { AggregateQuery, MetricPointRow, SpanColumns, ToolUsageQuery } from '../trace-port.ts';
+import type { AggregateQuery, MetricPointRow, ServerUsageQuery, SpanColumns, ToolUsageQuery } from '../trace-port.ts';
 import type { CompiledAggregate } from '../stats/compile.ts';
 import { DuckDbTraceStore, type DuckDbTraceOptions } from './trace-store.ts';
 import { databaseFileBytes } from '../stored-bytes.ts';
@@ -16,6 +16,7 @@ export type WorkerRequest =
   | { id: number; op: 'prune'; cutoffS: number }
   | { id: number; op: 'aggregate'; query: AggregateQuery }
   | { id: number; op: 'toolUsage'; query: ToolUsageQuery }
+  | { id: number; op: 'serverUsage'; query: ServerUsageQuery }
   | { id: number; op: 'cancel'; target: number }
   | { id: number; op: 'compile'; query: AggregateQuery }
   | { id: number; op: 'runCompiled'; compiled: CompiledAggregate }
@@ -110,6 +111,10 @@ function handle(m: WorkerRequest): void {
     }
     case 'toolUsage': {
       reply(m.id, () => cancellable(m.id, (signal) => store.toolUsage(m.query, signal)));
+      return;
+    }
+    case 'serverUsage': {
+      reply(m.id, () => cancellable(m.id, (signal) => store.serverUsage(m.query, signal)));
       return;
     }
     case 'cancel': {

@@ -20,12 +20,14 @@ import {
   type SpanRow,
   type ToolUsageQuery,
   type ToolUsageRow,
+  type ServerUsageQuery,
+  type ServerUsageRow,
   type TraceStore,
 } from '../trace-port.ts';
 import { isConnectionFailure } from './pool.ts';
 import { sqlNumber } from '../sql-values.ts';
 import { POSTGRES } from '../stats/dialect.ts';
-import { compileToolUsage, toToolUsageRows } from '../stats/tool-usage.ts';
+import { compileServerUsage, compileToolUsage, toServerUsageRows, toToolUsageRows } from '../stats/tool-usage.ts';
 import { sealInBackground } from '../seal-timer.ts';
 import { SEALING_LOCK, sealStep } from './sealing.ts';
 import { skillRows } from './skill-rows.ts';
@@ -339,6 +341,16 @@ export class PostgresTraceStore implements TraceStore {
         async (client) => (await client.query(compiled.sql, compiled.params)).rows as Record<string, unknown>[],
       ),
     );
+  }
+
+  async serverUsage(query: ServerUsageQuery, signal?: AbortSignal): Promise<ServerUsageRow[]> {
+    const compiled = compileServerUsage(query, query.servers, POSTGRES, 'TEXT');
+    if (compiled === null) return [];
+    const rows = await this.withClient(
+      signal,
+      async (client) => (await client.query(compiled.sql, compiled.params)).rows as Record<string, unknown>[],
+    );
+    return toServerUsageRows(rows, String);
   }
 
   /** Runs `work` on one connection, cancelled on the server (pg_cancel_backend) when `signal` aborts. */

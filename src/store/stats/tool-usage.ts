@@ -8,9 +8,18 @@
  * single lookup); when they differ, each entry carries its own `since` into the join, and the spans
  * are still cut at the earliest window (none when an entry has none), so a whole operation's
  * lookups are one scan whatever their windows.
+ *
+ * {@link TraceStore.serverUsage} is the same measure per MCP server, whatever the tool: one scan of
+ * the scope's tool calls whose `mcp` is one of the servers, grouped by it.
  */
 import type { SqlDialect } from './dialect.ts';
-import type { ToolUsageQuery, ToolUsageRow } from '../trace-port.ts';
+import {
+  compareValues,
+  type ServerUsageQuery,
+  type ServerUsageRow,
+  type ToolUsageQuery,
+  type ToolUsageRow,
+} from '../trace-port.ts';
 import { sqlNumber } from '../sql-values.ts';
 
 /** An entry as bound: its tool and server as stored (values, or an engine's dictionary codes). */
@@ -72,4 +81,54 @@ export function toToolUsageRows(rows: Record<string, unknown>[]): ToolUsageRow[]
     p95LatencyMs: sqlNumber(r.p95),
     lastCalledS: sqlNumber(r.last_s),
   }));
+}
+
+/**
+ * The SQL of {@link TraceStore.serverUsage}; `servers` as stored (values, or an engine's dictionary
+ * codes; a server no span names is dropped before). Null when nothing can match.
+ */
+export function compileServerUsage(
+  q: ServerUsageQuery,
+  servers: readonly (string | number)[],
+  dialect: SqlDialect,
+  valueType: string,
+): { sql: string; params: (string | number)[] } | null {
+  if (servers.length === 0 || q.workspaceIds.length === 0) return null;
+  const params: (string | number)[] = [];
+  const param = (v: string | number) => {
+    params.push(v);
+    return `$${params.length}`;
+  };
+  const where = [
+    `s.org_id = ${param(q.orgId)}`,
+    "s.category = 'tool_call'",
+    dialect.inList('s.workspace_id', q.workspaceIds.map(param).join(', ')),
+    dialect.inList('s.mcp', servers.map((v) => `${param(v)}::${valueType}`).join(', ')),
+    ...(q.sinceS !== null ? [`s.start_s >= ${param(q.sinceS)}`] : []),
+  ];
+  const sql = `SELECT s.mcp AS server, COUNT(*) AS calls, COUNT(*) FILTER (WHERE s.is_error) AS errors,
+  ${dialect.percentile(0.95, 's.duration_ms')} AS p95, MAX(s.start_s) AS last_s
+FROM spans s
+WHERE ${where.join(' AND ')}
+GROUP BY s.mcp`;
+  return { sql, params };
+}
+
+/**
+ * Rows of {@link compileServerUsage}, ordered by server (code point, in every engine: DuckDB groups
+ * by dictionary code); `serverOf` turns a stored value back into the server id.
+ */
+export function toServerUsageRows(
+  rows: Record<string, unknown>[],
+  serverOf: (stored: unknown) => string,
+): ServerUsageRow[] {
+  return rows
+    .map((r) => ({
+      server: serverOf(r.server),
+      calls: sqlNumber(r.calls),
+      errors: sqlNumber(r.errors),
+      p95LatencyMs: sqlNumber(r.p95),
+      lastCalledS: sqlNumber(r.last_s),
+    }))
+    .sort((a, b) => compareValues(a.server, b.server));
 }
