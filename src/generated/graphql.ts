@@ -365,6 +365,8 @@ export type McpServer = {
   tools: ToolConnection;
   updatedAt: Scalars['String']['output'];
   updatedBy: Scalars['String']['output'];
+  /** Calls of this server from telemetry: tool_call spans naming it as their MCP server (`mcp.server.name`), whatever the tool, in the caller's readable workspaces, over the last 30 days. Costs the trace-store work of one 30-day window (24 units) from the operation's budget of 4,320, however many servers ask. Fails with traces_unavailable when the trace store is down. */
+  usage: McpServerUsage;
   /** The latest version (the greatest semver that is not deleted). */
   version: Scalars['String']['output'];
   /** Every published version, deleted ones included, oldest first. */
@@ -454,6 +456,18 @@ export type McpServerStatus =
   | 'active'
   | 'deleted'
   | 'deprecated';
+
+/** Calls of an MCP server from its tool_call spans. */
+export type McpServerUsage = {
+  __typename?: 'McpServerUsage';
+  calls: Scalars['Int']['output'];
+  /** Erroring calls / calls; null without calls. */
+  errorRate?: Maybe<Scalars['Float']['output']>;
+  /** Nearest-rank 95th percentile of the calls' durations; null without calls. */
+  p95LatencyMs?: Maybe<Scalars['Float']['output']>;
+  /** The window counted: the last this many days. */
+  windowDays: Scalars['Int']['output'];
+};
 
 /** One published version of an MCP server. */
 export type McpServerVersion = {
@@ -1445,6 +1459,8 @@ export type ResolversTypes = {
   McpServerRemote: ResolverTypeWrapper<McpServerRemote>;
   McpServerRepository: ResolverTypeWrapper<McpServerRepository>;
   McpServerStatus: ResolverTypeWrapper<McpServerStatus>;
+  McpServerUsage: ResolverTypeWrapper<McpServerUsage>;
+  Float: ResolverTypeWrapper<Scalars['Float']['output']>;
   McpServerVersion: ResolverTypeWrapper<McpServerVersionModel>;
   Member: ResolverTypeWrapper<MembershipModel>;
   PageInfo: ResolverTypeWrapper<PageInfo>;
@@ -1457,7 +1473,6 @@ export type ResolversTypes = {
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   RelType: ResolverTypeWrapper<RelType>;
   Relationship: ResolverTypeWrapper<RelationshipParentModel>;
-  Float: ResolverTypeWrapper<Scalars['Float']['output']>;
   RelationshipDirection: ResolverTypeWrapper<RelationshipDirection>;
   RelationshipStatus: ResolverTypeWrapper<RelationshipStatus>;
   Relationships: ResolverTypeWrapper<RelationshipsParentModel>;
@@ -1536,6 +1551,8 @@ export type ResolversParentTypes = {
   McpServerPackage: McpServerPackage;
   McpServerRemote: McpServerRemote;
   McpServerRepository: McpServerRepository;
+  McpServerUsage: McpServerUsage;
+  Float: Scalars['Float']['output'];
   McpServerVersion: McpServerVersionModel;
   Member: MembershipModel;
   PageInfo: PageInfo;
@@ -1546,7 +1563,6 @@ export type ResolversParentTypes = {
   Prompt: ArtifactVersionModel;
   Query: Record<PropertyKey, never>;
   Relationship: RelationshipParentModel;
-  Float: Scalars['Float']['output'];
   Relationships: RelationshipsParentModel;
   Repo: RepoModel;
   ScalarStats: TraceStatsDataParentModel;
@@ -1816,6 +1832,7 @@ export type McpServerResolvers<ContextType = RequestContext, ParentType extends 
   tools?: Resolver<ResolversTypes['ToolConnection'], ParentType, ContextType, Partial<McpServerToolsArgs>>;
   updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   updatedBy?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  usage?: Resolver<ResolversTypes['McpServerUsage'], ParentType, ContextType>;
   version?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   versions?: Resolver<Array<ResolversTypes['McpServerVersion']>, ParentType, ContextType>;
   websiteUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
@@ -1863,6 +1880,13 @@ export type McpServerRepositoryResolvers<ContextType = RequestContext, ParentTyp
 };
 
 export type McpServerStatusResolvers = { ACTIVE: 'active', DELETED: 'deleted', DEPRECATED: 'deprecated' };
+
+export type McpServerUsageResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['McpServerUsage'] = ResolversParentTypes['McpServerUsage']> = {
+  calls?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  errorRate?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+  p95LatencyMs?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+  windowDays?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
 
 export type McpServerVersionResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['McpServerVersion'] = ResolversParentTypes['McpServerVersion']> = {
   isLatest?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
@@ -2355,6 +2379,7 @@ export type Resolvers<ContextType = RequestContext> = {
   McpServerRemote?: McpServerRemoteResolvers<ContextType>;
   McpServerRepository?: McpServerRepositoryResolvers<ContextType>;
   McpServerStatus?: McpServerStatusResolvers;
+  McpServerUsage?: McpServerUsageResolvers<ContextType>;
   McpServerVersion?: McpServerVersionResolvers<ContextType>;
   Member?: MemberResolvers<ContextType>;
   PageInfo?: PageInfoResolvers<ContextType>;

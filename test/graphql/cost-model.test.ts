@@ -88,7 +88,13 @@ describe('other lists', () => {
 
   it('a fragment spread twice counts twice, aliases included', () => {
     const query = '{ a: viewer { ...W } b: viewer { ...W } } fragment W on Viewer { ws: workspaces { id } }';
-    expect(measure(query)).toEqual({ depth: 3, aliases: 4, cost: 2 * (1 + 10), usageWindows: [] });
+    expect(measure(query)).toEqual({
+      depth: 3,
+      aliases: 4,
+      cost: 2 * (1 + 10),
+      usageWindows: [],
+      serverUsage: false,
+    });
   });
 
   it('an operation whose fragments expand past the walk bound is measured as that deep', () => {
@@ -184,6 +190,18 @@ describe('Tool.usage: its distinct windows, priced before execution', () => {
         now,
       ),
     ).toBe(TRACE_WORK_BUDGET);
+  });
+});
+
+describe('McpServer.usage: its one window, priced before execution', () => {
+  it('found on every path: a list, a nested server, a fragment, _entities', () => {
+    const found = (query: string) => measure(query, { r: [] }).serverUsage;
+    expect(found('{ mcpServers { nodes { usage { calls } } } }')).toBe(true);
+    expect(found('{ tools { nodes { server { ...U } } } } fragment U on McpServer { usage { calls } }')).toBe(true);
+    expect(
+      found('query($r: [_Any!]!) { _entities(representations: $r) { ... on McpServer { usage { calls } } } }'),
+    ).toBe(true);
+    expect(found('{ mcpServers { nodes { id tools { nodes { usage { calls } } } } } }')).toBe(false);
   });
 });
 

@@ -11,6 +11,7 @@ import type {
 } from '../../generated/graphql.ts';
 import { readableMcpServer, readableWorkspaceOrNull } from '../authorize.ts';
 import { sliceConnection } from '../connection.ts';
+import { serverUsage } from '../server-usage-loader.ts';
 
 type Doc = Record<string, unknown>;
 
@@ -67,4 +68,8 @@ export const McpServer: McpServerResolvers = {
   versions: (s, _args, ctx) => ctx.loaders.mcpServerVersions.load(s.id),
   tools: async (s, args, ctx) =>
     sliceConnection(`mcp-tools:${s.id}`, await ctx.loaders.toolsOfServer.load(s.id), args.first, args.after),
+  usage: async (s, _args, ctx) => {
+    const u = await serverUsage(ctx, s.id);
+    return { calls: u.calls, errorRate: u.error_rate, p95LatencyMs: u.p95_latency_ms, windowDays: u.window_days };
+  },
 };
