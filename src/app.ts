@@ -37,6 +37,7 @@ import { registerRegistryRoutes } from './rest/registry-routes.ts';
 import { registerToolRoutes } from './rest/tool-routes.ts';
 import { registerTraceRoutes } from './rest/trace-routes.ts';
 import { registerOtlpReceiver, type OtlpFaults } from './rest/otlp-routes.ts';
+import { registerMcpRegistryRoutes } from './rest/mcp-registry-routes.ts';
 import { registerGraphql, type GraphqlOptions } from './graphql/server.ts';
 
 declare module 'fastify' {
@@ -287,6 +288,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const limiter = options.rateLimiter ?? new InProcessRateLimiter();
   const rateLimits = new RateLimits(limiter, services.config.rateLimit.perMinute);
   const ingestQuotas = new IngestQuotas(limiter, services.config.ingestQuotas);
+  // Its own scope: its reads may come without credentials (MCP_REGISTRY_PUBLIC_WORKSPACES).
+  await registerMcpRegistryRoutes(app, { services: counted, authenticator, rateLimits, ingestQuotas, toApiError });
   // Everything registered in this scope needs a caller.
   await app.register(async (api) => {
     api.addHook('onRequest', async (request, reply) => {

@@ -34,6 +34,11 @@ export interface Config {
   rateLimit: { perMinute: number };
   /** OTLP ingestion quotas per caller and per organization (otlp/ingest-quotas.ts). */
   ingestQuotas: IngestQuotaLimits;
+  /**
+   * Workspaces whose MCP servers anyone may read over the MCP Registry API without credentials
+   * (GET /v0.1/…); empty (the default): every request needs credentials.
+   */
+  mcpRegistryPublicWorkspaces: string[];
   /** When set, GET /metrics needs `Authorization: Bearer <metricsToken>`. */
   metricsToken: string | undefined;
   /** Entries of the per-caller response cache of read routes; 0 turns it off. */
@@ -336,6 +341,7 @@ export function loadConfig(env: Env = process.env, openFiles?: number): Config {
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1048576, 1024),
     rateLimit: { perMinute: int(env, 'RATE_LIMIT_PER_MIN', 600, 1) },
     ingestQuotas: ingestQuotas(env),
+    mcpRegistryPublicWorkspaces: list(env, 'MCP_REGISTRY_PUBLIC_WORKSPACES', []),
     metricsToken: metricsToken(env),
     responseCacheEntries: int(env, 'RESPONSE_CACHE_ENTRIES', 5000, 0),
     responseCacheBytes: int(env, 'RESPONSE_CACHE_BYTES', 64 * 1024 * 1024, 0),

@@ -32,6 +32,9 @@ export const catalogue = {
   not_found: { status: 404, title: 'Not found' },
   trace_not_found: { status: 404, title: 'Trace not found' },
 
+  name_taken: { status: 409, title: 'Name or id belongs to another server' },
+  version_exists: { status: 409, title: 'Version already published' },
+
   unsupported_content_type: { status: 415, title: 'Unsupported content type' },
 
   invalid_field: { status: 422, title: 'Invalid field' },

@@ -7,8 +7,11 @@ import { callerKey, type Caller } from './auth/caller.ts';
 import { ApiError } from './errors.ts';
 import type { RateLimiter } from './store/rate-limit-port.ts';
 
-/** Operations with a per-caller limit: 6 (`tools.list`) and 3 (`tools.aggregate`). */
-export type LimitedOperation = 'tools.list' | 'tools.aggregate';
+/**
+ * Operations with a per-caller limit: 6 (`tools.list`), 3 (`tools.aggregate`), and the MCP Registry
+ * API's reads and publishes (anonymous reads count per client address instead, {@link RateLimits.spendByAddress}).
+ */
+export type LimitedOperation = 'tools.list' | 'tools.aggregate' | 'mcp_registry.read' | 'mcp_registry.publish';
 
 const WINDOW_MS = 60_000;
 
@@ -36,7 +39,16 @@ export class RateLimits {
    * the limit. A GraphQL field doing the work of several REST calls spends as many.
    */
   async spend(caller: Caller, operation: LimitedOperation, calls = 1): Promise<Quota> {
-    const { count, resetMs } = await this.limiter.hit(`${callerKey(caller)}|${operation}`, WINDOW_MS, calls);
+    return this.count(`${callerKey(caller)}|${operation}`, calls);
+  }
+
+  /** As {@link spend}, for a request without credentials: counted per client address, with the same limit. */
+  async spendByAddress(address: string, operation: LimitedOperation): Promise<Quota> {
+    return this.count(`ip:${address}|${operation}`, 1);
+  }
+
+  private async count(key: string, calls: number): Promise<Quota> {
+    const { count, resetMs } = await this.limiter.hit(key, WINDOW_MS, calls);
     return {
       limit: this.perMinute,
       remaining: Math.max(0, this.perMinute - count),

@@ -91,6 +91,11 @@ export class Access {
     return this.effective.get(workspaceId) ?? null;
   }
 
+  /** Every workspace of the caller's organization (those it may learn exist), sorted. */
+  discoverableWorkspaceIds(): string[] {
+    return [...this.workspaces.keys()].sort();
+  }
+
   canDiscover(workspaceId: string): boolean {
     return this.workspaces.has(workspaceId);
   }

@@ -173,11 +173,12 @@ export async function ingest(header: string, workspace: string) {
   return { status: 200, code: 'rejected' };
 }
 
+/** A REST call; an empty `header` sends no Authorization at all (an anonymous request). */
 export async function rest(method: 'GET' | 'POST', url: string, header: string, payload?: object) {
   const res = await t.app.inject({
     method,
     url,
-    headers: { authorization: header, 'content-type': 'application/json' },
+    headers: { ...(header === '' ? {} : { authorization: header }), 'content-type': 'application/json' },
     ...(payload !== undefined ? { payload } : {}),
   });
   return { status: res.statusCode, ...(res.statusCode === 200 ? {} : { code: res.json<{ code: string }>().code }) };
@@ -204,9 +205,9 @@ export type MatrixBundle = ReturnType<typeof abuseBundle>;
 export let bundle: MatrixBundle;
 /**
  * Starts the matrix app for this test file; `extend` adds what the file's operations need to the
- * bundle (targets it adds go into {@link WORKSPACE}).
+ * bundle (targets it adds go into {@link WORKSPACE}); `env` adds configuration.
  */
-export function useMatrixApp(extend?: (bundle: MatrixBundle) => void): void {
+export function useMatrixApp(extend?: (bundle: MatrixBundle) => void, env?: Record<string, string>): void {
   beforeAll(async () => {
     bundle = abuseBundle();
     const ag3 = bundle.artifacts.find((a) => a.id === 'ag-3') as Record<string, unknown>;
@@ -231,7 +232,7 @@ export function useMatrixApp(extend?: (bundle: MatrixBundle) => void): void {
       relationship_status: 'active',
     });
     extend?.(bundle);
-    t = await startTestApp({ bundle });
+    t = await startTestApp({ bundle, ...(env !== undefined ? { env } : {}) });
     const issuer = await loadDevIssuer(t.dataDir);
     expired = await issuer.mint({ sub: 'u-admin', org: 'org-a', ttlSeconds: -3600 });
     clientToken = await issuer.mint({ sub: 'client-ag-1', org: 'org-a', claims: { client_id: 'client-ag-1' } });
@@ -246,11 +247,11 @@ export function matrixApp(): TestApp {
   return t;
 }
 
-/** One `it` per operation and caller: every target answers as expected. */
-export function runMatrix(title: string, operations: Operation[]): void {
+/** One `it` per operation and caller (CALLERS and `more`): every target answers as expected. */
+export function runMatrix(title: string, operations: Operation[], more: readonly Caller[] = []): void {
   describe(title, () => {
     for (const op of operations) {
-      for (const caller of CALLERS) {
+      for (const caller of [...CALLERS, ...more]) {
         it(`${op.name} as ${caller.name}`, async () => {
           const header = await caller.header();
           const got: Record<string, string> = {};

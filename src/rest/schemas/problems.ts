@@ -40,8 +40,11 @@ export const BODY_PROBLEMS: readonly ErrorCode[] = [
   'validation_failed',
 ];
 
-/** Error responses for a route, by status, each described with the codes it can carry. */
-export function problemResponses(codes: ErrorCode[]): Record<string, object> {
+/**
+ * Error responses for a route, by status, each described with the codes it can carry; `schema` is
+ * the body's (default the shared Problem).
+ */
+export function problemResponses(codes: ErrorCode[], schema: object = problemRef): Record<string, object> {
   const always: ErrorCode[] = [
     // Every authentication failure of DESIGN §6 (all 401 codes of the catalogue), on every operation.
     ...(Object.keys(catalogue) as ErrorCode[]).filter((code) => catalogue[code].status === 401),
@@ -64,7 +67,7 @@ export function problemResponses(codes: ErrorCode[]): Record<string, object> {
   for (const [status, set] of [...byStatus].sort((a, b) => a[0] - b[0])) {
     out[String(status)] = {
       description: [...set].join(', '),
-      content: { 'application/problem+json': { schema: problemRef } },
+      content: { 'application/problem+json': { schema } },
     };
   }
   return out;
