@@ -285,3 +285,24 @@ describe('federation _entities McpServer', () => {
     expect(errorCodes(res)).toEqual({ '_entities.1': 'access_denied', '_entities.2': 'not_found' });
   });
 });
+
+describe('mcpServers and the MCP Registry API share the per-caller read quota', () => {
+  it('over RATE_LIMIT_PER_MIN, with calls from either transport, 429 rate_limited', async () => {
+    const own = await startTestApp({ env: { RATE_LIMIT_PER_MIN: '3' } });
+    try {
+      const list = '{ mcpServers { nodes { id } } }';
+      const rest = async () =>
+        (await own.app.inject({ method: 'GET', url: '/v0.1/servers', headers: await own.auth('u-admin') })).statusCode;
+      expect((await gql(own, list)).errors).toBeUndefined();
+      expect(await rest()).toBe(200);
+      // Lookups by id spend nothing, as tool(id) does not.
+      expect((await gql(own, '{ mcpServer(id: "nope") { id } }')).errors?.[0]?.extensions.code).toBe('not_found');
+      expect((await gql(own, list)).errors).toBeUndefined();
+      const over = await gql(own, list);
+      expect(over.errors?.[0]?.extensions).toMatchObject({ code: 'rate_limited', http: { status: 429 } });
+      expect(await rest()).toBe(429);
+    } finally {
+      await own.close();
+    }
+  });
+});

@@ -65,6 +65,7 @@ export const queryLists: QueryResolvers = {
   },
 
   mcpServers: async (_root, args, ctx) => {
+    await spendQuota(ctx, 'mcp_registry.read');
     const search = args.search ?? '';
     const list = `mcp-servers:${fingerprint([search])}`;
     const limit = checkFirst(args.first);
