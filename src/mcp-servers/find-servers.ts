@@ -38,8 +38,8 @@ export async function findMcpServers(ctx: RequestContext, input: FindServersInpu
     });
   const limit = Math.min(input.limit ?? SERVERS_DEFAULT_LIMIT, SERVERS_MAX_LIMIT);
   const access = await ctx.access();
-  if (limit === 0 || access.readableWorkspaceIds.length === 0) return { rows: [], hasMore: false };
-  // One more than the page tells whether another follows.
+  if (access.readableWorkspaceIds.length === 0) return { rows: [], hasMore: false };
+  // One more than the page tells whether another follows (`first: 0` too).
   const rows = await ctx.registry.listMcpServerVersions({
     workspaceIds: access.readableWorkspaceIds,
     ...(search !== '' ? { search } : {}),

@@ -245,6 +245,16 @@ describe('mcpServers', () => {
     expect(b.data.mcpServers.edges.map((e: { node: { id: string } }) => e.node.id)).toEqual(['srv-mail']);
   });
 
+  it('first: 0 answers no server and whether any is readable', async () => {
+    const none = await gql(t, LIST, { first: 0 });
+    expect(none.data.mcpServers).toEqual({
+      pageInfo: { hasNextPage: true, hasPreviousPage: false, startCursor: null, endCursor: null },
+      edges: [],
+    });
+    const empty = await gql(t, LIST, { first: 0, search: 'no such server' });
+    expect(empty.data.mcpServers.pageInfo.hasNextPage).toBe(false);
+  });
+
   it('searches a case-insensitive part of the name; a cursor belongs to its search', async () => {
     const res = await gql(t, LIST, { search: 'ACME/J' });
     expect(res.data.mcpServers.edges.map((e: { node: { id: string } }) => e.node.id)).toEqual(['srv-jira']);
