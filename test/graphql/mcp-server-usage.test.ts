@@ -13,6 +13,7 @@ import {
   TRACE_WORK_BUDGET,
   usageWork,
 } from '../../src/graphql/limits/trace-budget.ts';
+import { GATEWAY_META } from '../../src/mcp-servers/present.ts';
 import type { ServerUsageQuery, SpanRow } from '../../src/store/trace-port.ts';
 import { toolCallRow } from '../fixtures/span-row.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
@@ -122,6 +123,39 @@ describe('McpServer.usage', () => {
     expect(res.data.mcpServer.usage.calls).toBe(24 + 7);
     const b = await gql(t, `{ mcpServer(id: "srv-jira") { ${USAGE} } }`, {}, 'u-b', 'org-b');
     expect(b.data.mcpServer.usage.calls).toBe(4);
+  });
+
+  it('equals what the MCP Registry API answers, documents and usage, for every caller', async () => {
+    for (const [user, org] of [
+      ['u-admin', 'org-a'],
+      ['u-viewer', 'org-a'],
+      ['u-b', 'org-b'],
+    ] as const) {
+      const graph = await gql(t, `{ mcpServers { nodes { id server ${USAGE} } } }`, {}, user, org);
+      const res = await t.app.inject({
+        method: 'GET',
+        url: '/v0.1/servers?version=latest',
+        headers: await t.auth(user, org),
+      });
+      expect(res.statusCode).toBe(200);
+      const rest = res.json<{ servers: { server: unknown; _meta: Record<string, Record<string, unknown>> }[] }>();
+      expect(graph.data.mcpServers.nodes, user).toEqual(
+        rest.servers.map((s) => {
+          const meta = s._meta[GATEWAY_META] as { server_id: string; usage: Record<string, unknown> };
+          const u = meta.usage;
+          return {
+            id: meta.server_id,
+            server: s.server,
+            usage: {
+              calls: u.calls,
+              errorRate: u.error_rate,
+              p95LatencyMs: u.p95_latency_ms,
+              windowDays: u.window_days,
+            },
+          };
+        }),
+      );
+    }
   });
 
   it('aliases, lists and _entities of one level are one trace-store query', async () => {
