@@ -7,7 +7,8 @@
  * workspace/project/repository, relationship endpoint) must name an object of the same bundle (an
  * artifact's project and repository, one of its organization); ids are unique; the workspaces form a
  * tree. The artifacts, their identities and profile images are read by bundle/parse-artifacts.ts,
- * where API keys given in clear are hashed and never kept.
+ * where API keys given in clear are hashed and never kept; the MCP servers (their server.json
+ * documents and the rules between entries) by bundle/parse-mcp-servers.ts.
  */
 import type {
   ArtifactKind,
@@ -23,6 +24,7 @@ import type {
 import { compact } from '../shared/compact.ts';
 import { BundleError, opt, ref, uniqueIds } from './checks.ts';
 import { parseArtifacts } from './parse-artifacts.ts';
+import { parseMcpServers } from './parse-mcp-servers.ts';
 import type { RawBundle } from './schema.ts';
 import { shapeError, validateShape } from './shape-check.ts';
 
@@ -202,5 +204,6 @@ export function parseBundle(input: unknown): Bundle {
     identities: parsed.identities,
     relationships,
     profile_images: parsed.images,
+    mcp_servers: parseMcpServers(raw, orgOfWorkspace),
   };
 }

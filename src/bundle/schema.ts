@@ -199,6 +199,20 @@ const relationship = {
   },
 } as const;
 
+/** An MCP server version: its server.json (checked by bundle/parse-mcp-servers.ts against server-json-schema.ts). */
+const mcpServer = {
+  type: 'object',
+  required: ['id', 'workspace_id', 'server', 'created_by'],
+  properties: {
+    id: str,
+    workspace_id: str,
+    server: { type: 'object' },
+    status: oneOf(['active', 'deprecated', 'deleted']),
+    published_at: optTimestamp,
+    created_by: str,
+  },
+} as const;
+
 export const bundleSchema = {
   type: 'object',
   properties: {
@@ -210,6 +224,7 @@ export const bundleSchema = {
     repos: list(repo),
     artifacts: list(artifact),
     relationships: list(relationship),
+    mcp_servers: list(mcpServer),
   },
 } as const;
 

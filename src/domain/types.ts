@@ -179,6 +179,7 @@ export interface Bundle {
   identities: Identity[];
   relationships: Relationship[];
   profile_images: ({ agent_id: string } & ProfileImage)[];
+  mcp_servers: McpServerEntry[];
 }
 
 /** Lifecycle of an MCP server version, as the MCP Registry API names it. */
@@ -209,4 +210,20 @@ export interface McpServerVersion {
   status_changed_at: string;
   created_by: string;
   updated_by: string;
+}
+
+/**
+ * An MCP server version as a bundle brings it (section `mcp_servers`): the organization is its
+ * workspace's. A re-import updates the stored version in place.
+ */
+export interface McpServerEntry {
+  id: string;
+  org_id: string;
+  workspace_id: string;
+  /** The server.json document, stored as given. */
+  server: Record<string, unknown>;
+  status: McpServerStatus;
+  /** Absent: the time of the import that first stores the version (a re-import keeps it). */
+  published_at?: string;
+  created_by: string;
 }

@@ -6,6 +6,7 @@
  * servers (`mcp`, `builtin`, `openapi`), 39 skills, a few prompts and documents, relationships of
  * every rel_type, identities and stored profile images. Git-sourced artifacts are synced from
  * source repositories: one per team workspace (`repo-acme-platform`) and one shared per org root.
+ * Each org with tools has an MCP server per tool server (`mcp-github`, demo-mcp-servers.ts).
  *
  * Fixed ids the README uses: org `org-acme`, user `user-alice` (admin of root workspace
  * `ws-acme`), agent `agent-0001` ("Invoice Parser" in `ws-acme-platform`, stored profile image).
@@ -16,6 +17,7 @@ import { prng } from '../shared/prng.ts';
 import { generateProfilePng } from '../shared/png.ts';
 import { extraRelationships } from './demo-extra-relationships.ts';
 import { syncFromRepos } from './demo-repos.ts';
+import { demoMcpServers } from './demo-mcp-servers.ts';
 import { at, demoApiKey, hashHex, pad } from './demo-values.ts';
 import {
   FIRST,
@@ -322,5 +324,8 @@ export function demoBundle(): Obj {
     relationships.push(...extraRelationships(org.short, agentsOf.get(org.id) ?? [], skillsOf.get(org.id) ?? [], rnd));
   }
   const repos = syncFromRepos(workspaces, artifacts);
-  return { organizations, users, workspaces, memberships, projects, repos, artifacts, relationships };
+  const mcp_servers = ORGS.filter((o) => o.tools > 0).flatMap((org) =>
+    demoMcpServers(org, (users.find((u) => u.org_id === org.id) as Obj).id as string),
+  );
+  return { organizations, users, workspaces, memberships, projects, repos, artifacts, relationships, mcp_servers };
 }

@@ -1,7 +1,8 @@
 /**
  * The import order of a validated bundle, written once for both registry engines: containers before
  * what they hold (organizations, users, workspaces and their roots, memberships, projects,
- * repositories), then the artifacts with `is_latest` moved to the bundle's latest versions and their
+ * repositories), then the MCP servers with their `is_latest` refreshed, then the artifacts (tools
+ * name their server by `server_id`) with `is_latest` moved to the bundle's latest versions and their
  * ready documents, then relationships, identities and profile images, and last the relationship
  * forms the rows written dropped. Each engine implements only the table writes (`BundleWrites`: SQLite
  * synchronous, sqlite/import-bundle.ts; PostgreSQL asynchronous, postgres/import-bundle.ts) and runs
@@ -11,6 +12,7 @@
 import type {
   ArtifactVersion,
   Bundle,
+  McpServerEntry,
   Identity,
   Membership,
   Organization,
@@ -34,6 +36,13 @@ export interface BundleWrites<R> {
   membership(m: Membership): R;
   project(p: Project): R;
   repo(r: Repo): R;
+  /**
+   * The MCP server versions, upserted, then `is_latest` of their names recomputed
+   * (mcp-server-rows.ts `latestVersion`). `at` is the import's instant (ISO 8601 UTC): the time of a
+   * change, and the `published_at` of a new version that has none. Throws McpServerConflictError
+   * `name_taken` when the stored versions give an entry's id another name or its name another id.
+   */
+  mcpServers(entries: McpServerEntry[], at: string): R;
   /** Before the artifacts: the stored versions of `ids` (those with a latest version in the bundle) stop being latest. */
   unmarkLatest(ids: string[]): R;
   artifact(a: ArtifactVersion): R;
@@ -57,6 +66,7 @@ function* importOrder<R>(b: Bundle, w: BundleWrites<R>): Generator<R, void, unde
   for (const m of b.memberships) yield w.membership(m);
   for (const p of b.projects) yield w.project(p);
   for (const r of b.repos) yield w.repo(r);
+  yield w.mcpServers(b.mcp_servers, new Date().toISOString());
   const latestIds = [...new Set(b.artifacts.filter((a) => a.is_latest).map((a) => a.id))];
   yield w.unmarkLatest(latestIds);
   for (const a of b.artifacts) yield w.artifact(a);
@@ -78,6 +88,7 @@ const importCounts = (b: Bundle): ImportCounts => ({
   repos: b.repos.length,
   artifacts: b.artifacts.length,
   relationships: b.relationships.length,
+  mcp_servers: b.mcp_servers.length,
 });
 
 /** Writes `b` with synchronous writes (inside the caller's transaction); throws at the first failing write. */

@@ -4,7 +4,7 @@
  * made on the rows the engine read in its transaction.
  */
 import semver from 'semver';
-import type { McpServerStatus, McpServerVersion } from '../domain/types.ts';
+import type { McpServerEntry, McpServerStatus, McpServerVersion } from '../domain/types.ts';
 import { McpServerConflictError, type McpServerQuery, type NewMcpServerVersion } from './mcp-server-port.ts';
 import type { Row } from './sql-rows.ts';
 import { likeEscape } from './sql-text.ts';
@@ -97,7 +97,7 @@ export function latestVersion(versions: readonly VersionOrder[]): string | null 
   return sorted[sorted.length - 1]?.version ?? null;
 }
 
-/** A stored version of the organization that shares the name or the id of a version to publish. */
+/** A stored version of the organization that shares the name or the id of a version to write. */
 export interface Neighbour {
   id: string;
   name: string;
@@ -118,4 +118,18 @@ export function checkPublish(v: NewMcpServerVersion, name: string, version: stri
       throw new McpServerConflictError('name_taken', `the server ${v.id} is named ${s.name}, not ${name}`);
     if (s.id !== v.id) throw new McpServerConflictError('name_taken', `${name} is the name of the server ${s.id}`);
   }
+}
+
+/**
+ * Throws `name_taken` when the stored versions of an imported entry's organization give its id
+ * another name or its name another id; returns whether its version is stored already.
+ */
+export function checkImport(e: McpServerEntry, name: string, version: string, stored: readonly Neighbour[]): boolean {
+  for (const s of stored) {
+    if (s.id !== e.id)
+      throw new McpServerConflictError('name_taken', `MCP server ${e.id}: ${name} is the name of the server ${s.id}`);
+    if (s.name !== name)
+      throw new McpServerConflictError('name_taken', `MCP server ${e.id}: it is named ${s.name}, not ${name}`);
+  }
+  return stored.some((s) => s.version === version);
 }

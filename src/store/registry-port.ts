@@ -126,6 +126,7 @@ export interface ImportCounts {
   repos: number;
   artifacts: number;
   relationships: number;
+  mcp_servers: number;
 }
 
 export interface RegistryStore extends McpServerStore {

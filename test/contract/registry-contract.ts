@@ -420,6 +420,7 @@ export function registryContract(engine: string, open: () => Promise<RegistrySto
         repos: 3,
         artifacts: 12,
         relationships: 3,
+        mcp_servers: 0,
       });
     });
     afterAll(async () => {

@@ -6,6 +6,8 @@ import { openPostgresRegistry } from '../../src/store/postgres/open.ts';
 import { PG_URL, dropSchema, freshSchemaName, postgresReachable, withPgClient } from './pg-schema.ts';
 import { parseBundle } from '../../src/bundle/parse.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
+import { mcpServerContract } from './mcp-server-contract.ts';
+import { mcpServerImportContract } from './mcp-server-import-contract.ts';
 import {
   expectOldArtifactsUpgraded,
   expectReadyDocumentsKept,
@@ -27,6 +29,13 @@ if (await postgresReachable()) {
     schemas.push(schema);
     return openPostgresRegistry({ databaseUrl: PG_URL, requestTimeoutMs: 10_000 }, schema);
   });
+  const openFresh = async () => {
+    const schema = freshSchemaName('t_registry_mcp');
+    schemas.push(schema);
+    return openPostgresRegistry({ databaseUrl: PG_URL, requestTimeoutMs: 10_000 }, schema);
+  };
+  mcpServerContract('postgres', openFresh);
+  mcpServerImportContract('postgres', openFresh);
   afterAll(async () => {
     for (const s of schemas) await dropSchema(s);
   });

@@ -8,6 +8,8 @@ import { parseBundle } from '../../src/bundle/parse.ts';
 import { openRegistryStore } from '../../src/store/open-registry.ts';
 import { SqliteRegistryStore } from '../../src/store/sqlite/registry-store.ts';
 import { TEST_API_KEY, smallBundle } from '../fixtures/small-bundle.ts';
+import { mcpServerContract } from './mcp-server-contract.ts';
+import { mcpServerImportContract } from './mcp-server-import-contract.ts';
 import {
   expectOldArtifactsUpgraded,
   expectReadyDocumentsKept,
@@ -21,6 +23,8 @@ const tempFile = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gw-contr
 
 registryContract('sqlite', async () => new SqliteRegistryStore(tempFile()));
 toolsOfServersContract('sqlite', async () => new SqliteRegistryStore(tempFile()));
+mcpServerContract('sqlite', async () => new SqliteRegistryStore(tempFile()));
+mcpServerImportContract('sqlite', async () => new SqliteRegistryStore(tempFile()));
 
 describe('sqlite registry engine specifics', () => {
   it('opens registry.sqlite in DATA_DIR, creating the directory, and migrates once', async () => {

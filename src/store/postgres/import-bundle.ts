@@ -11,6 +11,7 @@ import { fillAllRelationshipForms } from './relationship-forms.ts';
 import type { Bundle } from '../../domain/types.ts';
 import { apiDocumentJson } from '../../shared/api-document.ts';
 import { fillReadyDocuments } from './ready-documents.ts';
+import { mcpServerWrites } from './mcp-server-import.ts';
 import type { ImportCounts } from '../registry-port.ts';
 import { type BundleWrites, writeBundle } from '../import-bundle.ts';
 import {
@@ -161,6 +162,7 @@ const tableWrites = (c: pg.PoolClient): BundleWrites<Promise<unknown>> => ({
   membership: (m) => c.query(SQL.membership, [m.workspace_id, m.user_id, m.role]),
   project: (p) => c.query(SQL.project, projectRow(p)),
   repo: (r) => c.query(SQL.repo, repoRow(r)),
+  ...mcpServerWrites(c),
   unmarkLatest: async (ids) => {
     if (ids.length > 0) await c.query('UPDATE artifacts SET is_latest = FALSE WHERE id = ANY($1::text[])', [ids]);
   },

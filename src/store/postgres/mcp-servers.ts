@@ -27,16 +27,35 @@ const PUBLISH_LOCK = 7310;
 
 type Query = (sql: string, params?: unknown[]) => Promise<Row[]>;
 
-/** Makes the latest version of `name` in `orgId` the only one marked latest; versions that change get `updated_at` `at` (if later). */
-async function refreshLatest(c: pg.ClientBase, orgId: string, name: string, at: string): Promise<void> {
-  const { rows } = await c.query<VersionOrder>(
-    'SELECT version, status, published_at FROM mcp_servers WHERE org_id = $1 AND name = $2',
-    [orgId, name],
+/** The versions sharing an organization with a name or an id (each half searches its unique index; a row may come twice). */
+const NEIGHBOURS = `SELECT id, name, version, workspace_id FROM mcp_servers WHERE org_id = $1 AND name = $2
+  UNION ALL SELECT id, name, version, workspace_id FROM mcp_servers WHERE org_id = $1 AND id = $3`;
+
+/**
+ * Makes the latest version of each (organization, name) the only one marked latest (two
+ * statements, whatever the number of names). A version whose mark changes was updated at `at`
+ * (if later), unless this transaction wrote it: its times are those of that write.
+ */
+export async function refreshLatest(
+  c: pg.ClientBase,
+  names: readonly { org_id: string; name: string }[],
+  at: string,
+): Promise<void> {
+  const orgs = names.map((n) => n.org_id);
+  const { rows } = await c.query<VersionOrder & { org_id: string; name: string }>(
+    `SELECT m.org_id, m.name, m.version, m.status, m.published_at FROM mcp_servers m
+     JOIN unnest($1::text[], $2::text[]) AS n(org_id, name) ON m.org_id = n.org_id AND m.name = n.name COLLATE "C"`,
+    [orgs, names.map((n) => n.name)],
   );
+  const versions = new Map<string, VersionOrder[]>(names.map((n) => [JSON.stringify([n.org_id, n.name]), []]));
+  for (const r of rows) versions.get(JSON.stringify([r.org_id, r.name]))?.push(r);
   await c.query(
-    `UPDATE mcp_servers SET is_latest = NOT is_latest, updated_at = GREATEST(updated_at, $1)
-     WHERE org_id = $2 AND name = $3 AND is_latest <> (version IS NOT DISTINCT FROM $4::text)`,
-    [at, orgId, name, latestVersion(rows)],
+    `UPDATE mcp_servers m SET is_latest = NOT m.is_latest, updated_at =
+       CASE WHEN m.xmin = pg_current_xact_id()::xid THEN m.updated_at ELSE GREATEST(m.updated_at, $4) END
+     FROM unnest($1::text[], $2::text[], $3::text[]) AS l(org_id, name, latest)
+     WHERE m.org_id = l.org_id AND m.name = l.name COLLATE "C"
+       AND m.is_latest <> (m.version IS NOT DISTINCT FROM l.latest COLLATE "C")`,
+    [orgs, names.map((n) => n.name), [...versions.values()].map(latestVersion), at],
   );
 }
 
@@ -101,17 +120,14 @@ export class PostgresMcpServers implements McpServerStore {
       ]);
       const ws = await c.query<{ org_id: string }>('SELECT org_id FROM workspaces WHERE id = $1', [v.workspace_id]);
       if (ws.rows[0]?.org_id !== v.org_id) throw new Error(`the workspace ${v.workspace_id} is not one of ${v.org_id}`);
-      const stored = await c.query<Neighbour>(
-        'SELECT id, name, version, workspace_id FROM mcp_servers WHERE org_id = $1 AND (name = $2 OR id = $3)',
-        [v.org_id, name, v.id],
-      );
+      const stored = await c.query<Neighbour>(NEIGHBOURS, [v.org_id, name, v.id]);
       checkPublish(v, name, version, stored.rows);
       await c.query(
         `INSERT INTO mcp_servers (${MCP_SERVER_COLUMNS})
          VALUES ($1, $2, $3, $4, $5, $6, $7, FALSE, $8, $8, $8, $9, $9)`,
         [v.org_id, v.id, version, name, v.workspace_id, JSON.stringify(v.server), v.status, at, v.created_by],
       );
-      await refreshLatest(c, v.org_id, name, at);
+      await refreshLatest(c, [{ org_id: v.org_id, name }], at);
       await c.query('UPDATE registry_generation SET n = n + 1 WHERE id = 1');
       const { rows } = await c.query<Row>(
         `SELECT ${MCP_SERVER_COLUMNS} FROM mcp_servers WHERE org_id = $1 AND id = $2 AND version = $3`,

@@ -9,6 +9,7 @@ import type { Bundle } from '../../domain/types.ts';
 import { apiDocumentJson } from '../../shared/api-document.ts';
 import { fillReadyDocuments } from './ready-documents.ts';
 import { fillAllRelationshipForms } from './relationship-forms.ts';
+import { mcpServerWrites } from './mcp-servers.ts';
 import {
   identityRow,
   orNull,
@@ -94,6 +95,7 @@ function tableWrites(db: DatabaseSync): BundleWrites<void> {
     membership: (m) => member.run(m.workspace_id, m.user_id, m.role),
     project: (p) => project.run(...bind(projectRow(p))),
     repo: (r) => repo.run(...bind(repoRow(r))),
+    ...mcpServerWrites(db),
     ...artifacts,
     // A re-imported document whose ready form did not change lost it to the trigger (migration 004).
     readyDocuments: () => {
