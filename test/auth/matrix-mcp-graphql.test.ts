@@ -7,8 +7,8 @@
  * servers, and a server's `tools` exactly the readable tools. The tools' server ids cross
  * workspaces: tl-2 (ws-a-sub) names a server of ws-a-other, tl-3 (org-a) one of org-b.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
-import { publishVersions } from '../fixtures/mcp-registry/servers.ts';
+import { describe, expect, it } from 'vitest';
+import { serverJson } from '../fixtures/mcp-registry/servers.ts';
 import {
   CALLERS,
   WORKSPACE,
@@ -46,23 +46,10 @@ useMatrixApp((b) => {
     const server = SERVER_OF_TOOL[a.id];
     if (server !== undefined) (a as Record<string, unknown>).server_id = server;
   }
-});
-beforeAll(async () => {
-  await publishVersions(
-    matrixApp().registry,
-    Object.entries(SERVERS).flatMap(([id, ws]) =>
-      ws === null
-        ? []
-        : [
-            {
-              id,
-              orgId: ws === 'ws-b' ? 'org-b' : 'org-a',
-              workspaceId: ws,
-              name: `io.github.m/${id}`,
-              version: '1.0.0',
-            },
-          ],
-    ),
+  (b as { mcp_servers?: object[] }).mcp_servers = Object.entries(SERVERS).flatMap(([id, ws]) =>
+    ws === null
+      ? []
+      : [{ id, workspace_id: ws, server: serverJson(`io.github.m/${id}`, '1.0.0'), created_by: 'u-admin' }],
   );
 });
 
