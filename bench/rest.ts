@@ -3,7 +3,9 @@
  * connections, the load generator in a worker thread: for each read, the bare route, the gateway
  * as it runs (response cache on) and the gateway with its cache off (every request pays auth, the
  * store, presentation and serialization). Reads: `GET /mcp/v1/tools?limit=50`,
- * `POST /agent/v1/agents/search` (a query, 20 results), the GraphQL `agentSearch(first: 50)` with
+ * `POST /agent/v1/agents/search` (a query, 20 results), the MCP Registry list `GET /v0.1/servers?limit=100`
+ * (not cached: its answers carry usage from the trace store; 100 servers published for it if the
+ * demo holds fewer), the GraphQL `agentSearch(first: 50)` with
  * workspace, creator, used tools and relationship ends, a GraphQL query of one agent by id
  * (GraphQL has no response cache: both gateway columns do the full work), and, for reference,
  * GraphQL `{ __typename }`, which reads no store: what a GraphQL request costs before any store work.
@@ -20,7 +22,8 @@
  */
 import Fastify from 'fastify';
 import pg from 'pg';
-import { argNumber, fmt, inWorker, load, startDemoApp, type LoadResult } from './harness.ts';
+import { argNumber, fmt, inWorker, load, startDemoApp, type BenchApp, type LoadResult } from './harness.ts';
+import { publishVersions, serverJson } from '../test/fixtures/mcp-registry/servers.ts';
 
 const seconds = argNumber('seconds', 10);
 const connections = argNumber('connections', 10);
@@ -49,6 +52,36 @@ if (engine === 'postgres') {
 
 const demo = await startDemoApp({ env });
 const cold = await startDemoApp({ env: { ...env, RESPONSE_CACHE_ENTRIES: '0' } });
+
+/** A full page of the MCP Registry list: MCP servers published up to 100 in the demo's root workspace. */
+async function fillMcpServers(app: BenchApp): Promise<void> {
+  const res = await fetch(`${app.url}/v0.1/servers?limit=100`, { headers: { authorization: `Bearer ${app.token}` } });
+  const have = ((await res.json()) as { metadata: { count: number } }).metadata.count;
+  const missing = Array.from({ length: 100 - have }, (_, i) => `io.github.bench/server-${String(i).padStart(3, '0')}`);
+  await publishVersions(
+    app.registry,
+    missing.map((name, i) => ({
+      id: `mcp-bench-${i}`,
+      orgId: 'org-acme',
+      workspaceId: 'ws-acme',
+      name,
+      version: '1.0.0',
+      server: serverJson(name, '1.0.0', {
+        packages: [
+          {
+            registryType: 'npm',
+            identifier: `@bench/server-${i}`,
+            version: '1.0.0',
+            transport: { type: 'stdio' },
+            environmentVariables: [{ name: 'API_KEY', isSecret: true, isRequired: true }],
+          },
+        ],
+      }),
+    })),
+  );
+}
+await fillMcpServers(demo);
+await fillMcpServers(cold);
 const json = { 'content-type': 'application/json' };
 
 interface Read {
@@ -83,6 +116,8 @@ const ALL_READS: Read[] = [
     off: REST_OFF,
     on: 0.7,
   },
+  // Not cached (each answer carries usage from the trace store): both gateway columns do the full work.
+  { name: 'GET /v0.1/servers?limit=100', method: 'GET', path: '/v0.1/servers?limit=100', off: REST_OFF },
   graphqlRead('GraphQL agentSearch(first: 50) nested', NESTED, 0.1),
   graphqlRead('GraphQL agent(id) one agent', ONE, 0.3),
   // No store work at all: what authentication, Fastify and Apollo cost a GraphQL request today.

@@ -9,8 +9,8 @@ import { ApiError } from '../errors.ts';
 import { usageInScope, type McpServerUsage } from './usage.ts';
 import type { McpReader } from './reader.ts';
 
-export const OFFICIAL_META = 'io.modelcontextprotocol.registry/official';
-export const GATEWAY_META = 'dev.agent-registry.gateway/registry';
+const OFFICIAL_META = 'io.modelcontextprotocol.registry/official';
+const GATEWAY_META = 'dev.agent-registry.gateway/registry';
 
 export interface ServerResponse {
   server: Record<string, unknown>;
@@ -57,7 +57,7 @@ export function toServerResponse(v: McpServerVersion, usage: McpServerUsage | un
  * query per organization among them (a caller's are all of one). Null when the trace store cannot
  * answer: the answer then leaves usage out rather than failing.
  */
-export async function usageOfVersions(
+async function usageOfVersions(
   reader: McpReader,
   versions: readonly McpServerVersion[],
 ): Promise<Map<string, McpServerUsage> | null> {

@@ -16,9 +16,9 @@ import type { RequestContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { McpServerConflictError } from '../store/mcp-server-port.ts';
 import { MAX_VERSIONS } from './list-servers.ts';
-import { toServerResponse, usageOfVersions, type ServerResponse } from './present.ts';
-import { callerReader } from './reader.ts';
+import { toServerResponse, type ServerResponse } from './present.ts';
 import { SERVER_SCHEMA_VERSIONS, schemaUrlOf } from './server-json-schema.ts';
+import { mcpServerUsage } from './usage.ts';
 
 export interface PublishInput {
   /** The server.json document (shape checked by the transport). */
@@ -34,7 +34,7 @@ const PUBLISHER_META = 'io.modelcontextprotocol.registry/publisher-provided';
 const MAX_PUBLISHER_META_BYTES = 4096;
 
 /** What the official registry refuses as a version: `latest`, and anything that reads as a range. */
-export function looksLikeRange(version: string): boolean {
+function looksLikeRange(version: string): boolean {
   const v = version.trim();
   if (v === 'latest') return true;
   if (/^(\^|~|>=?|<=?|=)\s*v?\d/.test(v) || v.includes('||') || /\d\s+-\s+v?\d/.test(v)) return true;
@@ -111,6 +111,6 @@ export async function publishServer(ctx: RequestContext, input: PublishInput): P
       throw new ApiError(err.reason, `${err.message}${hint}`);
     });
   // The version is stored: usage is a bonus from here, never a failure.
-  const usage = await usageOfVersions(callerReader(ctx), [stored]).catch(() => null);
-  return toServerResponse(stored, usage?.get(`${stored.org_id}\n${stored.id}`));
+  const usage = await mcpServerUsage(ctx, [stored.id]).catch(() => null);
+  return toServerResponse(stored, usage?.get(stored.id));
 }

@@ -9,7 +9,6 @@
 
 /** The `$schema` URLs whose documents this schema validates (later ones only add optional fields). */
 export const SERVER_SCHEMA_VERSIONS = ['2025-09-29', '2025-10-11', '2025-10-17', '2025-12-11'] as const;
-export const CURRENT_SERVER_SCHEMA = 'https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json';
 export const schemaUrlOf = (version: string) =>
   `https://static.modelcontextprotocol.io/schemas/${version}/server.schema.json`;
 
@@ -48,7 +47,11 @@ const positionalArgument = {
       type: 'object',
       required: ['type'],
       properties: { type: { type: 'string', enum: ['positional'] }, valueHint: str, isRepeated: { type: 'boolean' } },
-      anyOf: [{ required: ['valueHint'] }, { required: ['value'] }],
+      // Each branch names its property's type too (the same as above), so that documentation linters see it defined.
+      anyOf: [
+        { required: ['valueHint'], properties: { valueHint: str } },
+        { required: ['value'], properties: { value: str } },
+      ],
     },
   ],
 } as const;

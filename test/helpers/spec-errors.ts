@@ -37,3 +37,11 @@ export const SPEC_STATUS = new Map(
 );
 /** Codes the specification names without a status, with the status DESIGN §7 gives them. */
 export const DESIGN_ONLY = new Map([['rate_limited', 429]]);
+/**
+ * Codes of the MCP Registry API (its publish answers 409 for a version or a name already taken),
+ * which the gateway's specification does not cover.
+ */
+export const MCP_REGISTRY_ONLY = new Map([
+  ['name_taken', 409],
+  ['version_exists', 409],
+]);

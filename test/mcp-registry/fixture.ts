@@ -17,7 +17,7 @@ import { toolCallRow } from '../fixtures/span-row.ts';
 import { publishVersions } from '../fixtures/mcp-registry/servers.ts';
 import type { TestApp } from '../helpers/test-app.ts';
 
-export const NOW_S = Math.floor(Date.now() / 1000);
+const NOW_S = Math.floor(Date.now() / 1000);
 const DAY = 86400;
 
 let n = 0;
@@ -32,7 +32,7 @@ function call(workspace: string, mcp: string, extra: Partial<SpanRow> = {}): Spa
   });
 }
 
-export const SPANS: SpanRow[] = [
+const SPANS: SpanRow[] = [
   ...Array.from({ length: 10 }, () => call('ws-a-team', 'y')),
   ...Array.from({ length: 5 }, () => call('ws-a-sub', 'y')),
   ...Array.from({ length: 4 }, () => call('ws-a-team', 'y', { start_s: NOW_S - 40 * DAY })),

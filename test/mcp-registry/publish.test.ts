@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_API_KEY } from '../fixtures/small-bundle.ts';
-import { examples, expectServerResponse, isServerJson } from '../fixtures/mcp-registry/schemas.ts';
+import { examples, expectServerJson, expectServerResponse, isServerJson } from '../fixtures/mcp-registry/schemas.ts';
 import { SCHEMA_2025_12_11, serverJson } from '../fixtures/mcp-registry/servers.ts';
 import { expectProblem } from '../helpers/problem.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
@@ -44,7 +44,7 @@ function fieldsOf(body: { field?: string; errors?: { field: string; message: str
 
 describe('the specification examples', () => {
   it.each(examples('valid'))('%s is published as it is', async (_file, doc) => {
-    expect(isServerJson(doc), 'a valid example').toBe(true);
+    expectServerJson(doc);
     const res = await publish(doc);
     expect(res.statusCode).toBe(200);
     const body = res.json<Record<string, unknown>>();
