@@ -80,6 +80,8 @@ const config: CodegenConfig = {
           ArtifactPermissions: '../auth/access.ts#ArtifactPermissions',
           ContainerPermissions: '../auth/access.ts#WorkspacePermissions',
           ToolGroup: '../store/registry-port.ts#ToolGroup',
+          McpServer: domain('McpServerVersion'),
+          McpServerVersion: domain('McpServerVersion'),
           Relationship: '../graphql/relationships.ts#RelationshipParent',
           Relationships: '../graphql/relationships.ts#RelationshipsParent',
           AgentIdentity: restAnswer('IdentityParent'),

@@ -100,7 +100,11 @@ export function createContext(
     ingestQuotaSpent: () => ingestQuotas.spent(caller),
     baseUrl,
     get loaders() {
-      loaders ??= createLoaders(services.registry, async () => (await this.access()).readableWorkspaceIds);
+      loaders ??= createLoaders(
+        services.registry,
+        caller.orgId,
+        async () => (await this.access()).readableWorkspaceIds,
+      );
       return loaders;
     },
   };

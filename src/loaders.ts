@@ -9,7 +9,16 @@
  * fetch; authorization stays with the callers, which check every object they expose.
  */
 import DataLoader from 'dataloader';
-import type { ArtifactVersion, Identity, Membership, Project, Relationship, Repo, User } from './domain/types.ts';
+import type {
+  ArtifactVersion,
+  Identity,
+  McpServerVersion,
+  Membership,
+  Project,
+  Relationship,
+  Repo,
+  User,
+} from './domain/types.ts';
 import type { RegistryStore } from './store/registry-port.ts';
 
 /** The loaders of one request; each batches its keys into one store call. */
@@ -45,6 +54,12 @@ export interface Loaders {
    * The port lists artifacts by workspace only, so one call loads the readable scope for all keys.
    */
   readonly artifactsOfCreator: DataLoader<string, ArtifactVersion[]>;
+  /** Latest version of an MCP server by id, within the caller's organization. */
+  readonly mcpServer: DataLoader<string, McpServerVersion | null>;
+  /** Every version of an MCP server (deleted ones included), by `published_at`. */
+  readonly mcpServerVersions: DataLoader<string, McpServerVersion[]>;
+  /** Latest tools whose `server_id` is the key, within the caller's readable workspaces, by name then id. */
+  readonly toolsOfServer: DataLoader<string, ArtifactVersion[]>;
 }
 
 /** One row per key: the row whose `keyOf` equals the key, else null. */
@@ -79,10 +94,15 @@ function counts(
 }
 
 /**
- * Builds the loader set of one request. `readableWorkspaceIds` is the caller's readable scope,
- * asked only by the loaders that list across workspaces.
+ * Builds the loader set of one request. `orgId` is the caller's organization (MCP server ids are
+ * unique within one); `readableWorkspaceIds` is the caller's readable scope, asked only by the
+ * loaders that list across workspaces.
  */
-export function createLoaders(store: RegistryStore, readableWorkspaceIds: () => Promise<readonly string[]>): Loaders {
+export function createLoaders(
+  store: RegistryStore,
+  orgId: string,
+  readableWorkspaceIds: () => Promise<readonly string[]>,
+): Loaders {
   const artifact = new DataLoader(
     byKey(
       (ids) => store.getArtifacts(ids),
@@ -99,6 +119,12 @@ export function createLoaders(store: RegistryStore, readableWorkspaceIds: () => 
     byKey(
       (ids) => store.getRepos(ids),
       (r) => r.id,
+    ),
+  );
+  const mcpServer = new DataLoader(
+    byKey(
+      (ids) => store.getMcpServers(orgId, ids),
+      (m) => m.id,
     ),
   );
   const primeArtifacts = (rows: ArtifactVersion[]) => {
@@ -179,6 +205,26 @@ export function createLoaders(store: RegistryStore, readableWorkspaceIds: () => 
       groupedBy(
         async (ids) => primeArtifacts(await store.listArtifacts(ids)),
         (a) => [a.workspace_id],
+      ),
+    ),
+    mcpServer,
+    mcpServerVersions: new DataLoader(
+      groupedBy(
+        async (ids) => {
+          const rows = await store.getMcpServerHistory(orgId, ids);
+          for (const row of rows) if (row.is_latest) mcpServer.prime(row.id, row);
+          return rows;
+        },
+        (m) => [m.id],
+      ),
+    ),
+    toolsOfServer: new DataLoader(
+      groupedBy(
+        async (ids) => {
+          const scope = await readableWorkspaceIds();
+          return scope.length === 0 ? [] : primeArtifacts(await store.listToolsOfServers(scope, ids));
+        },
+        (a) => (a.server_id === undefined ? [] : [a.server_id]),
       ),
     ),
     artifactsOfCreator: new DataLoader(

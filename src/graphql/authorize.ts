@@ -6,7 +6,15 @@
  */
 import type { Access } from '../auth/access.ts';
 import type { RequestContext } from '../context.ts';
-import type { ArtifactKind, ArtifactVersion, Project, Repo, User, Workspace } from '../domain/types.ts';
+import type {
+  ArtifactKind,
+  ArtifactVersion,
+  McpServerVersion,
+  Project,
+  Repo,
+  User,
+  Workspace,
+} from '../domain/types.ts';
 import { ApiError } from '../errors.ts';
 import { assertDirectoryReader } from '../org/list-users.ts';
 
@@ -57,6 +65,20 @@ export async function readableRepo(ctx: RequestContext, id: string): Promise<Rep
   if (repo === null) throw new ApiError('not_found', `repository ${id} not found`);
   access.assertReadable(repo.workspace_id, 'repository', id);
   return repo;
+}
+
+/** The latest version of an MCP server of the caller's organization whose workspace the caller can read. */
+export async function readableMcpServer(ctx: RequestContext, id: string): Promise<McpServerVersion> {
+  const [server, access] = await Promise.all([ctx.loaders.mcpServer.load(id), ctx.access()]);
+  if (server === null) throw new ApiError('not_found', `MCP server ${id} not found`);
+  access.assertReadable(server.workspace_id, 'MCP server', id);
+  return server;
+}
+
+/** An MCP server for an edge (a tool's `server`): null when there is none or the caller cannot read it. */
+export async function readableMcpServerOrNull(ctx: RequestContext, id: string): Promise<McpServerVersion | null> {
+  const [server, access] = await Promise.all([ctx.loaders.mcpServer.load(id), ctx.access()]);
+  return server !== null && access.canRead(server.workspace_id) ? server : null;
 }
 
 /** A project whose workspace the caller can read. */

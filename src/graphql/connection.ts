@@ -74,3 +74,59 @@ export function sliceConnection<T>(
   const w = windowOf(list, first, after);
   return toConnection(all.slice(w.offset, w.offset + w.limit), w.offset, all.length, (p) => encodeCursor(p, list));
 }
+
+/** A keyset position: the sort key of the last item of a page, which the next page starts after. */
+export interface Keyset {
+  name: string;
+  version: string;
+}
+
+/** The cursor of a keyset position in the list fingerprinted by `list`: base64url of `{n, v, h}`. */
+function encodeKeyset(key: Keyset, list: string): string {
+  return Buffer.from(JSON.stringify({ n: key.name, v: key.version, h: list })).toString('base64url');
+}
+
+/** The position of `after` in the list `list`; `invalid_field` when it is not a cursor of that list. */
+export function decodeKeyset(after: string, list: string): Keyset {
+  const refuse = () => new ApiError('invalid_field', 'after is not a cursor of this list', { field: '/after' });
+  if (after.length > 1024 || !/^[\w-]+$/.test(after)) throw refuse();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(after, 'base64url').toString('utf8'));
+  } catch {
+    throw refuse();
+  }
+  const { n, v, h } = (parsed ?? {}) as { n?: unknown; v?: unknown; h?: unknown };
+  if (typeof n !== 'string' || typeof v !== 'string' || h !== list) throw refuse();
+  return { name: n, version: v };
+}
+
+/**
+ * A connection over a keyset page: the cursor of an edge is its item's position, so `after:
+ * endCursor` starts the next page. Such a list has no total (it would cost a count per page).
+ */
+export function keysetConnection<T>(
+  rows: T[],
+  hasMore: boolean,
+  afterGiven: boolean,
+  keyOf: (row: T) => Keyset,
+  list: string,
+): Omit<Connection<T>, 'totalCount'> {
+  const cursor = (row: T) => encodeKeyset(keyOf(row), list);
+  const first = rows[0];
+  const last = rows.at(-1);
+  return {
+    get edges() {
+      return rows.map((node) => ({ cursor: cursor(node), node }));
+    },
+    nodes: rows,
+    get pageInfo() {
+      return {
+        hasNextPage: hasMore,
+        hasPreviousPage: afterGiven,
+        startCursor: first === undefined ? null : cursor(first),
+        endCursor: last === undefined ? null : cursor(last),
+      };
+    },
+  };
+}

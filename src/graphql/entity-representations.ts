@@ -8,7 +8,7 @@ import type { GraphQLFieldResolver, GraphQLSchema } from 'graphql';
 import { ApiError } from '../errors.ts';
 
 /** The entity types of the schema (each has `@key(fields: "id")`, DESIGN §10). */
-const ENTITY_TYPES = new Set(['Agent', 'Tool', 'Skill', 'Workspace', 'Project', 'Repo', 'User']);
+const ENTITY_TYPES = new Set(['Agent', 'Tool', 'Skill', 'Workspace', 'Project', 'Repo', 'User', 'McpServer']);
 
 function checkRepresentation(rep: unknown, i: number): void {
   const field = `/representations/${i}`;

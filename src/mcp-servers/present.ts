@@ -10,7 +10,7 @@ import { usageInScope, type McpServerUsage } from './usage.ts';
 import type { McpReader } from './reader.ts';
 
 const OFFICIAL_META = 'io.modelcontextprotocol.registry/official';
-const GATEWAY_META = 'dev.agent-registry.gateway/registry';
+export const GATEWAY_META = 'dev.agent-registry.gateway/registry';
 
 export interface ServerResponse {
   server: Record<string, unknown>;

@@ -11,7 +11,7 @@ import type { RequestContext } from '../context.ts';
 import type { TraceStore } from '../store/trace-port.ts';
 import { traceStoreFailure } from '../skills/store-errors.ts';
 
-const USAGE_WINDOW_DAYS = 30;
+export const USAGE_WINDOW_DAYS = 30;
 
 export interface McpServerUsage {
   window_days: number;

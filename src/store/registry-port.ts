@@ -169,6 +169,11 @@ export interface RegistryStore extends McpServerStore {
   listArtifactsOfRepos(repoIds: readonly string[]): Promise<ArtifactVersion[]>;
 
   // Artifacts
+  /**
+   * Latest tools whose `server_id` is one of `serverIds`, held by these workspaces, ordered by
+   * `server_id`, `name`, `id` (an empty list of either reads nothing).
+   */
+  listToolsOfServers(workspaceIds: readonly string[], serverIds: readonly string[]): Promise<ArtifactVersion[]>;
   findArtifacts(query: ArtifactQuery): Promise<Page<ArtifactVersion>>;
   /** The same page in the ready-to-send form only (the REST lists): no document is read. */
   findReadyArtifacts(query: ArtifactQuery): Promise<Page<ReadyArtifact>>;

@@ -241,6 +241,41 @@ describe.skipIf(!available)('the console in a browser', { timeout: 120_000 }, ()
 
     await page.click('nav >> text=Tools');
     await page.waitForSelector('table.groups tbody tr');
+    await page.waitForSelector('table.servers tbody tr');
+    // The MCP servers as the public GraphQL API answers them: names, versions, tool counts and usage.
+    const servers = await fetch(`${origin}/graphql`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({
+        query: '{ mcpServers(first: 50) { nodes { id name version tools(first: 0) { totalCount } usage { calls } } } }',
+      }),
+    });
+    type ServerRow = {
+      id: string;
+      name: string;
+      version: string;
+      tools: { totalCount: number };
+      usage: { calls: number };
+    };
+    const listed = ((await servers.json()) as { data: { mcpServers: { nodes: ServerRow[] } } }).data.mcpServers.nodes;
+    expect(listed.length).toBeGreaterThan(0);
+    const rows = await page.$$eval('table.servers tbody tr', (trs) =>
+      trs.map((tr) => ({
+        id: tr.getAttribute('data-server'),
+        cells: [...tr.querySelectorAll('td')].map((td) => td.textContent),
+      })),
+    );
+    expect(rows.map((r) => r.id)).toEqual(listed.map((s) => s.id));
+    for (const [i, s] of listed.entries()) {
+      const cells = rows[i]?.cells ?? [];
+      expect([cells[0], cells[2], cells[4], cells[5]]).toEqual([
+        s.name,
+        s.version,
+        String(s.tools.totalCount),
+        s.usage.calls.toLocaleString('en-US'),
+      ]);
+    }
+    expect(listed.some((s) => s.tools.totalCount > 0 && s.usage.calls > 0)).toBe(true);
     await page.screenshot({ path: path.join(SHOTS, 'tools.png') });
 
     await page.click('nav >> text=Workspaces');

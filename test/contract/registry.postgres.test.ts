@@ -15,11 +15,17 @@ import {
   registryContract,
   writeOldArtifacts,
 } from './registry-contract.ts';
+import { toolsOfServersContract } from './tools-of-servers-contract.ts';
 
 const schemas: string[] = [];
 if (await postgresReachable()) {
   registryContract('postgres', async () => {
     const schema = freshSchemaName('t_registry');
+    schemas.push(schema);
+    return openPostgresRegistry({ databaseUrl: PG_URL, requestTimeoutMs: 10_000 }, schema);
+  });
+  toolsOfServersContract('postgres', async () => {
+    const schema = freshSchemaName('t_registry_servers');
     schemas.push(schema);
     return openPostgresRegistry({ databaseUrl: PG_URL, requestTimeoutMs: 10_000 }, schema);
   });

@@ -17,10 +17,12 @@ import {
   registryContract,
   writeOldArtifacts,
 } from './registry-contract.ts';
+import { toolsOfServersContract } from './tools-of-servers-contract.ts';
 
 const tempFile = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gw-contract-')), 'registry.sqlite');
 
 registryContract('sqlite', async () => new SqliteRegistryStore(tempFile()));
+toolsOfServersContract('sqlite', async () => new SqliteRegistryStore(tempFile()));
 mcpServerContract('sqlite', async () => new SqliteRegistryStore(tempFile()));
 mcpServerImportContract('sqlite', async () => new SqliteRegistryStore(tempFile()));
 

@@ -1,6 +1,6 @@
 /**
- * This service as a Federation v2 subgraph: composed with a second subgraph (reviews, budgets and
- * CI status extending Agent, Workspace and Repo) by @apollo/composition, and queried through @apollo/gateway
+ * This service as a Federation v2 subgraph: composed with a second subgraph (reviews, budgets, CI
+ * status and approvals extending Agent, Workspace, Repo and McpServer) by @apollo/composition, and queried through @apollo/gateway
  * in-process, with both subgraphs on loopback and the caller's Authorization forwarded.
  */
 import { composeServices } from '@apollo/composition';
@@ -29,6 +29,10 @@ const reviewsTypeDefs = parse(`
     id: ID!
     ciStatus: String!
   }
+  type McpServer @key(fields: "id") {
+    id: ID!
+    approvedBy: String!
+  }
   type Review {
     rating: Int!
     body: String!
@@ -39,6 +43,7 @@ const reviewsTypeDefs = parse(`
   type Query {
     featuredAgents: [Agent]!
     featuredRepos: [Repo]!
+    featuredServers: [McpServer]!
   }
 `);
 
@@ -46,7 +51,9 @@ const reviewsResolvers = {
   Query: {
     featuredAgents: () => [{ id: 'ag-1' }, { id: 'ag-b1' }],
     featuredRepos: () => [{ id: 'repo-a-team' }, { id: 'repo-a-other' }, { id: 'repo-b' }],
+    featuredServers: () => [{ id: 'srv-github' }, { id: 'srv-jira' }, { id: 'srv-mail' }],
   },
+  McpServer: { approvedBy: ({ id }: { id: string }) => `security:${id}` },
   Repo: { ciStatus: ({ id }: { id: string }) => `green:${id}` },
   Agent: { reviews: ({ id }: { id: string }) => [{ rating: id.length, body: `review of ${id}` }] },
   Workspace: { budget: ({ id }: { id: string }) => ({ monthlyUsd: id.length * 100 }) },
@@ -96,6 +103,21 @@ beforeAll(async () => {
   });
   await gateway.start();
   t = await startTestApp();
+  const servers = [
+    ['srv-github', 'ws-a-team', 'org-a'],
+    ['srv-jira', 'ws-a-other', 'org-a'],
+    ['srv-mail', 'ws-b', 'org-b'],
+  ] as const;
+  for (const [id, workspace, org] of servers)
+    await t.registry.publishMcpServer({
+      id,
+      org_id: org,
+      workspace_id: workspace,
+      server: { name: `io.github.${org}/${id}`, version: '1.0.0' },
+      status: 'active',
+      published_at: '2026-02-01T00:00:00Z',
+      created_by: 'u-admin',
+    });
   await t.app.listen({ host: '127.0.0.1', port });
 });
 
@@ -160,6 +182,25 @@ describe('supergraph of this subgraph and a reviews subgraph', () => {
     expect(repos.slice(1).map((r) => r?.name ?? null)).toEqual([null, null]);
     const codes = (there.errors ?? []).map((e) => e.extensions?.code).sort();
     expect(codes).toEqual(['access_denied', 'not_found']);
+  });
+
+  it('an MCP server crosses both ways: extended by the other subgraph, resolved here with the same authorization', async () => {
+    const here = await viaGateway('{ tool(id: "tl-1") { server { id name approvedBy } } }', 'u-viewer');
+    expect(here.errors).toBeUndefined();
+    expect(here.data).toEqual({
+      tool: { server: { id: 'srv-github', name: 'io.github.org-a/srv-github', approvedBy: 'security:srv-github' } },
+    });
+    const there = await viaGateway('{ featuredServers { id name version approvedBy } }', 'u-viewer');
+    const servers = (there.data as { featuredServers: ({ name: string | null } | null)[] }).featuredServers;
+    expect(servers[0]).toEqual({
+      id: 'srv-github',
+      name: 'io.github.org-a/srv-github',
+      version: '1.0.0',
+      approvedBy: 'security:srv-github',
+    });
+    // srv-jira's workspace is not the viewer's (access_denied), srv-mail is another org's (not_found).
+    expect(servers.slice(1).map((r) => r?.name ?? null)).toEqual([null, null]);
+    expect((there.errors ?? []).map((e) => e.extensions?.code).sort()).toEqual(['access_denied', 'not_found']);
   });
 
   it('a viewer sees its own subtree only, through the gateway too', async () => {

@@ -48,7 +48,7 @@ describe('paged lists: the page the handler serves', () => {
     expect(cost('{ tools(first: null) { nodes { id } } }')).toBe(1 + 50);
   });
 
-  it('each paged field at its own default: agentSearch 20, tools, toolAggregate, users and artifacts 50', () => {
+  it('each paged field at its own default: agentSearch 20, tools, toolAggregate, users, artifacts, servers 50', () => {
     expect(cost('{ agentSearch { nodes { id } } }')).toBe(1 + 20);
     expect(cost('{ tools { nodes { id } } }')).toBe(1 + 50);
     expect(cost('{ toolAggregate { nodes { count } } }')).toBe(1 + 50);
@@ -57,6 +57,9 @@ describe('paged lists: the page the handler serves', () => {
     expect(cost('{ workspace(id: "w") { artifacts { nodes { id } } } }')).toBe(1 + 1 + 50);
     expect(cost('{ project(id: "p") { artifacts { nodes { id } } } }')).toBe(1 + 1 + 50);
     expect(cost('{ user(id: "u") { artifacts { nodes { id } } } }')).toBe(1 + 1 + 50);
+    expect(cost('{ mcpServers { nodes { id } } }')).toBe(1 + 50);
+    expect(cost('{ mcpServer(id: "s") { tools { nodes { id } } } }')).toBe(1 + 1 + 50);
+    expect(cost('{ mcpServers(first: 1000) { nodes { tools(first: 1000) { totalCount } } } }')).toBe(1 + 200 * 2);
   });
 
   it('edges and nodes both take the page; nested pages multiply', () => {
@@ -85,7 +88,13 @@ describe('other lists', () => {
 
   it('a fragment spread twice counts twice, aliases included', () => {
     const query = '{ a: viewer { ...W } b: viewer { ...W } } fragment W on Viewer { ws: workspaces { id } }';
-    expect(measure(query)).toEqual({ depth: 3, aliases: 4, cost: 2 * (1 + 10), usageWindows: [] });
+    expect(measure(query)).toEqual({
+      depth: 3,
+      aliases: 4,
+      cost: 2 * (1 + 10),
+      usageWindows: [],
+      serverUsage: false,
+    });
   });
 
   it('an operation whose fragments expand past the walk bound is measured as that deep', () => {
@@ -181,6 +190,18 @@ describe('Tool.usage: its distinct windows, priced before execution', () => {
         now,
       ),
     ).toBe(TRACE_WORK_BUDGET);
+  });
+});
+
+describe('McpServer.usage: its one window, priced before execution', () => {
+  it('found on every path: a list, a nested server, a fragment, _entities', () => {
+    const found = (query: string) => measure(query, { r: [] }).serverUsage;
+    expect(found('{ mcpServers { nodes { usage { calls } } } }')).toBe(true);
+    expect(found('{ tools { nodes { server { ...U } } } } fragment U on McpServer { usage { calls } }')).toBe(true);
+    expect(
+      found('query($r: [_Any!]!) { _entities(representations: $r) { ... on McpServer { usage { calls } } } }'),
+    ).toBe(true);
+    expect(found('{ mcpServers { nodes { id tools { nodes { usage { calls } } } } } }')).toBe(false);
   });
 });
 

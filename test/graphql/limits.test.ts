@@ -84,6 +84,24 @@ describe('lists priced by the page they will really get', () => {
   it('a first beyond the field maximum prices the maximum the handler clamps to', async () => {
     expectRefused(await gql(t, `{ ${aliases(2, `tools(first: 100000) { ${FAN} }`)} }`), 'cost', 2 * (1 + 200 * 111));
   });
+
+  it('MCP servers and their tools nest without end: each level priced by its page, refused past the limit', async () => {
+    // servers (200) × their tools (200)
+    expectRefused(
+      await gql(t, '{ mcpServers(first: 1000) { nodes { tools(first: 1000) { nodes { id } } } } }'),
+      'cost',
+      1 + 200 * (1 + 1 + 200),
+    );
+    // tools (200) → server → tools (200) → server: the cycle a client can write
+    expectRefused(
+      await gql(t, '{ tools(first: 200) { nodes { server { tools(first: 200) { nodes { server { id } } } } } } }'),
+      'cost',
+      1 + 200 * (1 + 1 + 1 + 200 * 2),
+    );
+    // servers × versions and packages, unpaged: estimated, then held by the list budget
+    const fair = await gql(t, '{ mcpServers(first: 200) { nodes { versions { version } packages { identifier } } } }');
+    expect(fair.errors).toBeUndefined();
+  });
 });
 
 describe('introspection counted', () => {

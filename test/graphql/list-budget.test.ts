@@ -84,10 +84,16 @@ describe('list budget', () => {
         'Skill.usedBy',
         'Relationships.incoming',
         'Relationships.outgoing',
+        'McpServer.versions',
+        'McpServer.packages',
+        'McpServer.remotes',
       ]),
     );
     for (const priced of [
       'Query.tools',
+      'Query.mcpServers',
+      'McpServer.tools',
+      'McpServerConnection.nodes',
       'Query._entities',
       'AgentConnection.nodes',
       'ToolConnection.edges',

@@ -14,7 +14,10 @@ import { wideBundle } from '../fixtures/wide-bundle.ts';
 const MANY = 210;
 const T0 = '2026-01-01T00:00:00Z';
 
-/** 210 agents (project proj-a1 of ws-a-team, repository repo-a-team, by u-admin), 210 tools on distinct servers, 210 more users. */
+/**
+ * 210 agents (project proj-a1 of ws-a-team, repository repo-a-team, by u-admin), 210 tools on
+ * distinct servers, 210 more tools on the server srv-many, 210 more users.
+ */
 function manyBundle() {
   const bundle = wideBundle(MANY, MANY) as { artifacts: Record<string, unknown>[]; users: Record<string, unknown>[] };
   for (const a of bundle.artifacts) {
@@ -28,6 +31,14 @@ function manyBundle() {
       });
     if (id.startsWith('tl-w')) a.server_id = `srv-${id}`;
   }
+  const tool = bundle.artifacts.find((a) => a.id === 'tl-w0000') as Record<string, unknown>;
+  for (let i = 0; i < MANY; i++)
+    bundle.artifacts.push({
+      ...tool,
+      id: `tl-m${String(i).padStart(3, '0')}`,
+      name: `many ${i}`,
+      server_id: 'srv-many',
+    });
   for (let i = 0; i < MANY; i++)
     bundle.users.push({ id: `u-many-${String(i).padStart(3, '0')}`, org_id: 'org-a', created_at: T0, updated_at: T0 });
   return bundle;
@@ -61,11 +72,31 @@ const PAGES: Record<string, { query: string; nodes: (data: GraphqlResponse['data
     query: 'query($first: Int) { user(id: "u-admin") { p: artifacts(first: $first) { nodes { id } } } }',
     nodes: (d) => d.user.p.nodes,
   },
+  'Query.mcpServers': {
+    query: 'query($first: Int) { p: mcpServers(first: $first) { nodes { id } } }',
+    nodes: (d) => d.p.nodes,
+  },
+  'McpServer.tools': {
+    query: 'query($first: Int) { mcpServer(id: "srv-many") { p: tools(first: $first) { nodes { id } } } }',
+    nodes: (d) => d.mcpServer.p.nodes,
+  },
 };
 
 let t: TestApp;
 beforeAll(async () => {
   t = await startTestApp({ bundle: manyBundle() });
+  for (let i = 0; i <= MANY; i++) {
+    const id = i === MANY ? 'srv-many' : `srv-${String(i).padStart(3, '0')}`;
+    await t.registry.publishMcpServer({
+      id,
+      org_id: 'org-a',
+      workspace_id: 'ws-a-team',
+      server: { name: `io.github.acme/${id}`, version: '1.0.0' },
+      status: 'active',
+      published_at: T0,
+      created_by: 'u-admin',
+    });
+  }
 });
 afterAll(async () => {
   await t.close();

@@ -27,6 +27,11 @@ export type CallerKind =
   | 'SERVICE_ACCOUNT'
   | 'USER';
 
+export type McpServerStatus =
+  | 'ACTIVE'
+  | 'DELETED'
+  | 'DEPRECATED';
+
 export type PanelOrderInput = {
   /** A query name, a measure or (tables) a group dimension, e.g. TOKENS or tokens. */
   by: string;
@@ -183,6 +188,14 @@ export type AgentDetailQuery = { agent: { id: string, name: string, displayName:
           | { id: string, name: string, kind: ArtifactKind }
           | { id: string, name: string, kind: ArtifactKind }
          }> }, versions: Array<{ versionOrdinal: number, versionLabel: string | null, updatedAt: string }> } | null };
+
+export type McpServersOverviewQueryVariables = Exact<{
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+}>;
+
+
+export type McpServersOverviewQuery = { mcpServers: { pageInfo: { hasNextPage: boolean, endCursor: string | null }, nodes: Array<{ id: string, name: string, title: string | null, version: string, status: McpServerStatus, tools: { totalCount: number }, usage: { calls: number, errorRate: number | null, p95LatencyMs: number | null, windowDays: number } }> } };
 
 export type SkillHeadQueryVariables = Exact<{
   id: string | number;

@@ -1,11 +1,13 @@
 /**
- * Tools: the tool catalog (paged) and the tool aggregate as a grouped table (group-by chosen in the
- * URL), from one GraphQL query (queries/tools.graphql).
+ * Tools: the MCP servers (mcp-servers.ts, a query of their own), the tool catalog (paged) and the
+ * tool aggregate as a grouped table (group-by chosen in the URL), from one GraphQL query
+ * (queries/tools.graphql).
  */
 import { graphql } from '../api.ts';
 import { el, empty, loading, navigate, problemView } from '../dom.ts';
 import type { ToolGroupField, ToolsOverviewQuery } from '../generated/operations.ts';
 import QUERY from '../queries/tools.graphql';
+import { serversSection } from './mcp-servers.ts';
 
 const FIELDS: Record<string, ToolGroupField> = {
   server: 'SERVER_ID',
@@ -25,6 +27,13 @@ const KEY: Record<string, 'serverId' | 'providerKind' | 'owner' | 'workspaceId' 
 export async function toolsPage(main: HTMLElement, query: URLSearchParams): Promise<void> {
   const group = Object.keys(FIELDS).find((k) => k === query.get('group')) ?? 'server';
   const after = query.get('after');
+  /** This page's URL with `name` set to `value` (the other lists keep their place). */
+  const withParam = (name: string, value: string) => {
+    const next = new URLSearchParams(query);
+    next.set(name, value);
+    return `/console/tools?${next.toString()}`;
+  };
+  const servers = serversSection(query.get('servers_after'), (cursor) => withParam('servers_after', cursor));
   const select = el(
     'select',
     { name: 'group' },
@@ -33,14 +42,14 @@ export async function toolsPage(main: HTMLElement, query: URLSearchParams): Prom
   select.addEventListener('change', () => {
     navigate(`/console/tools?group=${select.value}`);
   });
-  main.replaceChildren(el('h1', {}, 'Tools'), loading());
+  main.replaceChildren(el('h1', {}, 'Tools'), servers, loading());
   const answer = await graphql<ToolsOverviewQuery>(QUERY, {
     first: 50,
     groupBy: [FIELDS[group]],
     ...(after !== null ? { after } : {}),
   });
   if (answer.problem !== undefined) {
-    main.replaceChildren(el('h1', {}, 'Tools'), problemView(answer.problem));
+    main.replaceChildren(el('h1', {}, 'Tools'), servers, problemView(answer.problem));
     return;
   }
   const { tools, toolAggregate } = answer.data;
@@ -100,17 +109,11 @@ export async function toolsPage(main: HTMLElement, query: URLSearchParams): Prom
   );
   const next =
     tools.pageInfo.hasNextPage && tools.pageInfo.endCursor != null
-      ? el(
-          'a',
-          {
-            href: `/console/tools?group=${group}&after=${encodeURIComponent(tools.pageInfo.endCursor)}`,
-            'data-link': true,
-          },
-          'Next page',
-        )
+      ? el('a', { href: withParam('after', tools.pageInfo.endCursor), 'data-link': true }, 'Next page')
       : '';
   main.replaceChildren(
     el('h1', {}, 'Tools'),
+    servers,
     el('h2', {}, 'By group'),
     el('div', { className: 'controls' }, el('label', {}, 'group by ', select)),
     toolAggregate.edges.length === 0 ? empty('No tool.') : el('div', { className: 'scroll' }, groups),

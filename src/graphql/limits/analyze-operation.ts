@@ -15,9 +15,9 @@
  * `Skill.traceStats` costs the points of its answer (queries × groups × buckets, ×2 with compare),
  * 1 when its input is invalid (execution then reports why).
  *
- * Trace-store work: the distinct `since` windows of every `Tool.usage` in the operation, which
- * trace-budget.ts prices before anything executes (lookups of one window share one pass, so the
- * windows, not the tools, are the work). `traceStats` work is spent at execution, where the number
+ * Trace-store work: the distinct `since` windows of every `Tool.usage` in the operation, and whether
+ * it selects `McpServer.usage` (one fixed window), which trace-budget.ts prices before anything
+ * executes (lookups of one window share one pass, so the windows, not the tools, are the work). `traceStats` work is spent at execution, where the number
  * of skills is known (this analysis only estimates unpaged lists).
  *
  * Introspection counts for aliases and cost but not for depth: its nesting is the schema's
@@ -63,6 +63,8 @@ export interface OperationCost {
   cost: number;
   /** The distinct `since` of the operation's `Tool.usage` fields (null: no window). */
   usageWindows: (number | null)[];
+  /** Whether the operation selects `McpServer.usage` (its window is fixed). */
+  serverUsage: boolean;
 }
 
 /** The parameters of the cost estimate. */
@@ -99,6 +101,7 @@ interface Walk {
   /** Fragments already measured in a scope: a fragment spread N times is walked once. */
   memo: Map<string, Measure & { aliases: number }>;
   usageWindows: Set<number | null>;
+  serverUsage: boolean;
 }
 
 /** The operation's variables as execution coerces them (defaults applied); none when invalid (execution refuses). */
@@ -169,6 +172,7 @@ function walkField(w: Walk, sel: FieldNode, scope: Scope, level: number): Measur
   const inner = walkSet(w, sel.selectionSet, child, level + 1);
   const depth = (child.meta ? 0 : 1) + inner.depth;
   if (coordinate === 'Skill.traceStats') return { depth, cost: traceStatsPoints(argumentsOf(w, def, sel)) };
+  if (coordinate === 'McpServer.usage') w.serverUsage = true;
   if (coordinate === 'Tool.usage') {
     const since = argumentsOf(w, def, sel).since;
     w.usageWindows.add(typeof since === 'number' ? since : null);
@@ -233,7 +237,8 @@ export function analyzeOperation(
   model: CostModel,
 ): OperationCost {
   const root = schema.getRootType(operation.operation);
-  if (root === undefined || root === null) return { depth: 0, aliases: 0, cost: 0, usageWindows: [] };
+  if (root === undefined || root === null)
+    return { depth: 0, aliases: 0, cost: 0, usageWindows: [], serverUsage: false };
   const w: Walk = {
     schema,
     operation,
@@ -244,6 +249,7 @@ export function analyzeOperation(
     tooDeep: false,
     memo: new Map(),
     usageWindows: new Set(),
+    serverUsage: false,
   };
   const { depth, cost } = walkSet(w, operation.selectionSet, { type: root }, 0);
   // Introspection averages are fractions: a whole number, without float noise (4486.999… is 4487).
@@ -252,5 +258,6 @@ export function analyzeOperation(
     aliases: w.aliases,
     cost: Math.ceil(cost - 1e-6),
     usageWindows: [...w.usageWindows],
+    serverUsage: w.serverUsage,
   };
 }

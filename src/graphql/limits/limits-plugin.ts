@@ -1,7 +1,8 @@
 /**
  * Operation limits (DESIGN §10, §12), on by default: selection depth, number of aliases, cost
- * (see analyze-operation.ts) and the trace-store work of its `Tool.usage` windows (trace-budget.ts),
- * checked once the operation is resolved, with its variables, and before anything executes. A refused operation gets Apollo's GRAPHQL_VALIDATION_FAILED with HTTP
+ * (see analyze-operation.ts) and the trace-store work of its `Tool.usage` windows and of
+ * `McpServer.usage` (trace-budget.ts), checked once the operation is resolved, with its variables,
+ * and before anything executes. A refused operation gets Apollo's GRAPHQL_VALIDATION_FAILED with HTTP
  * 400 and `limit`, `value`, `max` extensions. An operation let through gets a list budget of
  * `maxCost` items (list-budget.ts), the backstop for the lists whose length the analysis estimates.
  */
@@ -11,7 +12,7 @@ import { GraphQLError, Kind, type FragmentDefinitionNode } from 'graphql';
 import type { RequestContext } from '../../context.ts';
 import { analyzeOperation, type CostModel } from './analyze-operation.ts';
 import { openListBudget } from './list-budget.ts';
-import { TRACE_WORK_BUDGET, usageWork } from './trace-budget.ts';
+import { SERVER_USAGE_WORK, TRACE_WORK_BUDGET, usageWork } from './trace-budget.ts';
 
 /** Upper bounds of an operation, and the cost model they are measured with. */
 export interface OperationLimits extends CostModel {
@@ -47,7 +48,7 @@ export function operationLimitsPlugin(limits: OperationLimits = DEFAULT_LIMITS):
       if (found.depth > limits.maxDepth) throw refuse('depth', found.depth, limits.maxDepth);
       if (found.aliases > limits.maxAliases) throw refuse('aliases', found.aliases, limits.maxAliases);
       if (found.cost > limits.maxCost) throw refuse('cost', found.cost, limits.maxCost);
-      const work = usageWork(found.usageWindows);
+      const work = usageWork(found.usageWindows) + (found.serverUsage ? SERVER_USAGE_WORK : 0);
       if (work > TRACE_WORK_BUDGET) throw refuse('trace_work', work, TRACE_WORK_BUDGET);
       openListBudget(contextValue, limits.maxCost);
     },

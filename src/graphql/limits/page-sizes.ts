@@ -5,6 +5,7 @@
  * checks every entry against what the field returns).
  */
 import { SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT } from '../../agents/search-agents.ts';
+import { SERVERS_DEFAULT_LIMIT, SERVERS_MAX_LIMIT } from '../../mcp-servers/find-servers.ts';
 
 /** The page a paged field serves without `first`, and the largest it serves at all. */
 export interface PageSize {
@@ -12,7 +13,7 @@ export interface PageSize {
   readonly max: number;
 }
 
-/** windowOf's defaults (connection.ts): tools, toolAggregate and the artifacts of a container. */
+/** windowOf's defaults (connection.ts): tools, toolAggregate, the artifacts of a container, a server's tools. */
 const CONNECTION: PageSize = { default: 50, max: 200 };
 
 /** Every field with a `first` argument, by `Type.field`. */
@@ -26,6 +27,8 @@ export const PAGE_SIZES: Readonly<Record<string, PageSize>> = {
   'Project.artifacts': CONNECTION,
   'Repo.artifacts': CONNECTION,
   'User.artifacts': CONNECTION,
+  'Query.mcpServers': { default: SERVERS_DEFAULT_LIMIT, max: SERVERS_MAX_LIMIT },
+  'McpServer.tools': CONNECTION,
 };
 
 /**

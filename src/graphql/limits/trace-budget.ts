@@ -14,9 +14,14 @@
  *   before anything executes (limits-plugin.ts, from the windows analyze-operation.ts finds), the
  *   same function over the same windows, so the analysis and the execution agree.
  *
+ * - `McpServer.usage` spends, per batch of servers (one trace-store query), the work of one usage
+ *   window of USAGE_WINDOW_DAYS days; priced once before anything executes when the operation
+ *   selects it anywhere.
+ *
  * A read past the budget fails with OPERATION_TOO_LARGE (HTTP 400) before it reaches the store.
  */
 import { GraphQLError } from 'graphql';
+import { USAGE_WINDOW_DAYS } from '../../mcp-servers/usage.ts';
 import { usageWindowWork } from '../../tools/tool-usage.ts';
 import { MAX_STATS_WORK, statsWork, type TraceStatsRequest } from '../../skills/stats-request.ts';
 import { OPERATION_TOO_LARGE } from './list-budget.ts';
@@ -27,6 +32,9 @@ export const TRACE_WORK_BUDGET = 2 * MAX_STATS_WORK;
 const spentBy = new WeakMap<object, number>();
 
 const nowS = () => Math.floor(Date.now() / 1000);
+
+/** The work of one batch of `McpServer.usage` lookups: a usage window of USAGE_WINDOW_DAYS days. */
+export const SERVER_USAGE_WORK = usageWindowWork(0, USAGE_WINDOW_DAYS * 86_400);
 
 /** The work of `Tool.usage` lookups with these windows: each distinct window once. */
 export function usageWork(windows: Iterable<number | null>, now = nowS()): number {
@@ -61,4 +69,9 @@ export function spendStatsWork(context: object, req: TraceStatsRequest): void {
 /** Spends the work of one batch of `Tool.usage` lookups with these windows, or refuses the batch. */
 export function spendUsageWork(context: object, windows: Iterable<number | null>): void {
   spend(context, usageWork(windows), 'ask for fewer distinct `since` windows, or shorter ones, per operation');
+}
+
+/** Spends the work of one batch of `McpServer.usage` lookups, or refuses the batch. */
+export function spendServerUsageWork(context: object): void {
+  spend(context, SERVER_USAGE_WORK, 'ask for the usage of MCP servers at fewer levels of the operation');
 }

@@ -1,6 +1,6 @@
-/** Tool: the shared artifact fields, the agents that use it and its calls from telemetry. */
+/** Tool: the shared artifact fields, its MCP server, the agents that use it and its calls from telemetry. */
 import type { ToolResolvers } from '../../generated/graphql.ts';
-import { readableArtifact } from '../authorize.ts';
+import { readableArtifact, readableMcpServerOrNull } from '../authorize.ts';
 import { relatedArtifacts } from '../relationships.ts';
 import { toolUsage } from '../tool-usage-loader.ts';
 import { artifactFields } from './Artifact.ts';
@@ -9,6 +9,7 @@ import { artifactFields } from './Artifact.ts';
 export const Tool: ToolResolvers = {
   __resolveReference: (ref, ctx) => readableArtifact(ctx, ref.id, 'tool'),
   ...artifactFields,
+  server: (row, _args, ctx) => (row.server_id === undefined ? null : readableMcpServerOrNull(ctx, row.server_id)),
   usedBy: (row, _args, ctx) => relatedArtifacts(ctx, row, 'uses_tool', 'incoming', 'agent'),
   usage: async (row, args, ctx) => {
     const u = await toolUsage(ctx, row, args.since ?? null);

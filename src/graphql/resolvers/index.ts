@@ -3,6 +3,7 @@ import type { Resolvers } from '../../generated/graphql.ts';
 import { Agent } from './Agent.ts';
 import { Artifact, Document, Prompt } from './Artifact.ts';
 import { ArtifactCountByKind } from './counts.ts';
+import { McpServer } from './McpServer.ts';
 import { Member } from './Member.ts';
 import { ProfileImage } from './ProfileImage.ts';
 import { Project } from './Project.ts';
@@ -24,6 +25,7 @@ export const resolvers: Resolvers = {
   Artifact,
   Agent,
   Tool,
+  McpServer,
   Skill,
   Prompt,
   Document,

@@ -1,6 +1,7 @@
 /**
- * Root lists: the same handlers as REST operations 2, 3, 6 and 7 (validation, authorization,
- * paging), shaped as Relay connections. Found rows prime the artifact loader for nested fields.
+ * Root lists: the same handlers as REST operations 2, 3, 6 and 7 and the MCP server list
+ * (validation, authorization, paging), shaped as Relay connections. Found rows prime the loaders
+ * (artifacts, MCP servers) for nested fields.
  */
 import { findAgents, searchCursor, type AgentSearchInput } from '../../agents/search-agents.ts';
 import type { QueryResolvers } from '../../generated/graphql.ts';
@@ -10,7 +11,8 @@ import { rateLimitedError, type LimitedOperation } from '../../rate-limits.ts';
 import type { RequestContext } from '../../context.ts';
 import { aggregateTools } from '../../tools/aggregate-tools.ts';
 import { findTools } from '../../tools/list-tools.ts';
-import { checkFirst, toConnection, windowOf } from '../connection.ts';
+import { findMcpServers } from '../../mcp-servers/find-servers.ts';
+import { checkFirst, decodeKeyset, keysetConnection, toConnection, windowOf } from '../connection.ts';
 import { aggregateInput } from './tool-aggregate-input.ts';
 
 /** Fields that run a rate-limited operation spend the caller's quota of that operation, as REST does. */
@@ -60,6 +62,20 @@ export const queryLists: QueryResolvers = {
       latest_updated_at: g.metrics.latest_updated_at as string | null,
     }));
     return toConnection(groups, result.page.offset, result.page.total, (p) => encodeCursor(p, list));
+  },
+
+  mcpServers: async (_root, args, ctx) => {
+    await spendQuota(ctx, 'mcp_registry.read');
+    const search = args.search ?? '';
+    const list = `mcp-servers:${fingerprint([search])}`;
+    const limit = checkFirst(args.first);
+    const { rows, hasMore } = await findMcpServers(ctx, {
+      search,
+      ...(limit !== undefined ? { limit } : {}),
+      ...(args.after != null ? { after: decodeKeyset(args.after, list) } : {}),
+    });
+    for (const row of rows) ctx.loaders.mcpServer.prime(row.id, row);
+    return keysetConnection(rows, hasMore, args.after != null, (s) => s, list);
   },
 
   users: async (_root, args, ctx) => {

@@ -1,7 +1,14 @@
 /** Root lookups: the caller, objects by id (404/403 as REST), and the insight schemas (op. 4). */
 import type { QueryResolvers } from '../../generated/graphql.ts';
 import { listInsightSchemas } from '../../skills/insight-schemas.ts';
-import { orgUser, readableArtifact, readableProject, readableRepo, readableWorkspace } from '../authorize.ts';
+import {
+  orgUser,
+  readableArtifact,
+  readableMcpServer,
+  readableProject,
+  readableRepo,
+  readableWorkspace,
+} from '../authorize.ts';
 
 /** Lookup fields of `Query`. */
 export const queryLookups: QueryResolvers = {
@@ -14,5 +21,6 @@ export const queryLookups: QueryResolvers = {
   project: (_root, { id }, ctx) => readableProject(ctx, id),
   repo: (_root, { id }, ctx) => readableRepo(ctx, id),
   user: (_root, { id }, ctx) => orgUser(ctx, id),
+  mcpServer: (_root, { id }, ctx) => readableMcpServer(ctx, id),
   insightSchemas: () => [...listInsightSchemas().items],
 };

@@ -216,6 +216,15 @@ export class PostgresRegistryStore implements RegistryStore {
     ).map(toArtifact);
   }
 
+  async listToolsOfServers(workspaceIds: readonly string[], serverIds: readonly string[]) {
+    return (
+      await this.all(
+        `SELECT ${ARTIFACT_COLUMNS} FROM artifacts WHERE is_latest AND kind = 'tool' AND workspace_id = ANY($1::text[]) AND server_id = ANY($2::text[]) ORDER BY server_id COLLATE "C", name COLLATE "C", ${ID}`,
+        [workspaceIds, serverIds],
+      )
+    ).map(toArtifact);
+  }
+
   async findArtifacts(query: ArtifactQuery): Promise<Page<ArtifactVersion>> {
     return this.artifactPage(query, PAGE_COLUMNS, toArtifact);
   }

@@ -206,6 +206,14 @@ export class SqliteRegistryStore implements RegistryStore {
     ).map(toArtifact);
   }
 
+  async listToolsOfServers(workspaceIds: readonly string[], serverIds: readonly string[]) {
+    return this.all(
+      `SELECT ${ARTIFACT_COLUMNS} FROM artifacts WHERE is_latest = 1 AND kind = 'tool' AND workspace_id ${IN} AND server_id ${IN} ORDER BY server_id, name, id`,
+      JSON.stringify(workspaceIds),
+      JSON.stringify(serverIds),
+    ).map(toArtifact);
+  }
+
   async findArtifacts(query: ArtifactQuery): Promise<Page<ArtifactVersion>> {
     return this.artifactPage(query, ARTIFACT_COLUMNS, toArtifact);
   }
