@@ -22,8 +22,11 @@ export interface ListServersInput {
   include_deleted?: boolean;
 }
 
-/** The most versions a server has (its versions answer is one page); a publish past it is refused. */
-export const MAX_VERSIONS = 1000;
+/**
+ * The most versions a server has (its versions answer is one page); a publish past it is refused.
+ * With documents of up to 32 KiB, one versions answer stays within about 3 MB.
+ */
+export const MAX_VERSIONS = 100;
 /** Versions an exact-`version` list reads at most per request before answering with a cursor. */
 const VERSION_SCAN = 5000;
 const SCAN_BATCH = 500;

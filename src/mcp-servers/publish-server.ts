@@ -51,6 +51,10 @@ function checkDocument(server: Record<string, unknown>): string {
       field: '/$schema',
     });
   const { name, version } = server as { name: string; version: string };
+  if (version.trim() === '' || version !== version.trim())
+    throw new ApiError('invalid_field', 'version must be a version, without white space around it', {
+      field: '/version',
+    });
   if (looksLikeRange(version))
     throw new ApiError('invalid_field', 'version must be one specific version, not latest or a range', {
       field: '/version',
@@ -85,7 +89,13 @@ export async function publishServer(ctx: RequestContext, input: PublishInput): P
     throw new ApiError('invalid_query', 'name the target workspace: query parameter workspace_id or X-Workspace-Id');
   if (!access.canDiscover(workspaceId)) throw new ApiError('not_found', `workspace ${workspaceId} not found`);
   if (!access.canCreateContent(workspaceId))
-    throw new ApiError('access_denied', `no permission to publish to workspace ${workspaceId}`);
+    throw new ApiError(
+      'access_denied',
+      // The workspace of an existing server is not named to a caller who did not name it.
+      input.workspaceId !== undefined
+        ? `no permission to publish to workspace ${workspaceId}`
+        : `no permission to publish versions of ${name}`,
+    );
   if (held !== undefined && held.workspace_id !== workspaceId)
     throw new ApiError('name_taken', `${name} is a server of another workspace`);
   if (held !== undefined && input.serverId !== undefined && input.serverId !== held.id)

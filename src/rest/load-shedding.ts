@@ -88,10 +88,11 @@ export function installLoadShedding(app: FastifyInstance, options: LoadSheddingO
       `the service is overloaded (eventLoopDelay ${String(delay)}); retry later`,
       { retryAfter: RETRY_AFTER_S },
     );
+    // Serialized here: a route's own answer schema (another problem shape) must not reshape it.
     return reply
       .code(503)
       .header('retry-after', String(RETRY_AFTER_S))
       .type('application/problem+json')
-      .send(toProblem(err, request.id));
+      .send(JSON.stringify(toProblem(err, request.id)));
   });
 }

@@ -71,6 +71,22 @@ describe('paged lists: the page the handler serves', () => {
   });
 });
 
+describe('published documents: a unit per KiB they may hold', () => {
+  it('McpServer.server, packages and remotes weigh 32 each, wherever they are selected', () => {
+    expect(cost('{ mcpServer(id: "s") { server } }')).toBe(1 + 32);
+    expect(cost('{ mcpServer(id: "s") { packages { registryType } remotes { url } } }')).toBe(1 + 2 * (32 + 10));
+    expect(cost('{ mcpServers(first: 200) { nodes { server } } }')).toBe(1 + 200 * (1 + 32));
+    expect(cost('{ tools(first: 10) { nodes { server { server } } } }')).toBe(1 + 10 * (1 + 1 + 32));
+  });
+
+  it('thirty aliases of 200 whole documents are over the budget; one page of 50 is not', () => {
+    const page = 'mcpServers(first: 200, search: "io.big/s") { nodes { server } }';
+    const aliases = Array.from({ length: 30 }, (_, i) => `a${i}: ${page}`).join(' ');
+    expect(cost(`{ ${aliases} }`)).toBeGreaterThan(DEFAULT_LIMITS.maxCost);
+    expect(cost('{ mcpServers(first: 50) { nodes { server } } }')).toBeLessThan(DEFAULT_LIMITS.maxCost);
+  });
+});
+
 describe('other lists', () => {
   it('lists without a page argument at the default estimate, multiplied by nesting', () => {
     expect(cost('{ workspace(id: "w") { subtree { children { id } } } }')).toBe(1 + 10 * (1 + 10));

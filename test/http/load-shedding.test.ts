@@ -33,6 +33,9 @@ async function appReading(read: () => number, logged: unknown[]) {
   });
   installLoadShedding(instance, { maxEventLoopDelayMs: 100, read, sampleEveryMs: 5 });
   instance.get('/work', async () => ({ done: true }));
+  // A route whose own 503 answer has another shape (as the MCP Registry routes' does).
+  const strict503 = { type: 'object', required: ['error'], properties: { error: { type: 'string' } } };
+  instance.get('/strict', { schema: { response: { 503: strict503 } } }, async () => ({ done: true }));
   await instance.ready();
   app = instance;
   return instance;
@@ -55,6 +58,10 @@ describe('load shedding', () => {
     expect(res.headers['retry-after']).toBe('5');
     expect(res.json()).toMatchObject({ code: 'service_overloaded', status: 503 });
     expect(res.json().detail).toBe('the service is overloaded (eventLoopDelay 250); retry later');
+    // Sent as it is, whatever the route's own answer schema says (not a 500 from its serializer).
+    const strict = await shedding.inject({ method: 'GET', url: '/strict' });
+    expect(strict.statusCode).toBe(503);
+    expect(strict.json()).toMatchObject({ code: 'service_overloaded', status: 503 });
   });
 
   it('a sampler that throws is reported once, keeps its last value, and the process goes on', async () => {

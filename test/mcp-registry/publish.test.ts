@@ -10,6 +10,7 @@ import { examples, expectServerJson, expectServerResponse, isServerJson } from '
 import { SCHEMA_2025_12_11, serverJson } from '../fixtures/mcp-registry/servers.ts';
 import { expectProblem } from '../helpers/problem.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { MAX_VERSIONS } from '../../src/mcp-servers/list-servers.ts';
 import { expectedResponse } from './fixture.ts';
 
 let t: TestApp;
@@ -97,6 +98,8 @@ describe('rules beyond the schema', () => {
       { $schema: 'https://static.modelcontextprotocol.io/schemas/2024-01-01/server.schema.json' },
       '/$schema',
     ],
+    ['an empty version', { version: '' }, '/version'],
+    ['a version with white space around it', { version: ' 1.0.0 ' }, '/version'],
     ['version latest', { version: 'latest' }, '/version'],
     ['a version range', { version: '^1.2.3' }, '/version'],
     ['a wildcard version', { version: '1.x' }, '/version'],
@@ -205,5 +208,19 @@ describe('who may publish', () => {
       authorization: `Bearer ${TEST_API_KEY}`,
     });
     expectProblem(elsewhere, 403, 'access_denied');
+  });
+
+  it('a server holds at most MAX_VERSIONS versions; a version of a server the caller cannot write names no workspace', async () => {
+    const name = 'io.github.many/versions';
+    for (let v = 0; v < MAX_VERSIONS; v++) expect((await publish(serverJson(name, `1.0.${v}`))).statusCode).toBe(200);
+    const over = expectProblem(await publish(serverJson(name, `2.0.0`)), 400, 'invalid_request');
+    expect(over.detail).toBe(`a server has at most ${MAX_VERSIONS} versions`);
+    // u-viewer reads ws-a-team and may not write it: the refusal does not name the server's workspace.
+    const refused = expectProblem(
+      await publish(serverJson(name, '3.0.0'), await t.auth('u-viewer'), ''),
+      403,
+      'access_denied',
+    );
+    expect(refused.detail).toBe(`no permission to publish versions of ${name}`);
   });
 });

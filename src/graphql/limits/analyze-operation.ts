@@ -13,7 +13,8 @@
  * - any other list: `defaultListSize`, an estimate (their lengths depend on the data; the list
  *   budget of list-budget.ts enforces the real total at execution).
  * `Skill.traceStats` costs the points of its answer (queries × groups × buckets, ×2 with compare),
- * 1 when its input is invalid (execution then reports why).
+ * 1 when its input is invalid (execution then reports why). The fields that carry a published
+ * document (FIELD_WEIGHTS) add its weight: one unit per KiB it may hold.
  *
  * Trace-store work: the distinct `since` windows of every `Tool.usage` in the operation, and whether
  * it selects `McpServer.usage` (one fixed window), which trace-budget.ts prices before anything
@@ -141,14 +142,26 @@ function traceStatsPoints(args: Record<string, unknown>): number {
   }
 }
 
+/**
+ * Fields that serve a document a caller published (a server.json holds up to 32 KiB, the publish
+ * bound): one unit per KiB on top of the field's own cost, so the budget bounds the bytes an answer
+ * can carry and not only its objects.
+ */
+export const FIELD_WEIGHTS: Readonly<Record<string, number>> = {
+  'McpServer.server': 32,
+  'McpServer.packages': 32,
+  'McpServer.remotes': 32,
+};
+
 function walkField(w: Walk, sel: FieldNode, scope: Scope, level: number): Measure {
   if (sel.alias !== undefined) w.aliases++;
   const name = sel.name.value;
   const def = fieldDef(w, scope.type, name);
   if (def === undefined) return { depth: 0, cost: 0 };
   const named = getNamedType(def.type);
-  if (!isCompositeType(named) || sel.selectionSet === undefined) return { depth: scope.meta ? 0 : 1, cost: 0 };
   const coordinate = `${scope.type.name}.${name}`;
+  const weight = FIELD_WEIGHTS[coordinate] ?? 0;
+  if (!isCompositeType(named) || sel.selectionSet === undefined) return { depth: scope.meta ? 0 : 1, cost: weight };
   const isList = isListType(getNullableType(def.type));
   const child: Scope = { type: named };
   let size = 1;
@@ -177,7 +190,7 @@ function walkField(w: Walk, sel: FieldNode, scope: Scope, level: number): Measur
     const since = argumentsOf(w, def, sel).since;
     w.usageWindows.add(typeof since === 'number' ? since : null);
   }
-  return { depth, cost: size * (1 + inner.cost) };
+  return { depth, cost: weight + size * (1 + inner.cost) };
 }
 
 function walkFragment(w: Walk, name: string, scope: Scope, level: number): Measure {
