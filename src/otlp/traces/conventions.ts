@@ -84,7 +84,8 @@ function claudeCode(span: DecodedSpan): Reading | null {
   }
   if (span.name === 'claude_code.tool') {
     const none = { provider: null, model: null, input: 0, output: 0, cacheRead: 0, cacheCreation: 0 };
-    return { ...none, category: 'tool_call', tool: text(get('tool_name')), error: get('error') !== null };
+    // Documented without an error attribute: a failed tool is known by the span's status.
+    return { ...none, category: 'tool_call', tool: text(get('tool_name')), error: false };
   }
   return null;
 }
