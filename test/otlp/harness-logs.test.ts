@@ -152,8 +152,11 @@ function expected() {
     }
     if (e.harness === 'codex' && e.name === 'sse_event') {
       tokens += n(e.attrs.input_token_count) + n(e.attrs.output_token_count);
-      // gpt-4o in the price table: 2.5 USD per million input tokens, 10 per million output.
-      cost += (n(e.attrs.input_token_count) * 2.5 + n(e.attrs.output_token_count) * 10) / 1e6;
+      // gpt-4o in the price table: 2.5 USD per million input tokens, 1.25 per million of them read
+      // from the cache (`cached_token_count`, a part of the input), 10 per million output.
+      const cached = n(e.attrs.cached_token_count);
+      cost +=
+        ((n(e.attrs.input_token_count) - cached) * 2.5 + cached * 1.25 + n(e.attrs.output_token_count) * 10) / 1e6;
     }
   }
   const sessions = new Set(counted.map((e) => String(e.attrs['session.id'] ?? e.attrs['conversation.id'])));

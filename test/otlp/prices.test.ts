@@ -26,4 +26,17 @@ describe('model prices match the ids providers report', () => {
     expect(priceOf('gpt-4o-mini-2024-07-18', 2_000_000, 1_000_000)).toBeCloseTo(0.9, 10);
     expect(priceOf(null, 1, 1)).toBe(0);
   });
+
+  it('cache reads and writes, parts of the input, are priced at their own rates', () => {
+    // claude-sonnet-4: 3 input, 0.3 cache read, 3.75 cache write, 15 output (USD per million).
+    expect(priceOf('claude-sonnet-4-20250514', 1_000_000, 0, { read: 600_000, write: 300_000 })).toBeCloseTo(
+      0.1 * 3 + 0.6 * 0.3 + 0.3 * 3.75,
+      10,
+    );
+    // gpt-4o has no cache-write price: a write costs plain input.
+    expect(priceOf('gpt-4o', 1_000_000, 0, { read: 0, write: 1_000_000 })).toBe(2.5);
+    // Cache counts beyond the input are capped by it: never a negative plain input.
+    expect(priceOf('gpt-4o', 100, 0, { read: 1000, write: 0 })).toBeCloseTo((100 * 1.25) / 1e6, 15);
+    expect(priceOf('mistral-large', 1000, 1000, { read: 500, write: 0 })).toBe(0);
+  });
 });

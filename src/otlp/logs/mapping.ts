@@ -72,6 +72,8 @@ const CLAUDE: Record<string, Builder> = {
     const input = num(a.get('input_tokens')) + num(a.get('cache_read_tokens')) + num(a.get('cache_creation_tokens'));
     span.set('gen_ai.usage.input_tokens', input);
     span.set('gen_ai.usage.output_tokens', num(a.get('output_tokens')));
+    span.set('gen_ai.usage.cache_read.input_tokens', num(a.get('cache_read_tokens')));
+    span.set('gen_ai.usage.cache_creation.input_tokens', num(a.get('cache_creation_tokens')));
     if (a.has('cost_usd')) span.set('gen_ai.usage.cost', num(a.get('cost_usd')));
     return { name: 'chat', durationMs: num(a.get('duration_ms')) };
   },
@@ -112,6 +114,8 @@ const CODEX: Record<string, Builder> = {
     set(span, 'gen_ai.request.model', str(a.get('model')));
     span.set('gen_ai.usage.input_tokens', num(a.get('input_token_count')));
     span.set('gen_ai.usage.output_tokens', num(a.get('output_token_count')));
+    // OpenAI's input counts include the cached tokens, as OpenTelemetry's do.
+    span.set('gen_ai.usage.cache_read.input_tokens', num(a.get('cached_token_count')));
     if (kind === 'response.failed') span.set('error.type', 'response.failed');
     return { name: 'chat', durationMs: num(a.get('duration_ms')) };
   },

@@ -6,8 +6,9 @@
  * otlp/ingest.ts, which knows the caller.
  */
 import type { SpanCategory, SpanRow } from '../../store/trace-port.ts';
-import { MAX_ATTRIBUTES, type Attributes, type AttrValue, type DecodedSpan } from '../types.ts';
+import { MAX_ATTRIBUTES, type DecodedSpan } from '../types.ts';
 import { priceOf } from '../prices.ts';
+import { first, number, readSpan, text, type Reading } from './conventions.ts';
 
 const ID = /^[0-9a-f]+$/;
 
@@ -52,28 +53,9 @@ export type SpanFields = Omit<SpanRow, 'org_id' | 'workspace_id' | 'skill'>;
 export type MappedSpan =
   { invalid: string } | { invalid: null; fields: SpanFields; workspace: string | null; skill: SkillRef | null };
 
-function first(span: DecodedSpan, ...keys: string[]): AttrValue {
-  for (const source of [span.attributes, span.resource] as Attributes[]) {
-    for (const k of keys) {
-      const v = source.get(k);
-      if (v !== undefined && v !== null && v !== '') return v;
-    }
-  }
-  return null;
-}
-
-const text = (v: AttrValue): string | null => (v === null ? null : String(v));
-const number = (v: AttrValue): number =>
-  typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : 0;
-
-const MODEL_OPS = new Set(['chat', 'text_completion', 'generate_content', 'embeddings']);
-
-function categoryOf(span: DecodedSpan, hasSkill: boolean): SpanCategory {
-  const op = text(span.attributes.get('gen_ai.operation.name') ?? null);
-  if (op === 'invoke_skill' || (op === null && hasSkill)) return 'skill_invocation';
-  if (op === 'execute_tool' || span.attributes.get('mcp.method.name') === 'tools/call') return 'tool_call';
-  if (op !== null && MODEL_OPS.has(op)) return 'model_call';
-  return 'other';
+function categoryOf(reading: Reading, hasSkill: boolean): SpanCategory {
+  if (reading.category === 'invoke_skill' || (reading.category === null && hasSkill)) return 'skill_invocation';
+  return reading.category ?? 'other';
 }
 
 function skillRef(span: DecodedSpan): SkillRef | null {
@@ -109,8 +91,7 @@ const bytes = (s: string | null) => (s === null ? 0 : Buffer.byteLength(s, 'utf8
 function outOfBounds(
   f: SpanFields,
   claims: (string | null)[],
-  input: number,
-  output: number,
+  counts: readonly number[],
   b: SpanBounds,
 ): string | null {
   const values = [f.harness, f.command, f.mcp, f.tool, f.model, f.user, f.session, ...claims];
@@ -118,7 +99,7 @@ function outOfBounds(
   if (values.some((v) => bytes(v) > b.maxValueBytes) || bytes(f.name) > 4 * b.maxValueBytes) {
     return `an attribute value longer than ${b.maxValueBytes} bytes (span name: ${4 * b.maxValueBytes})`;
   }
-  if (!(input >= 0 && output >= 0 && f.tokens <= b.spanMaxTokens))
+  if (!(counts.every((n) => n >= 0 && n <= b.spanMaxTokens) && f.tokens <= b.spanMaxTokens))
     return `token counts out of range (0 to ${b.spanMaxTokens.toLocaleString('en-US')} per span)`;
   if (!(f.cost >= 0 && f.cost <= b.spanMaxCostUsd))
     return `cost out of range (0 to ${b.spanMaxCostUsd.toLocaleString('en-US')} USD per span)`;
@@ -131,9 +112,8 @@ function outOfBounds(
 export function mapSpan(span: DecodedSpan, bounds: SpanBounds): MappedSpan {
   const bad = malformed(span);
   if (bad !== null) return { invalid: bad };
-  const inputTokens = number(first(span, 'gen_ai.usage.input_tokens'));
-  const outputTokens = number(first(span, 'gen_ai.usage.output_tokens'));
-  const model = text(first(span, 'gen_ai.response.model')) ?? text(first(span, 'gen_ai.request.model'));
+  const reading = readSpan(span);
+  const { input: inputTokens, output: outputTokens, model } = reading;
   const explicitCost = first(span, 'gen_ai.usage.cost');
   const version = number(first(span, 'skill.version'));
   const mcp =
@@ -148,21 +128,25 @@ export function mapSpan(span: DecodedSpan, bounds: SpanBounds): MappedSpan {
     name: span.name,
     start_s: Number(span.startNs / 1_000_000_000n),
     duration_ms: Number(span.endNs - span.startNs) / 1e6,
-    category: categoryOf(span, skill !== null),
+    category: categoryOf(reading, skill !== null),
     harness: text(span.resource.get('service.name') ?? null) ?? text(first(span, 'harness.name')),
     skill_version: Number.isSafeInteger(version) && version > 0 && version <= MAX_VERSION ? version : null,
     command: text(first(span, 'command.name')),
     mcp,
-    tool: text(first(span, 'gen_ai.tool.name')),
+    tool: reading.tool,
     model,
     user: text(first(span, 'user.id', 'enduser.id')),
-    session: text(first(span, 'session.id', 'gen_ai.conversation.id')),
+    session: text(first(span, 'session.id', 'gen_ai.conversation.id', 'mcp.session.id')),
     tokens: Math.round(inputTokens + outputTokens),
-    cost: explicitCost !== null ? number(explicitCost) : priceOf(model, inputTokens, outputTokens),
-    is_error: span.statusCode === 2 || first(span, 'error.type') !== null,
+    cost:
+      explicitCost !== null
+        ? number(explicitCost)
+        : priceOf(model, inputTokens, outputTokens, { read: reading.cacheRead, write: reading.cacheCreation }),
+    is_error: span.statusCode === 2 || reading.error,
   };
   const claims = [skill === null ? null : 'id' in skill ? skill.id : skill.name, workspace];
-  const why = outOfBounds(fields, claims, inputTokens, outputTokens, bounds);
+  const counts = [inputTokens, outputTokens, reading.cacheRead, reading.cacheCreation];
+  const why = outOfBounds(fields, claims, counts, bounds);
   return why !== null
     ? { invalid: why }
     : { invalid: null, fields, workspace: workspace === '' ? null : workspace, skill };
