@@ -147,7 +147,7 @@ function traceStatsPoints(args: Record<string, unknown>): number {
  * bound): one unit per KiB on top of the field's own cost, so the budget bounds the bytes an answer
  * can carry and not only its objects.
  */
-export const FIELD_WEIGHTS: Readonly<Record<string, number>> = {
+const FIELD_WEIGHTS: Readonly<Record<string, number>> = {
   'McpServer.server': 32,
   'McpServer.packages': 32,
   'McpServer.remotes': 32,
