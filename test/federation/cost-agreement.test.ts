@@ -19,7 +19,7 @@ function ours(query: string, variables: Record<string, unknown> = {}): number {
   const doc = parse(query);
   expect(validate(schema, doc)).toEqual([]);
   const operation = getOperationAST(doc);
-  if (operation === null) throw new Error('no operation');
+  if (!operation) throw new Error('no operation');
   const fragments = doc.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION);
   return analyzeOperation(schema, operation, fragments, variables, DEFAULT_LIMITS).cost;
 }

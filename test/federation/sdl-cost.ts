@@ -32,7 +32,6 @@ import {
   type GraphQLInputField,
   type GraphQLSchema,
   type SelectionSetNode,
-  type ValueNode,
   parse,
   getOperationAST,
 } from 'graphql';
@@ -82,7 +81,7 @@ function scoreValue(value: unknown, def: GraphQLArgument | GraphQLInputField): n
 
 function argValue(ctx: Ctx, node: FieldNode, name: string): unknown {
   const arg = node.arguments?.find((a) => a.name.value === name);
-  return arg === undefined ? undefined : valueFromASTUntyped(arg.value as ValueNode, ctx.variables);
+  return arg === undefined ? undefined : valueFromASTUntyped(arg.value, ctx.variables);
 }
 
 /** The size a field's own `@listSize` gives: the largest slicing argument sent, else `assumedSize`. */
@@ -145,8 +144,7 @@ function scoreSet(
       const fragment = sel.kind === Kind.FRAGMENT_SPREAD ? ctx.fragments.get(sel.name.value) : sel;
       if (fragment === undefined) continue;
       const on = fragment.typeCondition === undefined ? type : ctx.schema.getType(fragment.typeCondition.name.value);
-      if (on !== undefined && on !== null && isCompositeType(on))
-        cost += scoreSet(ctx, fragment.selectionSet, on, sized);
+      if (on !== undefined && isCompositeType(on)) cost += scoreSet(ctx, fragment.selectionSet, on, sized);
     }
   }
   return cost;
@@ -157,7 +155,7 @@ export function sdlEstimate(schema: GraphQLSchema, query: string, variables: Rec
   const doc = parse(query);
   const operation = getOperationAST(doc);
   const root = schema.getQueryType();
-  if (operation === null || root === null || root === undefined) throw new Error('no query operation');
+  if (!operation || !root) throw new Error('no query operation');
   const fragments = new Map(
     doc.definitions
       .filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
