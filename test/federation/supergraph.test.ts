@@ -1,7 +1,8 @@
 /**
  * This service as a Federation v2 subgraph: composed with a second subgraph (reviews, budgets, CI
  * status and approvals extending Agent, Workspace, Repo and McpServer) by @apollo/composition, and queried through @apollo/gateway
- * in-process, with both subgraphs on loopback and the caller's Authorization forwarded.
+ * in-process, with both subgraphs on loopback and the caller's Authorization forwarded (the gateway
+ * cannot enforce `@authenticated`/`@policy`, so its copy of our SDL leaves them out: router-only.ts).
  */
 import { composeServices } from '@apollo/composition';
 import { ApolloGateway, RemoteGraphQLDataSource } from '@apollo/gateway';
@@ -12,8 +13,8 @@ import { buildSubgraphSchema } from '@apollo/subgraph';
 import net, { type AddressInfo } from 'node:net';
 import { parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadTypeDefs } from '../../src/graphql/type-defs.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { typeDefsForApolloGateway } from './router-only.ts';
 
 const reviewsTypeDefs = parse(`
   extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: ["@key"])
@@ -86,7 +87,7 @@ beforeAll(async () => {
   const { url: reviewsUrl } = await startStandaloneServer(reviews, { listen: { host: '127.0.0.1', port: 0 } });
   const port = await freePort();
   composed = composeServices([
-    { name: 'registry', typeDefs: loadTypeDefs(), url: `http://127.0.0.1:${port}/graphql` },
+    { name: 'registry', typeDefs: typeDefsForApolloGateway(), url: `http://127.0.0.1:${port}/graphql` },
     { name: 'reviews', typeDefs: reviewsTypeDefs, url: reviewsUrl },
   ]);
   gateway = new ApolloServer<GatewayContext>({
