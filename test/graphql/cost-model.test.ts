@@ -72,9 +72,9 @@ describe('paged lists: the page the handler serves', () => {
 });
 
 describe('published documents: a unit per KiB they may hold', () => {
-  it('McpServer.server, packages and remotes weigh 32 each, wherever they are selected', () => {
+  it('the document weighs 32 and each of its packages and remotes 1 + 3, wherever they are selected', () => {
     expect(cost('{ mcpServer(id: "s") { server } }')).toBe(1 + 32);
-    expect(cost('{ mcpServer(id: "s") { packages { registryType } remotes { url } } }')).toBe(1 + 2 * (32 + 10));
+    expect(cost('{ mcpServer(id: "s") { packages { registryType } remotes { url } } }')).toBe(1 + 2 * 10 * (1 + 3));
     expect(cost('{ mcpServers(first: 200) { nodes { server } } }')).toBe(1 + 200 * (1 + 32));
     expect(cost('{ tools(first: 10) { nodes { server { server } } } }')).toBe(1 + 10 * (1 + 1 + 32));
   });

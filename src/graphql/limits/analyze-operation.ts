@@ -14,7 +14,7 @@
  *   budget of list-budget.ts enforces the real total at execution).
  * `Skill.traceStats` costs the points of its answer (queries × groups × buckets, ×2 with compare),
  * 1 when its input is invalid (execution then reports why). The fields that carry a published
- * document (FIELD_WEIGHTS) add its weight: one unit per KiB it may hold.
+ * document (FIELD_WEIGHTS) weigh more, by the bytes they may hold.
  *
  * Trace-store work: the distinct `since` windows of every `Tool.usage` in the operation, and whether
  * it selects `McpServer.usage` (one fixed window), which trace-budget.ts prices before anything
@@ -144,13 +144,14 @@ function traceStatsPoints(args: Record<string, unknown>): number {
 
 /**
  * Fields that serve a document a caller published (a server.json holds up to 32 KiB, the publish
- * bound): one unit per KiB on top of the field's own cost, so the budget bounds the bytes an answer
- * can carry and not only its objects.
+ * bound), so the budget bounds the bytes an answer can carry and not only its objects: the whole
+ * document adds one unit per KiB; a list of its parts adds its weight to each item. The SDL says the
+ * same with `@cost` (a router's estimate then agrees: test/federation/cost-agreement.test.ts).
  */
 const FIELD_WEIGHTS: Readonly<Record<string, number>> = {
   'McpServer.server': 32,
-  'McpServer.packages': 32,
-  'McpServer.remotes': 32,
+  'McpServer.packages': 3,
+  'McpServer.remotes': 3,
 };
 
 function walkField(w: Walk, sel: FieldNode, scope: Scope, level: number): Measure {
@@ -190,7 +191,7 @@ function walkField(w: Walk, sel: FieldNode, scope: Scope, level: number): Measur
     const since = argumentsOf(w, def, sel).since;
     w.usageWindows.add(typeof since === 'number' ? since : null);
   }
-  return { depth, cost: weight + size * (1 + inner.cost) };
+  return { depth, cost: size * (1 + weight + inner.cost) };
 }
 
 function walkFragment(w: Walk, name: string, scope: Scope, level: number): Measure {
