@@ -134,7 +134,9 @@ describe.skipIf(!up)('two replicas on one PostgreSQL and Redis', () => {
         ],
       }),
     });
-    return ((await stats.json()) as { data: { results: { value: number }[] } }).data.results.map((r) => r.value);
+    const answer = (await stats.json()) as { data?: { results: { value: number }[] } };
+    expect(stats.status, JSON.stringify(answer)).toBe(200);
+    return (answer.data?.results ?? []).map((r) => r.value);
   }
 
   it('sees through one replica what was written through the other', async () => {
