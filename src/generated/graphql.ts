@@ -1117,10 +1117,14 @@ export type TraceCompare =
   | 'previous_period';
 
 export type TraceDimension =
+  /** A registry agent's id, or the agent name as sent (gen_ai.agent.id, gen_ai.agent.name). */
+  | 'agent'
   | 'command'
   | 'harness'
   | 'mcp'
   | 'model'
+  /** The model's provider (gen_ai.provider.name, or gen_ai.system). */
+  | 'provider'
   | 'skill'
   | 'skill_version'
   | 'tool'
@@ -1144,6 +1148,10 @@ export type TraceMeasure =
   /** Active time in seconds. */
   | 'active_time'
   | 'active_users'
+  /** Input tokens written to the provider's prompt cache (part of TOKENS). */
+  | 'cache_creation_tokens'
+  /** Input tokens read from the provider's prompt cache (part of TOKENS). */
+  | 'cache_read_tokens'
   | 'commits'
   | 'cost'
   | 'error_rate'
@@ -2262,11 +2270,11 @@ export type TraceBucketResolvers = { DAY: 'day', WEEK: 'week' };
 
 export type TraceCompareResolvers = { NONE: 'none', PREVIOUS_PERIOD: 'previous_period' };
 
-export type TraceDimensionResolvers = { COMMAND: 'command', HARNESS: 'harness', MCP: 'mcp', MODEL: 'model', SKILL: 'skill', SKILL_VERSION: 'skill_version', TOOL: 'tool', USER: 'user' };
+export type TraceDimensionResolvers = { AGENT: 'agent', COMMAND: 'command', HARNESS: 'harness', MCP: 'mcp', MODEL: 'model', PROVIDER: 'provider', SKILL: 'skill', SKILL_VERSION: 'skill_version', TOOL: 'tool', USER: 'user' };
 
 export type TraceFilterOpResolvers = { EQ: 'eq', EXISTS: 'exists', IN: 'in', NEQ: 'neq', NOT_EXISTS: 'not_exists' };
 
-export type TraceMeasureResolvers = { ACTIVE_TIME: 'active_time', ACTIVE_USERS: 'active_users', COMMITS: 'commits', COST: 'cost', ERROR_RATE: 'error_rate', LATENCY_P50: 'latency_p50', LATENCY_P90: 'latency_p90', LATENCY_P99: 'latency_p99', LINES_ADDED: 'lines_added', LINES_REMOVED: 'lines_removed', PULL_REQUESTS: 'pull_requests', SESSIONS: 'sessions', SKILL_INVOCATIONS: 'skill_invocations', SPANS: 'spans', SUCCESS_RATE: 'success_rate', TOKENS: 'tokens', TOKENS_PER_TRACE: 'tokens_per_trace', TOOL_CALLS: 'tool_calls', TRACES: 'traces' };
+export type TraceMeasureResolvers = { ACTIVE_TIME: 'active_time', ACTIVE_USERS: 'active_users', CACHE_CREATION_TOKENS: 'cache_creation_tokens', CACHE_READ_TOKENS: 'cache_read_tokens', COMMITS: 'commits', COST: 'cost', ERROR_RATE: 'error_rate', LATENCY_P50: 'latency_p50', LATENCY_P90: 'latency_p90', LATENCY_P99: 'latency_p99', LINES_ADDED: 'lines_added', LINES_REMOVED: 'lines_removed', PULL_REQUESTS: 'pull_requests', SESSIONS: 'sessions', SKILL_INVOCATIONS: 'skill_invocations', SPANS: 'spans', SUCCESS_RATE: 'success_rate', TOKENS: 'tokens', TOKENS_PER_TRACE: 'tokens_per_trace', TOOL_CALLS: 'tool_calls', TRACES: 'traces' };
 
 export type TraceStatsComparisonResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['TraceStatsComparison'] = ResolversParentTypes['TraceStatsComparison']> = {
   data?: Resolver<ResolversTypes['TraceStatsData'], ParentType, ContextType>;

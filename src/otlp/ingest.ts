@@ -7,7 +7,9 @@
  * read that skill (by id, or by name among the sender's readable workspaces), or when the sender is
  * an agent's service account and its agent declares the skill with an active `uses_skill`
  * relationship (a skill of the same organization, wherever it lives: the span still lands in a
- * workspace the sender may write to).
+ * workspace the sender may write to). A span's agent is the registry agent `gen_ai.agent.id` names
+ * when the sender can read it (a service account: also its own agent), else `gen_ai.agent.name` as
+ * sent, else none; an unknown agent never refuses a span (frameworks name their agents freely).
  */
 import type { Access } from '../auth/access.ts';
 import type { RequestContext } from '../context.ts';
@@ -116,6 +118,17 @@ async function resolveSkills(
   return out;
 }
 
+/** The agent ids the spans name that are registry agents the sender can read (or its own agent). */
+async function resolveAgents(ctx: RequestContext, access: Access, spans: SpanBatch): Promise<Set<string>> {
+  const ids = distinctOf(spans.agentId);
+  const own = ctx.caller.kind === 'service_account' ? ctx.caller.agentId : null;
+  const known = new Set<string>(ids.filter((id) => id === own));
+  const others = ids.filter((id) => id !== own);
+  for (const a of others.length > 0 ? await ctx.registry.getArtifacts(others) : [])
+    if (a.kind === 'agent' && access.canRead(a.workspace_id)) known.add(a.id);
+  return known;
+}
+
 /**
  * The skills a service account's agent declares it uses: targets of its active `uses_skill`
  * relationships that are skills of the caller's organization (latest version, by id). A user
@@ -162,12 +175,14 @@ export async function ingestSpans(ctx: RequestContext, spans: SpanBatch): Promis
   const fallback = defaultWorkspace(ctx, access);
   if (fallback === null) throw new ApiError('access_denied', 'the caller may not create content in any workspace');
   const skills = await resolveSkills(ctx, access, spans);
+  const agents = await resolveAgents(ctx, access, spans);
   await yieldToEventLoop();
   ctx.checkDeadline();
 
   const kept: number[] = [];
   const workspaceIds: string[] = [];
   const skillIds: (string | null)[] = [];
+  const agentIds: (string | null)[] = [];
   const rejected = new Rejections();
   for (let i = 0; i < spans.length; i++) {
     const invalid = spans.invalid[i];
@@ -190,11 +205,18 @@ export async function ingestSpans(ctx: RequestContext, spans: SpanBatch): Promis
     kept.push(i);
     workspaceIds.push(workspaceId);
     skillIds.push(skill);
+    const agentId = spans.agentId[i] ?? null;
+    agentIds.push(agentId !== null && agents.has(agentId) ? agentId : (spans.agentName[i] ?? null));
   }
   // Checking the spans and handing them to the store are each a few milliseconds of synchronous
   // work per 10,000 spans: the event loop serves other requests in between.
   await yieldToEventLoop();
-  const columns = keptColumns(spans, kept, { orgId: ctx.caller.orgId, workspaceIds, skills: skillIds });
+  const columns = keptColumns(spans, kept, {
+    orgId: ctx.caller.orgId,
+    workspaceIds,
+    skills: skillIds,
+    agents: agentIds,
+  });
   const { stored, duplicates } = await store(ctx, (signal) => ctx.traces.insertColumns(columns, signal));
   return { accepted: stored, duplicates, rejected: rejected.count, errorMessage: rejected.message() };
 }

@@ -6,9 +6,9 @@
 import { SPAN_FIELDS, type SpanColumns } from '../store/trace-port.ts';
 import type { MappedSpan, SpanFields } from './traces/mapping.ts';
 
-/** The SpanRow fields a decode thread maps (organization, workspace and skill are settled by ingest). */
+/** The SpanRow fields a decode thread maps (organization, workspace, skill and agent are settled by ingest). */
 const FIELDS = SPAN_FIELDS.filter(
-  (f): f is keyof SpanFields => f !== 'org_id' && f !== 'workspace_id' && f !== 'skill',
+  (f): f is keyof SpanFields => f !== 'org_id' && f !== 'workspace_id' && f !== 'skill' && f !== 'agent',
 );
 
 type Columns = { [K in keyof SpanFields]: (SpanFields[K] | null)[] };
@@ -21,6 +21,9 @@ export interface SpanBatch {
   workspace: (string | null)[];
   skillId: (string | null)[];
   skillName: (string | null)[];
+  /** `gen_ai.agent.id` and `gen_ai.agent.name`. */
+  agentId: (string | null)[];
+  agentName: (string | null)[];
   columns: Columns;
 }
 
@@ -32,6 +35,8 @@ export function toBatch(spans: readonly MappedSpan[]): SpanBatch {
     workspace: new Array<string | null>(spans.length).fill(null),
     skillId: new Array<string | null>(spans.length).fill(null),
     skillName: new Array<string | null>(spans.length).fill(null),
+    agentId: new Array<string | null>(spans.length).fill(null),
+    agentName: new Array<string | null>(spans.length).fill(null),
     columns,
   };
   spans.forEach((s, i) => {
@@ -40,6 +45,8 @@ export function toBatch(spans: readonly MappedSpan[]): SpanBatch {
       return;
     }
     batch.workspace[i] = s.workspace;
+    batch.agentId[i] = s.agent.id;
+    batch.agentName[i] = s.agent.name;
     if (s.skill !== null) {
       if ('id' in s.skill) batch.skillId[i] = s.skill.id;
       else batch.skillName[i] = s.skill.name;
@@ -56,7 +63,7 @@ export function toBatch(spans: readonly MappedSpan[]): SpanBatch {
 export function keptColumns(
   batch: SpanBatch,
   kept: readonly number[],
-  ctx: { orgId: string; workspaceIds: string[]; skills: (string | null)[] },
+  ctx: { orgId: string; workspaceIds: string[]; skills: (string | null)[]; agents: (string | null)[] },
 ): SpanColumns {
   const all = kept.length === batch.length;
   const pick = (column: readonly unknown[]): unknown[] => (all ? (column as unknown[]) : kept.map((i) => column[i]));
@@ -67,6 +74,7 @@ export function keptColumns(
       org_id: new Array<string>(kept.length).fill(ctx.orgId),
       workspace_id: ctx.workspaceIds,
       skill: ctx.skills,
+      agent: ctx.agents,
       // Kept spans are valid: none of their cells holds the placeholder null of a refused span.
       ...(Object.fromEntries(FIELDS.map((f) => [f, pick(c[f])])) as unknown as {
         [K in (typeof FIELDS)[number]]: SpanFields[K][];

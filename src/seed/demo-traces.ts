@@ -69,6 +69,10 @@ export function* demoSpans(o: DemoTraceOptions, batchSize = 10_000): Generator<S
       command: pick(COMMANDS),
       user,
       session: `sess-${user}-${Math.floor(startS / 3600)}`,
+      provider: null,
+      agent: null,
+      cache_read_tokens: 0,
+      cache_creation_tokens: 0,
     };
     const rootId = hex(rnd, 16);
     const failed = rnd() < 0.03 + 0.02 * version;

@@ -24,6 +24,8 @@ const UNIT: Record<Measure, string> = {
   tool_calls: 'count',
   active_users: 'count',
   tokens: 'tokens',
+  cache_read_tokens: 'tokens',
+  cache_creation_tokens: 'tokens',
   tokens_per_trace: 'tokens',
   cost: 'usd',
   error_rate: 'ratio',
@@ -46,6 +48,8 @@ const ADDITIVE = new Set<Measure>([
   'tool_calls',
   'active_users',
   'tokens',
+  'cache_read_tokens',
+  'cache_creation_tokens',
   'cost',
   ...HARNESS_MEASURES,
 ]);

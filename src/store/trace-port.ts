@@ -7,7 +7,18 @@ import type { StoredBytes } from './stored-bytes.ts';
 
 export type SpanCategory = 'skill_invocation' | 'tool_call' | 'model_call' | 'other';
 
-export const DIMENSIONS = ['harness', 'skill', 'skill_version', 'command', 'mcp', 'tool', 'model', 'user'] as const;
+export const DIMENSIONS = [
+  'harness',
+  'skill',
+  'skill_version',
+  'command',
+  'mcp',
+  'tool',
+  'model',
+  'user',
+  'provider',
+  'agent',
+] as const;
 export type Dimension = (typeof DIMENSIONS)[number];
 
 /**
@@ -25,6 +36,8 @@ export const MEASURES = [
   'skill_invocations',
   'tool_calls',
   'tokens',
+  'cache_read_tokens',
+  'cache_creation_tokens',
   'active_users',
   'error_rate',
   'success_rate',
@@ -61,6 +74,14 @@ export interface SpanRow {
   tokens: number;
   cost: number;
   is_error: boolean;
+  /** The model's provider (`gen_ai.provider.name` and older names). */
+  provider: string | null;
+  /** A registry agent's id, or the agent name as sent (otlp/ingest.ts). */
+  agent: string | null;
+  /** Input tokens read from the provider's prompt cache (also counted in `tokens`). */
+  cache_read_tokens: number;
+  /** Input tokens written to the provider's prompt cache (also counted in `tokens`). */
+  cache_creation_tokens: number;
 }
 
 /** The fields of a SpanRow, in its declaration order. */
@@ -86,6 +107,10 @@ export const SPAN_FIELDS = [
   'tokens',
   'cost',
   'is_error',
+  'provider',
+  'agent',
+  'cache_read_tokens',
+  'cache_creation_tokens',
 ] as const satisfies readonly (keyof SpanRow)[];
 
 /**

@@ -51,11 +51,29 @@ export function generated(): SpanRow[] {
   // Every fifth trace has children a day or a week after its invocation: traces across buckets.
   const traces = [...new Set(rows.filter((r) => r.start_s < END - 8 * 86400).map((r) => r.trace_id))];
   const shift = new Map(traces.filter((_, i) => i % 5 === 0).map((t, i) => [t, i % 2 === 0 ? 86400 : 7 * 86400]));
-  return rows.map((r) =>
-    r.category !== 'skill_invocation' && shift.has(r.trace_id)
-      ? { ...r, start_s: r.start_s + (shift.get(r.trace_id) as number) }
-      : r,
+  return rows.map((r, i) =>
+    withProviderAgentCache(
+      r.category !== 'skill_invocation' && shift.has(r.trace_id)
+        ? { ...r, start_s: r.start_s + (shift.get(r.trace_id) as number) }
+        : r,
+      i,
+    ),
   );
+}
+
+/**
+ * Provider, agent and cache tokens for span `i` (the demo spans have none): model calls get the
+ * provider of their model and cache counts, agents are a registry id, a name as sent, or none.
+ */
+function withProviderAgentCache(r: SpanRow, i: number): SpanRow {
+  const model = r.category === 'model_call';
+  return {
+    ...r,
+    provider: r.model === null ? null : r.model.startsWith('claude') ? 'anthropic' : 'openai',
+    agent: [null, 'agent-0001', 'planner', 'agent-0002'][i % 4] as string | null,
+    cache_read_tokens: model ? Math.floor(r.tokens / 3) : 0,
+    cache_creation_tokens: model && i % 5 === 0 ? 100 + (i % 7) : 0,
+  };
 }
 
 /** Hand-made spans at the edges of a range and across a year boundary. */
@@ -226,6 +244,23 @@ export function traceContract(engine: string, open: () => Promise<TraceStore>, o
     it.each(DIMENSIONS.map((d) => [d]))('computes every measure grouped by %s', async (d) => {
       await same({ ...base, groupBy: [d] });
     });
+
+    it.each([['provider' as const], ['agent' as const]])(
+      'counts, filters and sums cache tokens by %s, also in the shapes other dimensions sum from rollups',
+      async (d) => {
+        const rows = await store.aggregate({ ...base, groupBy: [d], measures: ['spans', 'traces'] });
+        expect(rows.filter((r) => r.groups[d] !== null).length).toBeGreaterThanOrEqual(2);
+        await same({ ...base, groupBy: [d], measures: ['spans', 'traces', 'tokens'] });
+        await same({ ...base, groupBy: [d], bucket: 'day', measures: ['traces', 'cache_read_tokens'] });
+        const value = d === 'provider' ? 'anthropic' : 'planner';
+        await same({ ...base, filters: [{ key: d, op: 'eq', values: [value] }], groupBy: [d], measures: ['traces'] });
+        await same({ ...base, filters: [{ key: d, op: 'not_exists', values: [] }], measures: ['spans'] });
+        await same({ ...base, groupBy: ['model', d], measures: ['cache_creation_tokens', 'cost'] });
+        const [total] = await store.aggregate({ ...base, measures: ['cache_read_tokens', 'cache_creation_tokens'] });
+        expect(total?.values.cache_read_tokens).toBeGreaterThan(0);
+        expect(total?.values.cache_creation_tokens).toBeGreaterThan(0);
+      },
+    );
 
     it('groups by several dimensions at once', async () => {
       await same({ ...base, groupBy: ['model', 'harness', 'user'] });

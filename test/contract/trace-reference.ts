@@ -67,6 +67,10 @@ export function measure(spans: SpanRow[], m: Measure, points: readonly MetricPoi
       return spans.filter((s) => s.category === 'tool_call').length;
     case 'tokens':
       return tokens;
+    case 'cache_read_tokens':
+      return spans.reduce((a, s) => a + s.cache_read_tokens, 0);
+    case 'cache_creation_tokens':
+      return spans.reduce((a, s) => a + s.cache_creation_tokens, 0);
     case 'active_users':
       return distinct((s) => s.user);
     case 'error_rate':

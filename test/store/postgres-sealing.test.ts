@@ -430,7 +430,10 @@ describe.runIf(reachable)('PostgreSQL sealing', { timeout: 180_000 }, () => {
         ALTER TABLE trace_skills DROP COLUMN xid; DROP INDEX trace_skills_trace;
         ALTER TABLE spans DROP CONSTRAINT spans_trace_id_hex;
         ALTER TABLE trace_skills DROP CONSTRAINT trace_skills_trace_id_hex;
-        DELETE FROM traces_schema_migrations WHERE name IN ('003_sealed_skill_spans.sql', '004_skill_rollups.sql')`);
+        ALTER TABLE spans DROP COLUMN provider, DROP COLUMN agent, DROP COLUMN cache_read_tokens,
+          DROP COLUMN cache_creation_tokens;
+        DELETE FROM traces_schema_migrations
+        WHERE name IN ('003_sealed_skill_spans.sql', '004_skill_rollups.sql', '007_provider_agent_cache.sql')`);
       const all = spans(9);
       for (const r of all) await client.query(INSERT_SPAN, spanParams(r));
       await client.query(

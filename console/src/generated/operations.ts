@@ -92,10 +92,14 @@ export type TraceCompare =
   | 'PREVIOUS_PERIOD';
 
 export type TraceDimension =
+  /** A registry agent's id, or the agent name as sent (gen_ai.agent.id, gen_ai.agent.name). */
+  | 'AGENT'
   | 'COMMAND'
   | 'HARNESS'
   | 'MCP'
   | 'MODEL'
+  /** The model's provider (gen_ai.provider.name, or gen_ai.system). */
+  | 'PROVIDER'
   | 'SKILL'
   | 'SKILL_VERSION'
   | 'TOOL'
@@ -119,6 +123,10 @@ export type TraceMeasure =
   /** Active time in seconds. */
   | 'ACTIVE_TIME'
   | 'ACTIVE_USERS'
+  /** Input tokens written to the provider's prompt cache (part of TOKENS). */
+  | 'CACHE_CREATION_TOKENS'
+  /** Input tokens read from the provider's prompt cache (part of TOKENS). */
+  | 'CACHE_READ_TOKENS'
   | 'COMMITS'
   | 'COST'
   | 'ERROR_RATE'

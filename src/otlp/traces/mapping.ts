@@ -46,12 +46,19 @@ export function timeRefused(s: number, retentionDays = 0, nowS = Date.now() / 10
 /** What a span says about its skill before resolution: an id, a name, or nothing. */
 type SkillRef = { id: string } | { name: string };
 
+/** What a span says about its agent (`gen_ai.agent.id`, `gen_ai.agent.name`); otlp/ingest.ts resolves it. */
+interface AgentRef {
+  id: string | null;
+  name: string | null;
+}
+
 /** A span row before the caller's context is known: the fields otlp/ingest.ts adds are left out. */
-export type SpanFields = Omit<SpanRow, 'org_id' | 'workspace_id' | 'skill'>;
+export type SpanFields = Omit<SpanRow, 'org_id' | 'workspace_id' | 'skill' | 'agent'>;
 
 /** A decoded span, mapped and checked: the reason it is refused, or its fields and claims. */
 export type MappedSpan =
-  { invalid: string } | { invalid: null; fields: SpanFields; workspace: string | null; skill: SkillRef | null };
+  | { invalid: string }
+  | { invalid: null; fields: SpanFields; workspace: string | null; skill: SkillRef | null; agent: AgentRef };
 
 function categoryOf(reading: Reading, hasSkill: boolean): SpanCategory {
   if (reading.category === 'invoke_skill' || (reading.category === null && hasSkill)) return 'skill_invocation';
@@ -94,7 +101,7 @@ function outOfBounds(
   counts: readonly number[],
   b: SpanBounds,
 ): string | null {
-  const values = [f.harness, f.command, f.mcp, f.tool, f.model, f.user, f.session, ...claims];
+  const values = [f.harness, f.command, f.mcp, f.tool, f.model, f.provider, f.user, f.session, ...claims];
   if (hasNul([...values, f.name])) return NUL_REFUSED;
   if (values.some((v) => bytes(v) > b.maxValueBytes) || bytes(f.name) > 4 * b.maxValueBytes) {
     return `an attribute value longer than ${b.maxValueBytes} bytes (span name: ${4 * b.maxValueBytes})`;
@@ -143,11 +150,15 @@ export function mapSpan(span: DecodedSpan, bounds: SpanBounds): MappedSpan {
         ? number(explicitCost)
         : priceOf(model, inputTokens, outputTokens, { read: reading.cacheRead, write: reading.cacheCreation }),
     is_error: span.statusCode === 2 || reading.error,
+    provider: reading.provider,
+    cache_read_tokens: Math.round(reading.cacheRead),
+    cache_creation_tokens: Math.round(reading.cacheCreation),
   };
-  const claims = [skill === null ? null : 'id' in skill ? skill.id : skill.name, workspace];
+  const agent = { id: text(first(span, 'gen_ai.agent.id')), name: text(first(span, 'gen_ai.agent.name')) };
+  const claims = [skill === null ? null : 'id' in skill ? skill.id : skill.name, workspace, agent.id, agent.name];
   const counts = [inputTokens, outputTokens, reading.cacheRead, reading.cacheCreation];
   const why = outOfBounds(fields, claims, counts, bounds);
   return why !== null
     ? { invalid: why }
-    : { invalid: null, fields, workspace: workspace === '' ? null : workspace, skill };
+    : { invalid: null, fields, workspace: workspace === '' ? null : workspace, skill, agent };
 }

@@ -30,7 +30,10 @@ export function unstorable(r: SpanRow): string | null {
     return `trace_id must be 32 lowercase hex digits, got ${JSON.stringify(r.trace_id.slice(0, 40))}`;
   if (r.skill_version !== null && !(Number.isInteger(r.skill_version) && Math.abs(r.skill_version) <= INT32_MAX))
     return `skill_version out of range: ${r.skill_version}`;
-  if (!Number.isSafeInteger(Math.round(r.tokens)) || !Number.isSafeInteger(r.start_s))
+  if (
+    ![r.tokens, r.cache_read_tokens, r.cache_creation_tokens].every((n) => Number.isSafeInteger(Math.round(n))) ||
+    !Number.isSafeInteger(r.start_s)
+  )
     return 'tokens or start_s out of range';
   if (!Number.isFinite(r.cost) || !Number.isFinite(r.duration_ms)) return 'cost or duration_ms is not a finite number';
   return null;
@@ -74,6 +77,10 @@ const SPAN_VALUES: Record<SpansColumn, [DuckDBType, (s: Stored) => DuckDBValue]>
   tokens: [BIGINT, (s) => BigInt(Math.round(s.row.tokens))],
   cost: [DOUBLE, (s) => s.row.cost],
   duration_ms: [DOUBLE, (s) => s.row.duration_ms],
+  provider: [INTEGER, code('provider')],
+  agent: [INTEGER, code('agent')],
+  cache_read_tokens: [BIGINT, (s) => BigInt(Math.round(s.row.cache_read_tokens))],
+  cache_creation_tokens: [BIGINT, (s) => BigInt(Math.round(s.row.cache_creation_tokens))],
 };
 const SPAN_LAYOUT: Layout<Stored> = SPANS_COLUMNS.map((c) => SPAN_VALUES[c]);
 /** Types and extractors in the column order of `trace_skills` (TRACE_SKILLS_COLUMNS of columns.ts). */

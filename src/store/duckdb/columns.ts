@@ -4,7 +4,7 @@
  * against `DESCRIBE` of a freshly migrated file. The migrations (migrations/*.sql) are frozen; a new
  * migration that changes a table changes its list here, and the test says so if one is forgotten.
  */
-import { SPAN_DIMENSION_COLUMNS, SPAN_MEASURE_COLUMNS } from '../stats/span-columns.ts';
+import { SPAN_DIMENSION_COLUMNS, SPAN_LATER_COLUMNS, SPAN_MEASURE_COLUMNS } from '../stats/span-columns.ts';
 
 /** `spans`: one row per stored span, in ingestion order (`seq`). */
 export const SPANS_COLUMNS = [
@@ -18,6 +18,7 @@ export const SPANS_COLUMNS = [
   ...SPAN_DIMENSION_COLUMNS,
   'category',
   ...SPAN_MEASURE_COLUMNS,
+  ...SPAN_LATER_COLUMNS,
 ] as const;
 
 /** `skill_spans`: the sealed spans of each skill's traces, the category as two booleans. */
@@ -30,6 +31,7 @@ export const SKILL_SPANS_COLUMNS = [
   'is_invocation',
   'is_tool_call',
   ...SPAN_MEASURE_COLUMNS,
+  ...SPAN_LATER_COLUMNS,
 ] as const;
 
 /** `trace_skills`: which skills each trace belongs to. */

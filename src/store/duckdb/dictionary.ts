@@ -1,5 +1,6 @@
 /**
- * Integer codes for the low-cardinality dimensions (harness, skill, command, mcp, tool, model):
+ * Integer codes for the low-cardinality dimensions (harness, skill, command, mcp, tool, model,
+ * provider, agent):
  * grouping and filtering on integers costs DuckDB ~15% less than on strings. Users and sessions,
  * whose counts have no bound, stay strings.
  *
@@ -13,8 +14,16 @@
 import { INTEGER, LIST, VARCHAR, listValue, type DuckDBConnection } from '@duckdb/node-api';
 import type { Dimension, SpanRow } from '../trace-port.ts';
 
-export const ENCODED = ['harness', 'skill', 'command', 'mcp', 'tool', 'model'] as const satisfies readonly (Dimension &
-  keyof SpanRow)[];
+export const ENCODED = [
+  'harness',
+  'skill',
+  'command',
+  'mcp',
+  'tool',
+  'model',
+  'provider',
+  'agent',
+] as const satisfies readonly (Dimension & keyof SpanRow)[];
 export type EncodedDimension = (typeof ENCODED)[number];
 
 /** A code no value has: an unknown filter value matches no row. */

@@ -14,12 +14,13 @@
  * `sealed.seq` in the same snapshot as the rows (skill-rows.ts), so it never counts a span twice.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { SPAN_DIMENSION_COLUMNS, SPAN_MEASURE_COLUMNS } from '../stats/span-columns.ts';
+import { SPAN_DIMENSION_COLUMNS, SPAN_LATER_COLUMNS, SPAN_MEASURE_COLUMNS } from '../stats/span-columns.ts';
 
 const DIMS = SPAN_DIMENSION_COLUMNS;
 const MEASURES = SPAN_MEASURE_COLUMNS;
+const LATER = SPAN_LATER_COLUMNS;
 /** The span columns of `spans`, from `alias`. */
-const spanData = (alias: string) => [...DIMS, 'category', ...MEASURES].map((c) => `${alias}.${c}`).join(', ');
+const spanData = (alias: string) => [...DIMS, 'category', ...MEASURES, ...LATER].map((c) => `${alias}.${c}`).join(', ');
 /** The same as `skill_spans` stores them: the category as two booleans. */
 const sealedData = (alias: string) =>
   [
@@ -27,6 +28,7 @@ const sealedData = (alias: string) =>
     `${alias}.category = 'skill_invocation'`,
     `${alias}.category = 'tool_call'`,
     ...MEASURES.map((c) => `${alias}.${c}`),
+    ...LATER.map((c) => `${alias}.${c}`),
   ].join(', ');
 
 /** Seals the spans and mappings with `from < seq <= to`; the caller holds the writer. */

@@ -21,6 +21,9 @@
 /** The dimensions whose marks the rollups keep, as span columns, each with its bit (1 << (index + 1)). */
 const ROLLUP_DIMENSIONS = ['harness', 'skill', 'skill_version', 'command', 'mcp', 'tool', 'model', 'user_id'] as const;
 
+/** Whether the rollups keep `column` (the dimensions added later, provider and agent, are read from rows). */
+export const inRollups = (column: string): boolean => (ROLLUP_DIMENSIONS as readonly string[]).includes(column);
+
 /** The mark bit of distinct traces grouped by `column` (null: not grouped). */
 export function markBit(column: string | null): number {
   if (column === null) return 1;

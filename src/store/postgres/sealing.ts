@@ -19,7 +19,7 @@
  * they see a step entirely or not at all and never count a span twice.
  */
 import type pg from 'pg';
-import { SPAN_DIMENSION_COLUMNS, SPAN_MEASURE_COLUMNS } from '../stats/span-columns.ts';
+import { SPAN_DIMENSION_COLUMNS, SPAN_LATER_COLUMNS, SPAN_MEASURE_COLUMNS } from '../stats/span-columns.ts';
 import {
   EMPTY_ROLLUPS_SQL,
   KEEPS_ROLLUPS,
@@ -46,6 +46,7 @@ const SEALED: [string, string][] = [
   ['is_invocation', "s.category = 'skill_invocation'"],
   ['is_tool_call', "s.category = 'tool_call'"],
   ...SPAN_MEASURE_COLUMNS.map((c): [string, string] => [c, `s.${c}`]),
+  ...SPAN_LATER_COLUMNS.map((c): [string, string] => [c, `s.${c}`]),
 ];
 const sealedColumns = SEALED.map(([column]) => column).join(', ');
 const sealedRow = SEALED.map(([column, value]) => `${value} AS ${column}`).join(', ');

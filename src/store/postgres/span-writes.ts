@@ -40,6 +40,10 @@ const SPAN_VALUES: [string, (r: SpanRow) => CopyValue][] = [
   ['tokens', (r) => Math.round(r.tokens)],
   ['cost', (r) => r.cost],
   ['is_error', (r) => r.is_error],
+  ['provider', (r) => r.provider],
+  ['agent', (r) => r.agent],
+  ['cache_read_tokens', (r) => Math.round(r.cache_read_tokens)],
+  ['cache_creation_tokens', (r) => Math.round(r.cache_creation_tokens)],
 ];
 const POINT_VALUES: [string, (p: MetricPointRow) => CopyValue][] = [
   ['org_id', (p) => p.org_id],

@@ -16,7 +16,7 @@
 import { summedQuantile, type SummedPart } from '../stats/measures.ts';
 import type { SummedShape } from '../stats/row-source.ts';
 import type { AggregateQuery } from '../trace-port.ts';
-import { markBit, markColumn } from './rollups.ts';
+import { inRollups, markBit, markColumn } from './rollups.ts';
 
 const DAY = 86400;
 
@@ -31,7 +31,7 @@ const ADDITIVE: Partial<Record<SummedPart, { rollup: string; rows: string }>> = 
 
 /**
  * The summed SQL, or null when the query names a skill version (the rollups do not keep the
- * versions of a trace) or its range holds no full day. `tails` are the unsealed rows' SELECTs over
+ * versions of a trace), groups by a dimension they do not keep, or its range holds no full day. `tails` are the unsealed rows' SELECTs over
  * the range (skill-rows.ts), given the range's predicate and the placeholders of the organization
  * and skill; empty when everything is sealed.
  */
@@ -41,6 +41,7 @@ export function summedSql(
   tails: (where: string, org: string, skill: string) => string[],
 ): string | null {
   if (q.skillVersion !== undefined) return null;
+  if (shape.group !== null && !inRollups(shape.group.column)) return null;
   const first = Math.ceil(q.startS / DAY) * DAY;
   const last = Math.floor(q.endS / DAY) * DAY;
   if (last <= first) return null;

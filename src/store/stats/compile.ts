@@ -16,7 +16,16 @@ import { MEASURES, type AggregateQuery, type Measure } from '../trace-port.ts';
 import { DUCKDB, type Param, type SqlDialect } from './dialect.ts';
 import { commonWhere, inListSql, storedValue } from './filters.ts';
 import { metricSelect } from './harness-metrics.ts';
-import { PARTS, SUMMABLE, finalSql, isMetricPart, partSql, type Part, type SummedPart } from './measures.ts';
+import {
+  PARTS,
+  PART_COLUMNS,
+  SUMMABLE,
+  finalSql,
+  isMetricPart,
+  partSql,
+  type Part,
+  type SummedPart,
+} from './measures.ts';
 import { keepGroupsSql, onlyGroupsRowsSql, type GroupColumns } from './ranking.ts';
 import { BASE_COLUMNS, DIMENSION_COLUMN, type RowSource } from './row-source.ts';
 import { bucketSql, combineSql, groupedSeriesSql } from './series.ts';
@@ -135,7 +144,7 @@ function rowsAggregate(
   const base =
     source.rescan || dialect.prunesColumns
       ? rows
-      : `SELECT ${[...new Set([...BASE_COLUMNS, ...dimCols])].join(', ')} FROM (${rows}) source_rows`;
+      : `SELECT ${[...new Set([...BASE_COLUMNS, ...parts.flatMap((p) => PART_COLUMNS[p] ?? []), ...dimCols])].join(', ')} FROM (${rows}) source_rows`;
   const metricParts = parts.filter(isMetricPart);
   const bucket = q.bucket === undefined ? null : bucketSql(q.bucket, dialect);
   const metrics =

@@ -16,6 +16,8 @@ export type Part =
   | 'err'
   | 'tool'
   | 'tokens'
+  | 'cache_read'
+  | 'cache_creation'
   | 'cost'
   | 'traces'
   | 'sessions'
@@ -32,6 +34,8 @@ export const PARTS: Record<Measure, Part[]> = {
   skill_invocations: ['inv'],
   tool_calls: ['tool'],
   tokens: ['tokens'],
+  cache_read_tokens: ['cache_read'],
+  cache_creation_tokens: ['cache_creation'],
   active_users: ['users'],
   error_rate: ['inv', 'err'],
   success_rate: ['inv', 'err'],
@@ -48,7 +52,21 @@ export const PARTS: Record<Measure, Part[]> = {
 };
 /** Parts summed from the metric points of the groups' sessions (harness-metrics.ts), not from span rows. */
 export const isMetricPart = (p: Part): p is HarnessMeasure => (HARNESS_MEASURES as readonly Part[]).includes(p);
-export const ADDITIVE = new Set<Part>(['spans', 'inv', 'err', 'tool', 'tokens', 'cost']);
+export const ADDITIVE = new Set<Part>([
+  'spans',
+  'inv',
+  'err',
+  'tool',
+  'tokens',
+  'cache_read',
+  'cache_creation',
+  'cost',
+]);
+/** The source columns a part reads besides BASE_COLUMNS (row-source.ts), which every aggregation keeps. */
+export const PART_COLUMNS: Partial<Record<Part, string>> = {
+  cache_read: 'cache_read_tokens',
+  cache_creation: 'cache_creation_tokens',
+};
 export const DISTINCT = new Set<Part>(['traces', 'sessions', 'users']);
 export const QUANTILE: Partial<Record<Part, number>> = { p50: 0.5, p90: 0.9, p99: 0.99 };
 
@@ -82,6 +100,10 @@ export function partSql(p: Part, dialect: SqlDialect): string {
         return 'COUNT(*) FILTER (WHERE is_tool_call)';
       case 'tokens':
         return 'COALESCE(SUM(tokens), 0)';
+      case 'cache_read':
+        return 'COALESCE(SUM(cache_read_tokens), 0)';
+      case 'cache_creation':
+        return 'COALESCE(SUM(cache_creation_tokens), 0)';
       case 'cost':
         return 'COALESCE(SUM(cost), 0)';
       case 'traces':
@@ -119,6 +141,10 @@ export function finalSql(m: Measure): string {
       return count('tool');
     case 'tokens':
       return count('tokens');
+    case 'cache_read_tokens':
+      return count('cache_read');
+    case 'cache_creation_tokens':
+      return count('cache_creation');
     case 'active_users':
       return count('users');
     case 'error_rate':

@@ -6,7 +6,7 @@
 import type { AggregateQuery, Dimension } from '../trace-port.ts';
 import type { Param, SqlDialect } from './dialect.ts';
 import type { SummedPart } from './measures.ts';
-import { SPAN_DIMENSION_COLUMNS, SPAN_MEASURE_COLUMNS } from './span-columns.ts';
+import { SPAN_DIMENSION_COLUMNS, SPAN_LATER_COLUMNS, SPAN_MEASURE_COLUMNS } from './span-columns.ts';
 
 /** The span (and rollup) column of each dimension. */
 export const DIMENSION_COLUMN: Record<Dimension, string> = {
@@ -18,6 +18,8 @@ export const DIMENSION_COLUMN: Record<Dimension, string> = {
   tool: 'tool',
   model: 'model',
   user: 'user_id',
+  provider: 'provider',
+  agent: 'agent',
 };
 
 /**
@@ -32,6 +34,7 @@ export const SOURCE_COLUMNS = [
   'is_invocation',
   'is_tool_call',
   ...SPAN_MEASURE_COLUMNS,
+  ...SPAN_LATER_COLUMNS,
 ] as const;
 
 /** SOURCE_COLUMNS as a select list over a table of span rows (with `category` and its trace column). */

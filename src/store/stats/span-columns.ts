@@ -20,3 +20,10 @@ export const SPAN_DIMENSION_COLUMNS = [
 
 /** The measures. */
 export const SPAN_MEASURE_COLUMNS = ['is_error', 'tokens', 'cost', 'duration_ms'] as const;
+
+/**
+ * Columns added after the first release, at the end of every table (DuckDB's `ALTER TABLE ADD
+ * COLUMN` appends, and sealing copies rows by position): the dimensions provider and agent (in
+ * DuckDB, dim_values codes), then the cache token sums.
+ */
+export const SPAN_LATER_COLUMNS = ['provider', 'agent', 'cache_read_tokens', 'cache_creation_tokens'] as const;
