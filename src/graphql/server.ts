@@ -33,6 +33,7 @@ import { snakeCaseFieldResolver } from './field-resolver.ts';
 import { DEFAULT_LIMITS, operationLimitsPlugin, type OperationLimits } from './limits/limits-plugin.ts';
 import { budgetUnpagedLists } from './limits/list-budget.ts';
 import { refuseDeepDocuments } from './limits/nesting.ts';
+import { responseCachePlugin } from './response-cache.ts';
 import { buildRegistrySubgraph } from './schema.ts';
 
 /** Options of the GraphQL transport. */
@@ -93,6 +94,11 @@ export function createApolloServer(
       // Browsers get the service's own explorer (rest/console-routes.ts), never Apollo's CDN page.
       ApolloServerPluginLandingPageDisabled(),
       operationLimitsPlugin(limits),
+      // After the limits: a hit skips execution only.
+      ...responseCachePlugin({
+        maxEntries: services.config.responseCacheEntries,
+        maxBytes: services.config.responseCacheBytes,
+      }),
       ...(log !== undefined ? [errorLogPlugin(log)] : []),
     ],
   });

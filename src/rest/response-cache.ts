@@ -8,6 +8,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { callerKey } from '../auth/caller.ts';
+import { AnswerCache, answerCacheEnabled, type AnswerCacheBounds } from '../shared/answer-cache.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -23,7 +24,6 @@ declare module 'fastify' {
 }
 
 interface Entry {
-  generation: string;
   contentType: string;
   /** The Vary header of the uncached answer, replayed on hits so shared caches keep representations apart. */
   vary?: string;
@@ -31,20 +31,10 @@ interface Entry {
   payload: Buffer;
 }
 
-const MAX_PAYLOAD_BYTES = 1 << 20;
-
-/**
- * Bounded twice: at most `maxEntries` answers, and at most `maxBytes` of bodies in all (each at
- * most 1 MiB); the least recently used answer goes first.
- */
-export function installResponseCache(api: FastifyInstance, bounds: { maxEntries: number; maxBytes: number }): void {
-  if (bounds.maxEntries === 0 || bounds.maxBytes === 0) return;
-  const entries = new Map<string, Entry>();
-  let bytes = 0;
-  const drop = (key: string) => {
-    bytes -= entries.get(key)?.payload.length ?? 0;
-    entries.delete(key);
-  };
+/** Bounded as `AnswerCache` is: entries, bytes of bodies (each at most 1 MiB), least recently used first. */
+export function installResponseCache(api: FastifyInstance, bounds: AnswerCacheBounds): void {
+  if (!answerCacheEnabled(bounds)) return;
+  const entries = new AnswerCache<Entry>(bounds);
   api.decorateRequest('cacheSlot', null);
 
   api.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
@@ -53,11 +43,8 @@ export function installResponseCache(api: FastifyInstance, bounds: { maxEntries:
     const body = request.body === undefined ? '' : JSON.stringify(request.body);
     const key = `${callerKey(request.ctx.caller)}\n${request.method} ${request.url}\n${request.headers.accept ?? ''}\n${body}`;
     const generation = await request.ctx.generation();
-    const hit = entries.get(key);
-    if (hit !== undefined && hit.generation === generation) {
-      // Refresh recency: Map iteration order is insertion order.
-      entries.delete(key);
-      entries.set(key, hit);
+    const hit = entries.get(key, generation);
+    if (hit !== undefined) {
       if (hit.vary !== undefined) reply.header('vary', hit.vary);
       return reply.header('x-cache', 'hit').type(hit.contentType).send(hit.payload);
     }
@@ -69,18 +56,17 @@ export function installResponseCache(api: FastifyInstance, bounds: { maxEntries:
     if (slot === null || reply.statusCode !== 200) return payload;
     if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
     const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
-    if (body.length > MAX_PAYLOAD_BYTES || body.length > bounds.maxBytes) return payload;
-    drop(slot.key);
-    while (entries.size >= bounds.maxEntries || bytes + body.length > bounds.maxBytes)
-      drop(entries.keys().next().value as string);
-    bytes += body.length;
-    entries.set(slot.key, {
-      generation: slot.generation,
-      contentType: String(reply.getHeader('content-type')),
-      // The headers a route sets about its representation; per-request ones (rate limits) are not replayed.
-      ...(reply.hasHeader('vary') ? { vary: String(reply.getHeader('vary')) } : {}),
-      payload: body,
-    });
+    entries.set(
+      slot.key,
+      slot.generation,
+      {
+        contentType: String(reply.getHeader('content-type')),
+        // The headers a route sets about its representation; per-request ones (rate limits) are not replayed.
+        ...(reply.hasHeader('vary') ? { vary: String(reply.getHeader('vary')) } : {}),
+        payload: body,
+      },
+      body.length,
+    );
     return payload;
   });
 }

@@ -25,7 +25,12 @@ function bundle() {
 const counter = countingStore();
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp({ bundle: bundle(), wrapRegistry: (store) => counter.wrap(store) });
+  t = await startTestApp({
+    bundle: bundle(),
+    wrapRegistry: (store) => counter.wrap(store),
+    // Each query runs: the calls of an execution are measured, not those of a cached answer.
+    env: { RESPONSE_CACHE_ENTRIES: '0' },
+  });
   for (let i = 0; i < SERVERS; i++) {
     for (const version of ['1.0.0', '1.1.0']) {
       await t.registry.publishMcpServer({

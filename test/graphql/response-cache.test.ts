@@ -1,0 +1,154 @@
+/**
+ * The GraphQL response cache, on a real SQLite store wrapped in a counting Proxy: a repeated query
+ * is answered without its reads, for the same caller only, until a write moves the registry's
+ * generation; bounded in bytes; off with RESPONSE_CACHE_ENTRIES=0; answers with errors and answers
+ * read from the trace store are never kept.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseBundle } from '../../src/bundle/parse.ts';
+import { smallBundle } from '../fixtures/small-bundle.ts';
+import { toolCallRow } from '../fixtures/span-row.ts';
+import { startTestApp, type TestApp, type TestAppOptions } from '../helpers/test-app.ts';
+import { countingStore } from './helpers.ts';
+
+const TOOLS = 'query($n: Int) { tools(first: $n) { nodes { id name } } }';
+
+const counter = countingStore();
+let t: TestApp | undefined;
+async function start(options: TestAppOptions = {}): Promise<TestApp> {
+  t = await startTestApp({ ...options, wrapRegistry: (store) => counter.wrap(store) });
+  return t;
+}
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+
+/** POST /graphql as `user`, with the `x-cache` header of the answer. */
+async function ask(app: TestApp, query: string, variables: Record<string, unknown> = {}, user = 'u-admin') {
+  const res = await app.app.inject({
+    method: 'POST',
+    url: '/graphql',
+    headers: { ...(await app.auth(user)), 'content-type': 'application/json' },
+    payload: JSON.stringify({ query, variables }),
+  });
+  return { status: res.statusCode, cache: res.headers['x-cache'], body: res.body, json: res.json() };
+}
+
+/** The answer and store calls of one query, the org tree and memberships already warm. */
+async function measured(app: TestApp, query: string, variables: Record<string, unknown> = {}, user = 'u-admin') {
+  counter.reset();
+  const res = await ask(app, query, variables, user);
+  return { ...res, calls: counter.calls() };
+}
+
+describe('GraphQL response cache', () => {
+  it('answers a repeated query without reading the registry again, the same bytes', async () => {
+    const app = await start();
+    const first = await measured(app, TOOLS, { n: 5 });
+    expect(first.status).toBe(200);
+    expect(first.cache).toBeUndefined();
+    expect(first.calls.findArtifacts).toBe(1);
+    const again = await measured(app, TOOLS, { n: 5 });
+    expect(again.cache).toBe('hit');
+    expect(again.body).toBe(first.body);
+    expect(again.calls).toEqual({ generation: 1 });
+    // Other variables, another operation text: another answer.
+    expect((await measured(app, TOOLS, { n: 4 })).calls.findArtifacts).toBe(1);
+    expect((await measured(app, `${TOOLS} `, { n: 5 })).calls.findArtifacts).toBe(1);
+  });
+
+  it('an import moving the generation invalidates: the next answer shows the write', async () => {
+    const app = await start();
+    await ask(app, TOOLS, { n: 200 });
+    expect((await ask(app, TOOLS, { n: 200 })).cache).toBe('hit');
+    const bundle = smallBundle();
+    (bundle.artifacts.find((a) => a.id === 'tl-1') as Record<string, unknown>).name = 'renamed_tool';
+    await app.registry.importBundle(parseBundle(bundle));
+    const after = await measured(app, TOOLS, { n: 200 });
+    expect(after.cache).toBeUndefined();
+    expect(after.calls.findArtifacts).toBe(1);
+    expect(after.json.data.tools.nodes.map((n: { name: string }) => n.name)).toContain('renamed_tool');
+  });
+
+  it('never gives one caller the answer of another who reads other workspaces', async () => {
+    const app = await start();
+    const admin = await ask(app, TOOLS, { n: 200 });
+    expect((await ask(app, TOOLS, { n: 200 })).cache).toBe('hit');
+    const viewer = await measured(app, TOOLS, { n: 200 }, 'u-viewer');
+    expect(viewer.cache).toBeUndefined();
+    expect(viewer.calls.findArtifacts).toBe(1);
+    const ids = (r: { json: { data: { tools: { nodes: { id: string }[] } } } }) =>
+      r.json.data.tools.nodes.map((n) => n.id);
+    expect(ids(viewer).length).toBeGreaterThan(0);
+    expect(ids(viewer).length).toBeLessThan(ids(admin).length);
+    expect((await ask(app, TOOLS, { n: 200 }, 'u-viewer')).body).toBe(viewer.body);
+  });
+
+  it('spends the rate-limit quota on a hit as the first execution did', async () => {
+    const app = await start({ env: { RATE_LIMIT_PER_MIN: '2' } });
+    expect((await ask(app, TOOLS, { n: 5 })).json.errors).toBeUndefined();
+    expect((await ask(app, TOOLS, { n: 5 })).cache).toBe('hit');
+    const third = await ask(app, TOOLS, { n: 5 });
+    expect(third.cache).toBeUndefined();
+    expect(third.json.errors?.[0]?.extensions?.code).toBe('rate_limited');
+  });
+
+  it('is off with RESPONSE_CACHE_ENTRIES=0', async () => {
+    const app = await start({ env: { RESPONSE_CACHE_ENTRIES: '0' } });
+    await ask(app, TOOLS, { n: 5 });
+    const again = await measured(app, TOOLS, { n: 5 });
+    expect(again.cache).toBeUndefined();
+    expect(again.calls.findArtifacts).toBe(1);
+  });
+
+  it('keeps at most RESPONSE_CACHE_BYTES of answers: a second evicts the least recently used', async () => {
+    const app = await start({ env: { RESPONSE_CACHE_BYTES: '200' } });
+    const a = await ask(app, TOOLS, { n: 3 });
+    // Room for one of these answers (about 130 bytes of data for 3 tools, 90 for 2), not two.
+    expect(a.body.length).toBeGreaterThan(110);
+    expect((await ask(app, TOOLS, { n: 3 })).cache).toBe('hit');
+    await ask(app, TOOLS, { n: 2 });
+    expect((await ask(app, TOOLS, { n: 2 })).cache).toBe('hit');
+    const again = await measured(app, TOOLS, { n: 3 });
+    expect(again.cache).toBeUndefined();
+    expect(again.calls.findArtifacts).toBe(1);
+    expect(again.body).toBe(a.body);
+  });
+
+  it('does not keep an answer with an error, even beside data', async () => {
+    const app = await start();
+    const query = 'query { tools(first: 2) { nodes { id } } other: workspace(id: "ws-b") { id } }';
+    const first = await ask(app, query);
+    expect(first.status).toBe(200);
+    expect(first.json.data.tools.nodes).toHaveLength(2);
+    expect(first.json.errors.map((e: { extensions: { code: string } }) => e.extensions.code)).toEqual(['not_found']);
+    const again = await measured(app, query);
+    expect(again.cache).toBeUndefined();
+    expect(again.calls.findArtifacts).toBe(1);
+    expect(again.json.errors).toHaveLength(1);
+  });
+
+  it('does not keep answers read from the trace store: new spans show at once', async () => {
+    const app = await start();
+    const tool = smallBundle().artifacts.find((a) => a.id === 'tl-1') as {
+      tool_name?: string;
+      name: string;
+      server_id?: string;
+      workspace_id: string;
+    };
+    const span = (i: number) =>
+      toolCallRow(i, tool.tool_name ?? tool.name, tool.server_id ?? null, {
+        workspace_id: tool.workspace_id,
+        start_s: Math.floor(Date.now() / 1000) - 60,
+      });
+    const query = '{ tool(id: "tl-1") { id usage { calls } } }';
+    await app.traces.insertSpans([span(1)]);
+    const first = await ask(app, query);
+    expect(first.json.data.tool.usage.calls).toBe(1);
+    await app.traces.insertSpans([span(2)]);
+    const after = await ask(app, query);
+    expect(after.cache).toBeUndefined();
+    expect(after.json.data.tool.usage.calls).toBe(2);
+  });
+});
