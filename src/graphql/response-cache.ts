@@ -11,7 +11,7 @@
  * operation runs and answers its usual error. Only queries answered with data and no error are
  * kept. Operations selecting a field that reads the trace store (`traceStats`, `usage`) are not
  * cached: spans arrive, are pruned and are sealed without moving the generation, and the trace
- * store offers no version of its own to key on.
+ * store offers no version of its own to key on. Nor are those selecting `card` (see below).
  */
 import type { ApolloServerPlugin } from '@apollo/server';
 import { BREAK, Kind, OperationTypeNode, visit, type DocumentNode } from 'graphql';
@@ -20,8 +20,12 @@ import type { RequestContext } from '../context.ts';
 import type { LimitedOperation } from '../rate-limits.ts';
 import { AnswerCache, answerCacheEnabled, type AnswerCacheBounds } from '../shared/answer-cache.ts';
 
-/** Fields whose answers come from the trace store (Query.traceStats, Tool.usage, McpServer.usage). */
-const TRACE_STORE_FIELDS = new Set(['traceStats', 'usage']);
+/**
+ * Fields that make an answer unfit for the cache: those read from the trace store (Query.traceStats,
+ * Tool.usage, McpServer.usage), and `Agent.card`, whose URLs may come from the request's `Host`
+ * (the key does not hold it; REST caches cards only when PUBLIC_BASE_URL is set).
+ */
+const UNCACHEABLE_FIELDS = new Set(['traceStats', 'usage', 'card']);
 
 interface Entry {
   /** The answer's `data`, encoded once (a hit decodes its own copy). */
@@ -30,12 +34,12 @@ interface Entry {
   spent: [LimitedOperation, number | undefined][];
 }
 
-/** True when the document selects a field read from the trace store, in any fragment. */
-function readsTraceStore(document: DocumentNode): boolean {
+/** True when the document selects an uncacheable field, in any fragment. */
+function selectsUncacheable(document: DocumentNode): boolean {
   let found = false;
   visit(document, {
     [Kind.FIELD](node) {
-      if (!TRACE_STORE_FIELDS.has(node.name.value)) return undefined;
+      if (!UNCACHEABLE_FIELDS.has(node.name.value)) return undefined;
       found = true;
       return BREAK;
     },
@@ -59,7 +63,7 @@ export function responseCachePlugin(bounds: AnswerCacheBounds): ApolloServerPlug
       let slot: { key: string; generation: string } | undefined;
       return {
         async responseForOperation(rc) {
-          if (rc.operation.operation !== OperationTypeNode.QUERY || readsTraceStore(rc.document)) return null;
+          if (rc.operation.operation !== OperationTypeNode.QUERY || selectsUncacheable(rc.document)) return null;
           const variables = JSON.stringify(rc.request.variables ?? {});
           const key = `${callerKey(ctx.caller)}\n${rc.operationName ?? ''}\n${variables}\n${rc.source}`;
           const generation = await ctx.generation();

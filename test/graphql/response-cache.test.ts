@@ -151,4 +151,23 @@ describe('GraphQL response cache', () => {
     expect(after.cache).toBeUndefined();
     expect(after.json.data.tool.usage.calls).toBe(2);
   });
+
+  it('does not keep agent cards: their URLs follow each request Host header', async () => {
+    const app = await start();
+    const card = async (host: string) => {
+      const res = await app.app.inject({
+        method: 'POST',
+        url: '/graphql',
+        headers: { ...(await app.auth('u-admin')), 'content-type': 'application/json', host },
+        payload: JSON.stringify({ query: '{ agent(id: "ag-1") { card } }' }),
+      });
+      const url = res.json<{ data: { agent: { card: { supportedInterfaces: { url: string }[] } } } }>().data.agent.card
+        .supportedInterfaces[0]?.url;
+      return { cache: res.headers['x-cache'], url };
+    };
+    expect((await card('a.example')).url).toMatch(/^http:\/\/a\.example\//);
+    const other = await card('b.example');
+    expect(other.cache).toBeUndefined();
+    expect(other.url).toMatch(/^http:\/\/b\.example\//);
+  });
 });
