@@ -53,6 +53,8 @@ export function responseCachePlugin(bounds: AnswerCacheBounds): ApolloServerPlug
   const entries = new AnswerCache<Entry>(bounds);
   const plugin: ApolloServerPlugin<RequestContext> = {
     async requestDidStart({ contextValue: ctx }) {
+      // An operation run without a request's context (executeOperation by a tool) is not cached.
+      if ((ctx as Partial<RequestContext> | undefined)?.spendQuota === undefined) return {};
       // Record what this request's resolvers spend (the context is this request's own).
       const spent: Entry['spent'] = [];
       const spend = ctx.spendQuota.bind(ctx);
