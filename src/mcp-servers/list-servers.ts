@@ -54,9 +54,15 @@ function decodeCursor(cursor: string): { name: string; version: string } {
   return { name, version };
 }
 
+/** The date part names a real day (Date.parse rolls 2026-02-30 over to March 2). */
+function isCalendarDate(value: string): boolean {
+  const [y, m, d] = value.slice(0, 10).split('-').map(Number) as [number, number, number];
+  return new Date(Date.UTC(y, m - 1, d)).getUTCDate() === d;
+}
+
 function updatedSince(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
-  if (!RFC3339.test(value) || Number.isNaN(Date.parse(value)))
+  if (!RFC3339.test(value) || Number.isNaN(Date.parse(value)) || !isCalendarDate(value))
     throw new ApiError('invalid_query', 'query parameter updated_since must be an RFC 3339 date-time');
   return value;
 }

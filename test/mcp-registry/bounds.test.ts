@@ -35,6 +35,7 @@ describe('parameters', () => {
     ['a cursor over 1000 characters', `cursor=${'a'.repeat(1001)}`],
     ['updated_since not RFC 3339', 'updated_since=yesterday'],
     ['updated_since out of range', 'updated_since=2026-13-45T00:00:00Z'],
+    ['updated_since on a day the month has not', 'updated_since=2026-02-30T00:00:00Z'],
     ['an empty version', 'version='],
     ['include_deleted not a boolean', 'include_deleted=maybe'],
     ['an unknown parameter', 'offset=3'],
