@@ -6,7 +6,7 @@
  * Deliberate settings: batched HTTP requests off; Apollo's landing page off (browsers get the
  * service's explorer); introspection with the explorer (GRAPHQL_EXPLORER, off in production); schema
  * details in errors off in production; automatic persisted queries on, scoped per organization (in-memory
- * LRU unless a shared cache is passed); cache-control, inline tracing, usage and schema reporting
+ * LRU unless a shared cache is passed); Apollo's cache-control, inline tracing, usage and schema reporting
  * switched off (per-field work nobody reads here). Bounds (DESIGN §12): document nesting checked
  * before parsing, tokens bounded while parsing, depth, alias and cost limits before execution
  * (the cost limit from config), and a list budget during execution. 5xx errors are logged with
@@ -26,6 +26,7 @@ import type { FastifyBaseLogger, FastifyError, FastifyInstance } from 'fastify';
 import type { RequestContext, Services } from '../context.ts';
 import type { ApiError } from '../errors.ts';
 import { orgScopedCache, runInOrg } from './apq-scope.ts';
+import { cacheHintsPlugin } from './cache-hints.ts';
 import { checkEntityRepresentations } from './entity-representations.ts';
 import { errorLogPlugin } from './error-log.ts';
 import { formatGraphqlError, graphqlRouteErrorHandler } from './errors.ts';
@@ -94,6 +95,7 @@ export function createApolloServer(
       // Browsers get the service's own explorer (rest/console-routes.ts), never Apollo's CDN page.
       ApolloServerPluginLandingPageDisabled(),
       operationLimitsPlugin(limits),
+      cacheHintsPlugin(),
       // After the limits: a hit skips execution only.
       ...responseCachePlugin({
         maxEntries: services.config.responseCacheEntries,
