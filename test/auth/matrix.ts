@@ -125,7 +125,7 @@ export interface Operation {
   name: string;
   targets: string[];
   /** Status and code of the answer for this target (GraphQL: from the error's extensions). */
-  call: (header: string, target: string) => Promise<{ status: number; code?: string }>;
+  call: (header: string, target: string, caller: Caller) => Promise<{ status: number; code?: string }>;
   /** The expected answer, when not {@link expected}'s read rule. */
   expects?: (caller: Caller, target: string) => { status: number; code?: string };
 }
@@ -257,7 +257,7 @@ export function runMatrix(title: string, operations: Operation[], more: readonly
           const got: Record<string, string> = {};
           const want: Record<string, string> = {};
           for (const target of op.targets) {
-            const answer = await op.call(header, target);
+            const answer = await op.call(header, target, caller);
             const expect_ = (op.expects ?? expected)(caller, target);
             got[target] = `${answer.status} ${answer.code ?? ''}`.trim();
             want[target] = `${expect_.status} ${expect_.code ?? ''}`.trim();
