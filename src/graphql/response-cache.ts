@@ -9,23 +9,36 @@
  * it skips execution and nothing else. The rate-limit quotas that the first execution spent are
  * spent again on each hit, as a REST hit spends its route's quota; when one is exhausted the
  * operation runs and answers its usual error. Only queries answered with data and no error are
- * kept. Operations selecting a field that reads the trace store (`traceStats`, `usage`) are not
- * cached: spans arrive, are pruned and are sealed without moving the generation, and the trace
- * store offers no version of its own to key on. Nor are those selecting `card` (see below).
+ * kept. Answers that read the trace store (`traceStats`, `Tool.usage`) are kept under the trace
+ * store's watermark as well (TraceStore.watermark: it moves after every write of spans, points or
+ * retention, on any replica), so new spans show at once; when the mark cannot be read they are not
+ * kept. `McpServer.usage` (the last 30 days: a window that slides with the clock) and `Agent.card`
+ * (see below) are never kept.
  */
 import type { ApolloServerPlugin } from '@apollo/server';
-import { BREAK, Kind, OperationTypeNode, visit, type DocumentNode } from 'graphql';
+import {
+  BREAK,
+  Kind,
+  OperationTypeNode,
+  TypeInfo,
+  visit,
+  visitWithTypeInfo,
+  type DocumentNode,
+  type GraphQLSchema,
+} from 'graphql';
 import { callerKey } from '../auth/caller.ts';
 import type { RequestContext } from '../context.ts';
 import type { LimitedOperation } from '../rate-limits.ts';
 import { AnswerCache, answerCacheEnabled, type AnswerCacheBounds } from '../shared/answer-cache.ts';
 
 /**
- * Fields that make an answer unfit for the cache: those read from the trace store (Query.traceStats,
- * Tool.usage, McpServer.usage), and `Agent.card`, whose URLs may come from the request's `Host`
- * (the key does not hold it; REST caches cards only when PUBLIC_BASE_URL is set).
+ * Fields (`Type.field`) whose answer depends on more than the registry: those read from the trace
+ * store (kept under its watermark too), and those never kept: `McpServer.usage` slides with the
+ * clock, and `Agent.card`'s URLs may come from the request's `Host` (the key does not hold it; REST
+ * caches cards only when PUBLIC_BASE_URL is set).
  */
-const UNCACHEABLE_FIELDS = new Set(['traceStats', 'usage', 'card']);
+const TRACE_FIELDS = new Set(['Skill.traceStats', 'Agent.traceStats', 'Tool.usage']);
+const NEVER_FIELDS = new Set(['McpServer.usage', 'Agent.card']);
 
 interface Entry {
   /** The answer's `data`, encoded once (a hit decodes its own copy). */
@@ -34,16 +47,24 @@ interface Entry {
   spent: [LimitedOperation, number | undefined][];
 }
 
-/** True when the document selects an uncacheable field, in any fragment. */
-function selectsUncacheable(document: DocumentNode): boolean {
-  let found = false;
-  visit(document, {
-    [Kind.FIELD](node) {
-      if (!UNCACHEABLE_FIELDS.has(node.name.value)) return undefined;
-      found = true;
-      return BREAK;
-    },
-  });
+/** Whether the document may be kept: `never`, under the trace store's watermark too (`traces`), or `registry` only. */
+function freshnessOf(schema: GraphQLSchema, document: DocumentNode): 'never' | 'traces' | 'registry' {
+  let found: 'never' | 'traces' | 'registry' = 'registry';
+  const types = new TypeInfo(schema);
+  visit(
+    document,
+    visitWithTypeInfo(types, {
+      [Kind.FIELD](node) {
+        const field = `${types.getParentType()?.name ?? ''}.${node.name.value}`;
+        if (NEVER_FIELDS.has(field)) {
+          found = 'never';
+          return BREAK;
+        }
+        if (TRACE_FIELDS.has(field)) found = 'traces';
+        return undefined;
+      },
+    }),
+  );
   return found;
 }
 
@@ -65,10 +86,14 @@ export function responseCachePlugin(bounds: AnswerCacheBounds): ApolloServerPlug
       let slot: { key: string; generation: string } | undefined;
       return {
         async responseForOperation(rc) {
-          if (rc.operation.operation !== OperationTypeNode.QUERY || selectsUncacheable(rc.document)) return null;
+          if (rc.operation.operation !== OperationTypeNode.QUERY) return null;
+          const freshness = freshnessOf(rc.schema, rc.document);
+          if (freshness === 'never') return null;
           const variables = JSON.stringify(rc.request.variables ?? {});
           const key = `${callerKey(ctx.caller)}\n${rc.operationName ?? ''}\n${variables}\n${rc.source}`;
-          const generation = await ctx.generation();
+          const watermark = freshness === 'traces' ? await ctx.traces.watermark().catch(() => null) : '';
+          if (watermark === null) return null;
+          const generation = `${await ctx.generation()}/${watermark}`;
           slot = { key, generation };
           const hit = entries.get(key, generation);
           if (hit === undefined) return null;

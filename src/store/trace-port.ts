@@ -335,6 +335,14 @@ export interface TraceStore {
   /** insertSpans for spans already in columns (what ingestion hands over: cheap to pass to a thread). */
   insertColumns(spans: SpanColumns, signal?: AbortSignal): Promise<InsertOutcome>;
   countSpans(): Promise<number>;
+  /**
+   * A mark that moves after every write that may change an answer (spans or points stored, even
+   * as duplicates; retention), on any replica; sealing does not move it, as it changes no answer.
+   * Answers computed while it reads the same may be reused (the GraphQL response cache keys
+   * statistics by it). It moves only after the write commits, so an answer older than a mark is
+   * never keyed to it.
+   */
+  watermark(): Promise<string>;
   /** As insertSpans, for harness metric points, whose identity is (org_id, key, time_s). */
   insertMetricPoints(rows: readonly MetricPointRow[], signal?: AbortSignal): Promise<InsertOutcome>;
   /**

@@ -15,17 +15,17 @@ import { retentionContract } from './trace-retention-contract.ts';
 import { identityContract } from './trace-identity-contract.ts';
 import { toolUsageContract } from './tool-usage-contract.ts';
 import { serverUsageContract } from './server-usage-contract.ts';
+import { watermarkContract } from './trace-watermark-contract.ts';
 
 const schemas: string[] = [];
 if (await postgresReachable()) {
+  // "Now" is the data's end, so its months (September and October 2026) are always partitioned.
+  const openIn = (schema: string) =>
+    openPostgresTraces({ databaseUrl: PG_URL, requestTimeoutMs: 10_000 }, schema, { sealEveryMs: 0, now: () => END });
   const open = async () => {
     const schema = freshSchemaName('t_traces');
     schemas.push(schema);
-    // "Now" is the data's end, so its months (September and October 2026) are always partitioned.
-    return openPostgresTraces({ databaseUrl: PG_URL, requestTimeoutMs: 10_000 }, schema, {
-      sealEveryMs: 0,
-      now: () => END,
-    });
+    return openIn(schema);
   };
   const seal = async (store: TraceStore) => {
     if (!(await (store as PostgresTraceStore).seal())) throw new Error('the sealing lock was taken');
@@ -43,6 +43,8 @@ if (await postgresReachable()) {
   identityContract('postgres', open, { seal });
   toolUsageContract('postgres', open);
   serverUsageContract('postgres', open);
+  // The replica opens the schema the contract's store was opened in (the last one made).
+  watermarkContract('postgres', open, { seal, replica: async () => openIn(schemas.at(-1) as string) });
   afterAll(async () => {
     for (const s of schemas) await dropSchema(s);
   });

@@ -1,13 +1,13 @@
 /**
  * The GraphQL response cache, on a real SQLite store wrapped in a counting Proxy: a repeated query
  * is answered without its reads, for the same caller only, until a write moves the registry's
- * generation; bounded in bytes; off with RESPONSE_CACHE_ENTRIES=0; answers with errors and answers
- * read from the trace store are never kept.
+ * generation; bounded in bytes; off with RESPONSE_CACHE_ENTRIES=0; answers with errors are never
+ * kept, answers read from the trace store only until its watermark moves (new spans show at once).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseBundle } from '../../src/bundle/parse.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
-import { toolCallRow } from '../fixtures/span-row.ts';
+import { spanRow, toolCallRow } from '../fixtures/span-row.ts';
 import { startTestApp, type TestApp, type TestAppOptions } from '../helpers/test-app.ts';
 import { countingStore } from './helpers.ts';
 
@@ -129,7 +129,7 @@ describe('GraphQL response cache', () => {
     expect(again.json.errors).toHaveLength(1);
   });
 
-  it('does not keep answers read from the trace store: new spans show at once', async () => {
+  it('keeps answers read from the trace store until spans arrive: new spans show at once', async () => {
     const app = await start();
     const tool = smallBundle().artifacts.find((a) => a.id === 'tl-1') as {
       tool_name?: string;
@@ -146,10 +146,39 @@ describe('GraphQL response cache', () => {
     await app.traces.insertSpans([span(1)]);
     const first = await ask(app, query);
     expect(first.json.data.tool.usage.calls).toBe(1);
+    const again = await ask(app, query);
+    expect(again.cache).toBe('hit');
+    expect(again.body).toBe(first.body);
     await app.traces.insertSpans([span(2)]);
     const after = await ask(app, query);
     expect(after.cache).toBeUndefined();
     expect(after.json.data.tool.usage.calls).toBe(2);
+    // A resend stores nothing new, yet moves the mark: the next answer is computed afresh, the same.
+    await app.traces.insertSpans([span(2)]);
+    const resent = await ask(app, query);
+    expect(resent.cache).toBeUndefined();
+    expect(resent.json.data.tool.usage.calls).toBe(2);
+    expect((await ask(app, query)).cache).toBe('hit');
+  });
+
+  it("keeps statistics of a skill until spans arrive, and never an MCP server's sliding 30-day usage", async () => {
+    const app = await start();
+    const now = Math.floor(Date.now() / 1000);
+    const stats = `{ skill(id: "sk-1") { traceStats(input: { startTimeUnixSeconds: ${now - 3600}, endTimeUnixSeconds: ${now + 3600}, requestType: SCALAR, queries: [{ name: "n", measure: SPANS }] }) { data { ... on ScalarStats { results { value } } } } } }`;
+    const value = (res: { json: { data: { skill: { traceStats: { data: { results: { value: number }[] } } } } } }) =>
+      res.json.data.skill.traceStats.data.results[0]?.value;
+    const first = await ask(app, stats);
+    expect(value(first)).toBe(0);
+    expect((await ask(app, stats)).cache).toBe('hit');
+    await app.traces.insertSpans([
+      spanRow(1, { category: 'skill_invocation', skill: 'sk-1', skill_version: 1, start_s: now - 60 }),
+    ]);
+    const after = await ask(app, stats);
+    expect(after.cache).toBeUndefined();
+    expect(value(after), after.body).toBe(1);
+    const server = '{ mcpServers(first: 1) { nodes { id usage { calls } } } }';
+    expect((await ask(app, server)).status).toBe(200);
+    expect((await ask(app, server)).cache).toBeUndefined();
   });
 
   it('does not keep agent cards: their URLs follow each request Host header', async () => {

@@ -24,6 +24,7 @@ import {
   type TraceStore,
 } from '../trace-port.ts';
 import type { StoredBytes } from '../stored-bytes.ts';
+import { SettledWrites } from '../watermark.ts';
 import type { DuckDbTraceOptions } from './trace-store.ts';
 import type { WorkerInit, WorkerReply, WorkerRequest } from './trace-worker.ts';
 
@@ -43,6 +44,7 @@ export class ThreadedTraceStore implements TraceStore {
   private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   private nextId = 1;
   private down: TraceStoreUnavailableError | null = null;
+  private readonly writes = new SettledWrites();
 
   private constructor(worker: Worker, notice: (message: string) => void) {
     this.worker = worker;
@@ -125,11 +127,16 @@ export class ThreadedTraceStore implements TraceStore {
 
   /** Columns cross to the engine's thread for a fraction of the event loop's time that rows take. */
   insertColumns(spans: SpanColumns, signal?: AbortSignal): Promise<InsertOutcome> {
-    return this.withdrawable({ op: 'insert', spans }, signal);
+    return this.writes.after(this.withdrawable({ op: 'insert', spans }, signal));
   }
 
   insertMetricPoints(points: readonly MetricPointRow[], signal?: AbortSignal): Promise<InsertOutcome> {
-    return this.withdrawable({ op: 'insertPoints', points: [...points] }, signal);
+    return this.writes.after(this.withdrawable({ op: 'insertPoints', points: [...points] }, signal));
+  }
+
+  async watermark(): Promise<string> {
+    if (this.down !== null) throw this.down;
+    return this.writes.mark;
   }
 
   /**
@@ -150,7 +157,7 @@ export class ThreadedTraceStore implements TraceStore {
   }
 
   pruneBefore(cutoffS: number): Promise<number> {
-    return this.call({ op: 'prune', cutoffS });
+    return this.writes.after(this.call({ op: 'prune', cutoffS }));
   }
 
   countSpans(): Promise<number> {

@@ -33,6 +33,7 @@ import { migrate } from './schema.ts';
 import { sealInBackground } from '../seal-timer.ts';
 import { TraceWriter } from './writer.ts';
 import { databaseFileBytes, type StoredBytes } from '../stored-bytes.ts';
+import { SettledWrites } from '../watermark.ts';
 
 export interface DuckDbTraceOptions {
   /** Spans are sealed once committed this long ago (default 10 s); 0 seals at every sealing. */
@@ -66,6 +67,7 @@ export class DuckDbTraceStore implements TraceStore {
   /** The writer's connection: also answers ping and countSpans. */
   private readonly conn: DuckDBConnection;
   private readonly writer: TraceWriter;
+  private readonly writes = new SettledWrites();
   private readonly dictionary: Dictionary;
   private readonly queries: TraceQueries;
   private readonly timer: NodeJS.Timeout | null;
@@ -168,7 +170,7 @@ export class DuckDbTraceStore implements TraceStore {
       const why = unstorable(r);
       if (why !== null) return Promise.reject(new Error(why));
     }
-    return this.writer.append(rows, [], signal);
+    return this.writes.after(this.writer.append(rows, [], signal));
   }
 
   /** Stored with the next group of appends (one transaction). */
@@ -178,14 +180,19 @@ export class DuckDbTraceStore implements TraceStore {
       const why = unstorablePoint(p);
       if (why !== null) return Promise.reject(new Error(why));
     }
-    return this.writer.append([], points, signal);
+    return this.writes.after(this.writer.append([], points, signal));
+  }
+
+  async watermark(): Promise<string> {
+    this.live();
+    return this.writes.mark;
   }
 
   /** Retention: on the writer, between appends and seal steps (pruning.ts). */
   pruneBefore(cutoffS: number): Promise<number> {
     this.live();
     if (!Number.isSafeInteger(cutoffS)) return Promise.reject(new Error(`cutoffS must be an integer, got ${cutoffS}`));
-    return this.writer.prune(cutoffS);
+    return this.writes.after(this.writer.prune(cutoffS));
   }
 
   /** Seals every span committed so far (tools and tests; the timer seals aged spans by itself). */

@@ -25,6 +25,7 @@ import {
   type TraceStore,
 } from '../trace-port.ts';
 import { isConnectionFailure } from './pool.ts';
+import { movingWatermark, readWatermark } from './watermark.ts';
 import { sqlNumber } from '../sql-values.ts';
 import { POSTGRES } from '../stats/dialect.ts';
 import { compileServerUsage, compileToolUsage, toServerUsageRows, toToolUsageRows } from '../stats/tool-usage.ts';
@@ -242,9 +243,17 @@ export class PostgresTraceStore implements TraceStore {
 
   async insertSpans(rows: readonly SpanRow[], signal?: AbortSignal): Promise<InsertOutcome> {
     if (rows.length === 0) return { stored: 0, duplicates: 0 };
-    const outcome = await this.inTransaction((client, careful) => writeSpans(client, rows, careful), signal);
+    const outcome = await movingWatermark(
+      this.pool,
+      this.inTransaction((client, careful) => writeSpans(client, rows, careful), signal),
+    );
     this.analyzeAfterGrowth(outcome.stored);
     return outcome;
+  }
+
+  /** The `trace_writes` sequence (watermark.ts). */
+  watermark(): Promise<string> {
+    return readWatermark(this.pool);
   }
 
   insertColumns(spans: SpanColumns, signal?: AbortSignal): Promise<InsertOutcome> {
@@ -253,7 +262,10 @@ export class PostgresTraceStore implements TraceStore {
 
   async insertMetricPoints(points: readonly MetricPointRow[], signal?: AbortSignal): Promise<InsertOutcome> {
     if (points.length === 0) return { stored: 0, duplicates: 0 };
-    return this.inTransaction((client, careful) => writePoints(client, points, careful), signal);
+    return movingWatermark(
+      this.pool,
+      this.inTransaction((client, careful) => writePoints(client, points, careful), signal),
+    );
   }
 
   /**
@@ -264,32 +276,35 @@ export class PostgresTraceStore implements TraceStore {
    */
   async pruneBefore(cutoffS: number): Promise<number> {
     let deleted = 0;
-    await this.inTransaction(async (client) => {
-      // Each DELETE must see what sealing committed while this waited for its lock: READ COMMITTED
-      // whatever the server's default isolation (a snapshot from before the wait would keep sealed
-      // rows of the spans it deletes).
-      await client.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
-      await client.query(`SET LOCAL statement_timeout = 0; ${KEEPS_ROLLUPS}`);
-      if ((await client.query<{ ok: boolean }>(RETENTION_LOCKS)).rows[0]?.ok !== true) return;
-      // The rollups lose what the sealed rows counted; a pair that keeps some of its rows may have
-      // lost its marked ones, so it becomes special (rollups.ts), and pairs left with no rows stop being special.
-      await client.query(
-        `WITH gone AS (DELETE FROM skill_spans WHERE start_s < $1 ${rollupReturning()}),
+    await movingWatermark(
+      this.pool,
+      this.inTransaction(async (client) => {
+        // Each DELETE must see what sealing committed while this waited for its lock: READ COMMITTED
+        // whatever the server's default isolation (a snapshot from before the wait would keep sealed
+        // rows of the spans it deletes).
+        await client.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
+        await client.query(`SET LOCAL statement_timeout = 0; ${KEEPS_ROLLUPS}`);
+        if ((await client.query<{ ok: boolean }>(RETENTION_LOCKS)).rows[0]?.ok !== true) return;
+        // The rollups lose what the sealed rows counted; a pair that keeps some of its rows may have
+        // lost its marked ones, so it becomes special (rollups.ts), and pairs left with no rows stop being special.
+        await client.query(
+          `WITH gone AS (DELETE FROM skill_spans WHERE start_s < $1 ${rollupReturning()}),
         special AS (${cutPairsSql('gone')})
         ${rollupDeltaSql('gone', -1)}`,
-        [cutoffS],
-      );
-      await client.query(EMPTY_ROLLUPS_SQL);
-      await client.query(`DELETE FROM skill_special p WHERE NOT EXISTS (SELECT 1 FROM skill_spans k
+          [cutoffS],
+        );
+        await client.query(EMPTY_ROLLUPS_SQL);
+        await client.query(`DELETE FROM skill_special p WHERE NOT EXISTS (SELECT 1 FROM skill_spans k
         WHERE k.org_id = p.org_id AND k.of_skill = p.of_skill AND k.trace_key = p.trace_key)`);
-      // Every span before the cutoff goes below: a trace keeps its mappings while it has spans from the cutoff on.
-      await client.query(
-        `DELETE FROM trace_skills t WHERE t.start_s < $1
+        // Every span before the cutoff goes below: a trace keeps its mappings while it has spans from the cutoff on.
+        await client.query(
+          `DELETE FROM trace_skills t WHERE t.start_s < $1
         AND NOT EXISTS (SELECT 1 FROM spans s WHERE s.trace_id = t.trace_id AND s.org_id = t.org_id AND s.start_s >= $1)`,
-        [cutoffS],
-      );
-      deleted = await pruneMonths(client, cutoffS);
-    });
+          [cutoffS],
+        );
+        deleted = await pruneMonths(client, cutoffS);
+      }),
+    );
     return deleted;
   }
 
