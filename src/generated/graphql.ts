@@ -411,7 +411,10 @@ export type McpServerEdge = {
   node: McpServer;
 };
 
-/** A package of the document's `packages`: string members typed, argument and variable lists as JSON. */
+/**
+ * A package of the document's `packages`: string members typed, argument and variable lists as JSON.
+ * Weighs 4 (one object and its published bytes), on the type so that every router reads it alike.
+ */
 export type McpServerPackage = {
   __typename?: 'McpServerPackage';
   /** The `environmentVariables` array as published. */
@@ -433,7 +436,7 @@ export type McpServerPackage = {
   version?: Maybe<Scalars['String']['output']>;
 };
 
-/** A remote endpoint of the document's `remotes`. */
+/** A remote endpoint of the document's `remotes`; weighs 4, as a package does. */
 export type McpServerRemote = {
   __typename?: 'McpServerRemote';
   /** The `headers` array as published. */
@@ -1843,7 +1846,7 @@ export type McpServerResolvers<ContextType = RequestContext, ParentType extends 
   status?: Resolver<ResolversTypes['McpServerStatus'], ParentType, ContextType>;
   statusChangedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   title?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  tools?: Resolver<ResolversTypes['ToolConnection'], ParentType, ContextType, Partial<McpServerToolsArgs>>;
+  tools?: Resolver<ResolversTypes['ToolConnection'], ParentType, ContextType, RequireFields<McpServerToolsArgs, 'first'>>;
   updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   updatedBy?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   usage?: Resolver<ResolversTypes['McpServerUsage'], ParentType, ContextType>;
@@ -1932,7 +1935,7 @@ export type ProjectResolvers<ContextType = RequestContext, ParentType extends Re
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Project']> | FederationReferenceType, FederationReferenceType, ContextType>;
   artifactCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   artifactCountByKind?: Resolver<ResolversTypes['ArtifactCountByKind'], ParentType, ContextType>;
-  artifacts?: Resolver<ResolversTypes['ArtifactConnection'], ParentType, ContextType, Partial<ProjectArtifactsArgs>>;
+  artifacts?: Resolver<ResolversTypes['ArtifactConnection'], ParentType, ContextType, RequireFields<ProjectArtifactsArgs, 'first'>>;
   createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   createdBy?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   displayName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -1997,19 +2000,19 @@ export type ProvenanceResolvers = { DECLARED: 'declared', INFERRED: 'inferred', 
 
 export type QueryResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
   agent?: Resolver<Maybe<ResolversTypes['Agent']>, ParentType, ContextType, RequireFields<QueryAgentArgs, 'id'>>;
-  agentSearch?: Resolver<ResolversTypes['AgentConnection'], ParentType, ContextType, Partial<QueryAgentSearchArgs>>;
+  agentSearch?: Resolver<ResolversTypes['AgentConnection'], ParentType, ContextType, RequireFields<QueryAgentSearchArgs, 'first'>>;
   artifact?: Resolver<Maybe<ResolversTypes['Artifact']>, ParentType, ContextType, RequireFields<QueryArtifactArgs, 'id'>>;
   insightSchemas?: Resolver<Array<ResolversTypes['InsightSchema']>, ParentType, ContextType>;
   mcpServer?: Resolver<Maybe<ResolversTypes['McpServer']>, ParentType, ContextType, RequireFields<QueryMcpServerArgs, 'id'>>;
-  mcpServers?: Resolver<ResolversTypes['McpServerConnection'], ParentType, ContextType, Partial<QueryMcpServersArgs>>;
+  mcpServers?: Resolver<ResolversTypes['McpServerConnection'], ParentType, ContextType, RequireFields<QueryMcpServersArgs, 'first'>>;
   project?: Resolver<Maybe<ResolversTypes['Project']>, ParentType, ContextType, RequireFields<QueryProjectArgs, 'id'>>;
   repo?: Resolver<Maybe<ResolversTypes['Repo']>, ParentType, ContextType, RequireFields<QueryRepoArgs, 'id'>>;
   skill?: Resolver<Maybe<ResolversTypes['Skill']>, ParentType, ContextType, RequireFields<QuerySkillArgs, 'id'>>;
   tool?: Resolver<Maybe<ResolversTypes['Tool']>, ParentType, ContextType, RequireFields<QueryToolArgs, 'id'>>;
-  toolAggregate?: Resolver<ResolversTypes['ToolGroupConnection'], ParentType, ContextType, Partial<QueryToolAggregateArgs>>;
-  tools?: Resolver<ResolversTypes['ToolConnection'], ParentType, ContextType, Partial<QueryToolsArgs>>;
+  toolAggregate?: Resolver<ResolversTypes['ToolGroupConnection'], ParentType, ContextType, RequireFields<QueryToolAggregateArgs, 'first'>>;
+  tools?: Resolver<ResolversTypes['ToolConnection'], ParentType, ContextType, RequireFields<QueryToolsArgs, 'first'>>;
   user?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType, RequireFields<QueryUserArgs, 'id'>>;
-  users?: Resolver<ResolversTypes['UserConnection'], ParentType, ContextType, Partial<QueryUsersArgs>>;
+  users?: Resolver<ResolversTypes['UserConnection'], ParentType, ContextType, RequireFields<QueryUsersArgs, 'first'>>;
   viewer?: Resolver<ResolversTypes['Viewer'], ParentType, ContextType>;
   workspace?: Resolver<Maybe<ResolversTypes['Workspace']>, ParentType, ContextType, RequireFields<QueryWorkspaceArgs, 'id'>>;
 };
@@ -2042,7 +2045,7 @@ export type RelationshipsResolvers<ContextType = RequestContext, ParentType exte
 
 export type RepoResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Repo'] = ResolversParentTypes['Repo'], FederationReferenceType extends FederationReferenceTypes['Repo'] = FederationReferenceTypes['Repo']> = {
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Repo']> | FederationReferenceType, FederationReferenceType, ContextType>;
-  artifacts?: Resolver<ResolversTypes['ArtifactConnection'], ParentType, ContextType, Partial<RepoArtifactsArgs>>;
+  artifacts?: Resolver<ResolversTypes['ArtifactConnection'], ParentType, ContextType, RequireFields<RepoArtifactsArgs, 'first'>>;
   createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   createdBy?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   defaultBranch?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
@@ -2302,7 +2305,7 @@ export type UserResolvers<ContextType = RequestContext, ParentType extends Resol
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['User']> | FederationReferenceType, FederationReferenceType, ContextType>;
   artifactCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   artifactCountByKind?: Resolver<ResolversTypes['ArtifactCountByKind'], ParentType, ContextType>;
-  artifacts?: Resolver<ResolversTypes['ArtifactConnection'], ParentType, ContextType, Partial<UserArtifactsArgs>>;
+  artifacts?: Resolver<ResolversTypes['ArtifactConnection'], ParentType, ContextType, RequireFields<UserArtifactsArgs, 'first'>>;
   createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   email?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   enrichment?: Resolver<Maybe<ResolversTypes['Enrichment']>, ParentType, ContextType>;
@@ -2335,7 +2338,7 @@ export type WorkspaceResolvers<ContextType = RequestContext, ParentType extends 
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Workspace']> | FederationReferenceType, FederationReferenceType, ContextType>;
   artifactCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   artifactCountByKind?: Resolver<ResolversTypes['ArtifactCountByKind'], ParentType, ContextType>;
-  artifacts?: Resolver<ResolversTypes['ArtifactConnection'], ParentType, ContextType, Partial<WorkspaceArtifactsArgs>>;
+  artifacts?: Resolver<ResolversTypes['ArtifactConnection'], ParentType, ContextType, RequireFields<WorkspaceArtifactsArgs, 'first'>>;
   children?: Resolver<Array<ResolversTypes['Workspace']>, ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   createdBy?: Resolver<ResolversTypes['String'], ParentType, ContextType>;

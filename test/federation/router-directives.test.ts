@@ -151,11 +151,13 @@ describe('list sizes are the cost model`s', () => {
     );
   const field = (coordinate: string) => fields.find(([c]) => c === coordinate)?.[1];
 
-  it('paged fields: their handler default as assumedSize, sliced by first, sizing edges and nodes', () => {
+  it('paged fields: their handler default as assumedSize and as the default of first, sliced by first, sizing edges and nodes', () => {
     for (const [coordinate, size] of Object.entries(PAGE_SIZES)) {
       const f = field(coordinate);
       if (f === undefined) throw new Error(coordinate);
       expect([coordinate, argOf(f, 'listSize', 'assumedSize')]).toEqual([coordinate, size.default]);
+      // A router that reads only the arguments (Hive Gateway) finds the default page there.
+      expect([coordinate, f.args.find((a) => a.name === 'first')?.defaultValue]).toEqual([coordinate, size.default]);
       expect(argOf(f, 'listSize', 'slicingArguments')).toEqual(['first']);
       expect(argOf(f, 'listSize', 'sizedFields')).toEqual(['edges', 'nodes']);
       expect(argOf(f, 'listSize', 'requireOneSlicingArgument')).toBe(false);

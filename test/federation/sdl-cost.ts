@@ -5,7 +5,8 @@
  * that our directives make a router's estimate agree with our own cost model.
  *
  * - A field costs `instances × (weight + its selection) + its arguments`.
- * - `weight`: the field's `@cost(weight:)`, else 1 for an object, interface or union, 0 for a leaf.
+ * - `weight`: the field's `@cost(weight:)`, else its type's, else 1 for an object, interface or
+ *   union, 0 for a leaf.
  * - `instances`: 1 for a field that is not a list; for a list, the size an ancestor's
  *   `@listSize(sizedFields:)` gave it, else its own `@listSize` (the largest slicing argument sent,
  *   else `assumedSize`), else the router's default list size. `_entities` counts the
@@ -116,7 +117,7 @@ function scoreField(
     }
   }
   const named = getNamedType(def.type);
-  let typeCost = weightOf(def) ?? (isCompositeType(named) ? 1 : 0);
+  let typeCost = weightOf(def) ?? weightOf(named) ?? (isCompositeType(named) ? 1 : 0);
   if (node.selectionSet !== undefined && isCompositeType(named)) {
     const sizedFields = (directiveArg(directive(def, 'listSize'), 'sizedFields') as string[] | undefined) ?? [];
     const childSized = new Map(own === undefined ? [] : sizedFields.map((f) => [f, own] as const));
