@@ -68,6 +68,18 @@ function freshnessOf(schema: GraphQLSchema, document: DocumentNode): 'never' | '
   return found;
 }
 
+/**
+ * The variables as a key; null for those too deep to encode (execution refuses them as invalid
+ * input, with its own error, so they are not kept).
+ */
+function keyOfVariables(variables: Record<string, unknown> | undefined): string | null {
+  try {
+    return JSON.stringify(variables ?? {});
+  } catch {
+    return null;
+  }
+}
+
 /** The response cache as an Apollo plugin; none when the bounds turn it off. */
 export function responseCachePlugin(bounds: AnswerCacheBounds): ApolloServerPlugin<RequestContext>[] {
   if (!answerCacheEnabled(bounds)) return [];
@@ -89,7 +101,8 @@ export function responseCachePlugin(bounds: AnswerCacheBounds): ApolloServerPlug
           if (rc.operation.operation !== OperationTypeNode.QUERY) return null;
           const freshness = freshnessOf(rc.schema, rc.document);
           if (freshness === 'never') return null;
-          const variables = JSON.stringify(rc.request.variables ?? {});
+          const variables = keyOfVariables(rc.request.variables);
+          if (variables === null) return null;
           const key = `${callerKey(ctx.caller)}\n${rc.operationName ?? ''}\n${variables}\n${rc.source}`;
           const watermark = freshness === 'traces' ? await ctx.traces.watermark().catch(() => null) : '';
           if (watermark === null) return null;
