@@ -59,6 +59,11 @@ export function spans(seed: number): SpanRow[] {
   return [...shifted, ...extra];
 }
 
+/** Spans as a release before the provider, agent and cache token columns stored them: without them. */
+export function beforeLaterColumns(rows: SpanRow[]): SpanRow[] {
+  return rows.map((r) => ({ ...r, provider: null, agent: null, cache_read_tokens: 0, cache_creation_tokens: 0 }));
+}
+
 export function shuffle<T>(xs: T[], rnd: () => number): T[] {
   const out = [...xs];
   for (let i = out.length - 1; i > 0; i--) {
