@@ -210,7 +210,7 @@ export type SkillHeadQueryVariables = Exact<{
 }>;
 
 
-export type SkillHeadQuery = { skill: { id: string, name: string, displayName: string | null, versionOrdinal: number, workspace: { id: string, displayName: string } | null } | null };
+export type SkillHeadQuery = { skill: { id: string, name: string, displayName: string | null, versionOrdinal: number, workspace: { id: string, displayName: string } | null, usedBy: Array<{ id: string, name: string, displayName: string | null }> } | null };
 
 export type SkillsOverviewQueryVariables = Exact<{
   stats: TraceStatsInput;

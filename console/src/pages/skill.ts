@@ -1,6 +1,7 @@
 /**
  * Skill analytics: time series of invocations, traces, error rate, latency p50/p90/p99, tokens and
- * cost for a range (presets or custom dates), bucket, version and group-by, with the previous
+ * cost for a range (presets or custom dates), bucket, version and group-by (agents that declare
+ * the skill shown by name), with the previous
  * period overlaid (ungrouped); the same numbers as a table and as CSV. One REST call (operation 1,
  * time_series with compare) answers the page; the choices live in the URL, so every view has a link.
  */
@@ -11,7 +12,7 @@ import { el, empty, formatValue, loading, navigate, problemView } from '../dom.t
 import type { SkillHeadQuery } from '../generated/operations.ts';
 import SKILL from '../queries/skill.graphql';
 import { csvText } from './csv.ts';
-import { stampsAndValues, toCsv, type Series, type StatsAnswer } from './series.ts';
+import { namesById, stampsAndValues, toCsv, type GroupNames, type Series, type StatsAnswer } from './series.ts';
 
 const DAY = 86_400;
 const PANELS: { title: string; queries: { name: string; measure: string }[] }[] = [
@@ -29,7 +30,7 @@ const PANELS: { title: string; queries: { name: string; measure: string }[] }[] 
   { title: 'Tokens', queries: [{ name: 'tokens', measure: 'tokens' }] },
   { title: 'Cost', queries: [{ name: 'cost', measure: 'cost' }] },
 ];
-const GROUPS = ['', 'model', 'harness', 'tool', 'mcp', 'user', 'command', 'skill_version'];
+const GROUPS = ['', 'model', 'provider', 'agent', 'harness', 'tool', 'mcp', 'user', 'command', 'skill_version'];
 const PRESETS = { '7d': 7, '30d': 30, '90d': 90 } as const;
 const COLORS = ['#0b5cad', '#c4432b', '#2f8f46', '#8250df', '#b7791f'];
 
@@ -135,8 +136,8 @@ function request(view: View): object {
   };
 }
 
-function chart(title: string, series: Series[], previous: Series[], width: number): HTMLElement {
-  const { stamps, columns } = stampsAndValues(series, previous);
+function chart(title: string, series: Series[], previous: Series[], width: number, names: GroupNames): HTMLElement {
+  const { stamps, columns } = stampsAndValues(series, previous, names);
   const box = el('figure', { className: 'chart', 'data-title': title });
   // What is plotted, as numbers: the browser test compares it with the REST answer.
   box.setAttribute(
@@ -168,8 +169,8 @@ function chart(title: string, series: Series[], previous: Series[], width: numbe
   return box;
 }
 
-function tableView(answer: StatsAnswer): HTMLElement {
-  const { header, rows } = toCsv(answer, formatValue);
+function tableView(answer: StatsAnswer, names: GroupNames): HTMLElement {
+  const { header, rows } = toCsv(answer, formatValue, names);
   return el(
     'div',
     { className: 'scroll' },
@@ -216,9 +217,13 @@ export async function skillPage(main: HTMLElement, skillId: string, query: URLSe
     return;
   }
   const answer = stats.data;
+  // Agents that declare they use the skill, by name (the agent dimension holds registry ids).
+  const names: GroupNames = {
+    agent: namesById((skill?.usedBy ?? []).map((a) => ({ id: a.id, name: a.displayName ?? a.name }))),
+  };
   const download = el('a', { className: 'button', download: `${skillId}-stats.csv`, href: '#' }, 'Download CSV');
   download.addEventListener('click', () => {
-    const { header, rows } = toCsv(answer, (v) => v);
+    const { header, rows } = toCsv(answer, (v) => v, names);
     download.href = URL.createObjectURL(new Blob([csvText([header, ...rows])], { type: 'text/csv' }));
   });
   const width = Math.max(280, Math.min(main.clientWidth || 900, 960) - 24);
@@ -226,14 +231,14 @@ export async function skillPage(main: HTMLElement, skillId: string, query: URLSe
     (data?.series ?? []).filter((s) => names.includes(s.query_name));
   const body =
     view.view === 'table'
-      ? tableView(answer)
+      ? tableView(answer, names)
       : el(
           'div',
           { className: 'charts' },
           ...PANELS.map((p) => {
-            const names = p.queries.map((q) => q.name);
-            const previous = view.group === '' ? seriesOf(answer.comparison?.data, names) : [];
-            return chart(p.title, seriesOf(answer.data, names), previous, width);
+            const queryNames = p.queries.map((q) => q.name);
+            const previous = view.group === '' ? seriesOf(answer.comparison?.data, queryNames) : [];
+            return chart(p.title, seriesOf(answer.data, queryNames), previous, width, names);
           }),
         );
   main.replaceChildren(
