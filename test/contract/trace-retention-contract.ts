@@ -27,7 +27,7 @@ export function retentionContract(engine: string, open: () => Promise<TraceStore
     const kept = spans.filter((s) => s.start_s >= CUTOFF);
     const base: AggregateQuery = {
       orgId: 'org-1',
-      skill: 'sk-a',
+      subject: { skill: 'sk-a' },
       startS: CUTOFF,
       endS: END,
       workspaceIds: ['ws-1', 'ws-2'],
