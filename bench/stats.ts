@@ -49,7 +49,7 @@ const access = await (
 ).loadAccess(registry, { kind: 'user', orgId: 'org-acme', userId: 'user-alice' });
 const aggregate: AggregateQuery = {
   orgId: 'org-acme',
-  skill: skill.id,
+  subject: { skill: skill.id },
   startS: start,
   endS: END,
   workspaceIds: access.readableWorkspaceIds,

@@ -18,7 +18,7 @@ import { demoSpans } from '../../src/seed/demo-traces.ts';
 const END = Date.UTC(2026, 10, 1) / 1000;
 const base = {
   orgId: 'org-1',
-  skill: 'sk-a',
+  subject: { skill: 'sk-a' },
   startS: END - 7 * 86400,
   endS: END,
   workspaceIds: ['ws-1', 'ws-2'],
@@ -84,7 +84,10 @@ describe('compiled statistics SQL', () => {
       expect(await duck.compile(query)).toMatchSnapshot();
     });
     it(`postgres: ${name}`, () => {
-      const rows = skillRows({ watermark: '1000', unsealedSpans: true, unsealedMappings: true, rollups: true });
+      const rows = skillRows(
+        { skill: 'sk-a' },
+        { watermark: '1000', unsealedSpans: true, unsealedMappings: true, rollups: true },
+      );
       expect(compileAggregate(query, rows, POSTGRES)).toMatchSnapshot();
     });
   }
