@@ -114,6 +114,11 @@ const AGREEING: [string, string, Record<string, unknown>][] = [
     },
   ],
   [
+    'Agent.traceStats, a scalar of 4, on agents of _entities',
+    `query($r: [_Any!]!) { _entities(representations: $r) { ... on Agent { id traceStats(input: ${scalar(4)}) { ${SCALAR_SELECTION} } } } }`,
+    { r: reps('Agent', 3) },
+  ],
+  [
     'traceStats, a table without groups',
     `{ skill(id: "s") { traceStats(input: { startTimeUnixSeconds: ${START}, endTimeUnixSeconds: ${START + 30 * DAY}, requestType: TABLE, queries: [{ name: "a", measure: TOKENS }, { name: "b", measure: COST }] }) { data { ... on TableStats { rows { values } } } } } }`,
     {},
