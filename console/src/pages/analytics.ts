@@ -22,6 +22,21 @@ export interface Panel {
   queries: { name: string; measure: string }[];
 }
 
+/** The panels both pages draw. */
+export const PANEL = {
+  traces: { title: 'Traces', queries: [{ name: 'traces', measure: 'traces' }] },
+  errorRate: { title: 'Error rate', queries: [{ name: 'error_rate', measure: 'error_rate' }] },
+  latency: {
+    title: 'Latency',
+    queries: [
+      { name: 'p50', measure: 'latency_p50' },
+      { name: 'p90', measure: 'latency_p90' },
+      { name: 'p99', measure: 'latency_p99' },
+    ],
+  },
+  cost: { title: 'Cost', queries: [{ name: 'cost', measure: 'cost' }] },
+} satisfies Record<string, Panel>;
+
 /** What a page offers: its panels, its group-by choices ('' for none) and a version choice or not. */
 export interface AnalyticsSpec {
   panels: Panel[];
@@ -171,7 +186,7 @@ function chart(title: string, series: Series[], previous: Series[], width: numbe
         value: (_u: uPlot, v: number | null) => formatValue(v, c.unit),
       })),
     ],
-    axes: [{}, { size: 70, values: (_u, vals) => vals.map((v) => formatValue(v, series[0]?.unit ?? null)) }],
+    axes: [{}, { size: 84, values: (_u, vals) => vals.map((v) => formatValue(v, series[0]?.unit ?? null)) }],
   };
   new uPlot(opts, [stamps, ...columns.map((c) => c.values)], box);
   return box;

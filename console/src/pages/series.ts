@@ -94,3 +94,32 @@ export function toCsv<T>(
     ]),
   };
 }
+
+/** Operation 1's table answer. */
+export interface TableAnswer {
+  data: {
+    request_type: 'table';
+    columns: { name: string; column_type: 'group' | 'measure'; unit: string | null }[];
+    rows: { groups: Record<string, string | number | null>; values: Record<string, number | null> }[];
+  };
+  meta: { warnings: string[] };
+}
+
+/** A table answer as text: its columns' names as header, a row per group (values through `format`). */
+export function tableText(
+  answer: TableAnswer,
+  format: (value: number | null, unit: string | null) => string,
+  names: GroupNames = {},
+): { header: string[]; rows: string[][] } {
+  const { columns, rows } = answer.data;
+  return {
+    header: columns.map((c) => c.name),
+    rows: rows.map((r) =>
+      columns.map((c) =>
+        c.column_type === 'group'
+          ? groupValueText(names, c.name, r.groups[c.name] ?? null)
+          : format(r.values[c.name] ?? null, c.unit),
+      ),
+    ),
+  };
+}

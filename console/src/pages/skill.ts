@@ -9,24 +9,17 @@ import { graphql, rest } from '../api.ts';
 import { el, loading } from '../dom.ts';
 import type { SkillHeadQuery } from '../generated/operations.ts';
 import SKILL from '../queries/skill.graphql';
-import { analyticsView, applier, seriesRequest, viewOf, type AnalyticsSpec } from './analytics.ts';
+import { analyticsView, applier, PANEL, seriesRequest, viewOf, type AnalyticsSpec } from './analytics.ts';
 import { namesById, type GroupNames, type StatsAnswer } from './series.ts';
 
 const SPEC: AnalyticsSpec = {
   panels: [
     { title: 'Invocations', queries: [{ name: 'invocations', measure: 'skill_invocations' }] },
-    { title: 'Traces', queries: [{ name: 'traces', measure: 'traces' }] },
-    { title: 'Error rate', queries: [{ name: 'error_rate', measure: 'error_rate' }] },
-    {
-      title: 'Latency',
-      queries: [
-        { name: 'p50', measure: 'latency_p50' },
-        { name: 'p90', measure: 'latency_p90' },
-        { name: 'p99', measure: 'latency_p99' },
-      ],
-    },
+    PANEL.traces,
+    PANEL.errorRate,
+    PANEL.latency,
     { title: 'Tokens', queries: [{ name: 'tokens', measure: 'tokens' }] },
-    { title: 'Cost', queries: [{ name: 'cost', measure: 'cost' }] },
+    PANEL.cost,
   ],
   groups: ['', 'model', 'provider', 'agent', 'harness', 'tool', 'mcp', 'user', 'command', 'skill_version'],
   version: true,
