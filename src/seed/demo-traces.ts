@@ -30,7 +30,7 @@ export interface DemoTraceOptions {
   seed?: number;
 }
 
-export interface DemoAgent {
+interface DemoAgent {
   id: string;
   skills: string[];
   model: string | null;

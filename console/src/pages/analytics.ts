@@ -12,7 +12,7 @@ import { el, empty, formatValue, navigate, problemView } from '../dom.ts';
 import { csvText } from './csv.ts';
 import { stampsAndValues, toCsv, type GroupNames, type Series, type StatsAnswer } from './series.ts';
 
-export const DAY = 86_400;
+const DAY = 86_400;
 const PRESETS = { '7d': 7, '30d': 30, '90d': 90 } as const;
 const COLORS = ['#0b5cad', '#c4432b', '#2f8f46', '#8250df', '#b7791f'];
 
@@ -72,7 +72,7 @@ export function viewOf(query: URLSearchParams, spec: AnalyticsSpec): View {
   };
 }
 
-export const isoDay = (s: number) => new Date(s * 1000).toISOString().slice(0, 10);
+const isoDay = (s: number) => new Date(s * 1000).toISOString().slice(0, 10);
 
 /** Moves to this page's URL with `changes` made to its query (an empty value removes the key). */
 export function applier(query: URLSearchParams): (changes: Record<string, string>) => void {

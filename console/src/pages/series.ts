@@ -39,7 +39,7 @@ export function namesById(items: readonly { id: string; name: string }[]): Map<s
 }
 
 /** A group value as shown: `none` for null, a known id's name, else the value as sent. */
-export function groupValueText(names: GroupNames, dimension: string, v: string | number | null): string {
+function groupValueText(names: GroupNames, dimension: string, v: string | number | null): string {
   if (v === null) return 'none';
   return names[dimension]?.get(String(v)) ?? String(v);
 }
