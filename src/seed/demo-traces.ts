@@ -14,6 +14,11 @@ export interface DemoTraceOptions {
   users: string[];
   /** The tools the tool calls name (tool name and MCP server); default a fixed set of MCP servers. */
   tools?: { tool: string; server: string | null }[];
+  /**
+   * Registry agents that run the traces: each trace's invocation and model calls name one (its
+   * tool calls none), the first agent about a tenth of the traces. None: no span names an agent.
+   */
+  agents?: string[];
   spans: number;
   endS: number;
   days: number;
@@ -41,6 +46,16 @@ const hex = (rnd: () => number, chars: number) => {
       .padStart(8, '0');
   return s.slice(0, chars);
 };
+
+/**
+ * The agent of a trace, skewed towards the first agents, from its id: drawing no random number,
+ * the other values of the spans are those the same options give without agents.
+ */
+function agentOf(agents: readonly string[] | undefined, traceId: string): string | null {
+  if (agents === undefined || agents.length === 0) return null;
+  const u = parseInt(traceId.slice(0, 8), 16) / 0x100000000;
+  return agents[Math.floor(Math.pow(u, 2.3) * agents.length)] as string;
+}
 
 /** Yields batches of spans (about `batchSize` each) in start-time order. */
 export function* demoSpans(o: DemoTraceOptions, batchSize = 10_000): Generator<SpanRow[]> {
@@ -74,6 +89,7 @@ export function* demoSpans(o: DemoTraceOptions, batchSize = 10_000): Generator<S
       cache_read_tokens: 0,
       cache_creation_tokens: 0,
     };
+    const agent = agentOf(o.agents, traceId);
     const rootId = hex(rnd, 16);
     const failed = rnd() < 0.03 + 0.02 * version;
     const spans: SpanRow[] = [
@@ -93,6 +109,7 @@ export function* demoSpans(o: DemoTraceOptions, batchSize = 10_000): Generator<S
         tokens: 0,
         cost: 0,
         is_error: failed,
+        agent,
       },
     ];
     const modelCalls = 1 + Math.floor(rnd() * 3);
@@ -116,6 +133,7 @@ export function* demoSpans(o: DemoTraceOptions, batchSize = 10_000): Generator<S
         tokens: input + output,
         cost: priceOf(model, input, output),
         is_error: false,
+        agent,
       });
     }
     const toolCalls = Math.floor(rnd() * 3);

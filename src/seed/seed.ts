@@ -27,6 +27,7 @@ export async function demoTraceOptions(
   const skills = await registry.listArtifacts(workspaces, 'skill');
   if (skills.length === 0) return null;
   const users = (await registry.listUsers('org-acme', 200, 0)).items.map((u) => u.id);
+  const agents = (await registry.listArtifacts(workspaces, 'agent')).map((a) => a.id);
   const tools = (await registry.listArtifacts(workspaces, 'tool'))
     .slice(0, 40)
     .map((t) => ({ tool: toolNameOf(t), server: t.server_id ?? null }));
@@ -35,6 +36,7 @@ export async function demoTraceOptions(
     skills: skills.map((s) => ({ id: s.id, workspaceId: s.workspace_id })),
     users,
     tools,
+    agents,
     endS,
     days,
   };
