@@ -5,12 +5,11 @@
  * POST /agent/v1/agents/{id}/traces/stats/query. Expected numbers are a plain computation over the
  * spans as sent: a trace counts for ag-1 when any of its spans is ag-1's.
  */
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDevIssuer } from '../../src/auth/dev-issuer.ts';
-import { PG_URL, postgresReachable } from '../contract/pg-schema.ts';
 import { attrs, otlpTraceBody } from '../fixtures/otlp-body.ts';
 import { TEST_API_KEY } from '../fixtures/small-bundle.ts';
+import { fileDatabase } from '../helpers/pg-database.ts';
 import { expectProblem } from '../helpers/problem.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
@@ -353,16 +352,5 @@ function agentStatsSuite(engine: string, env: () => Record<string, string>): voi
 
 agentStatsSuite('sqlite and duckdb', () => ({}));
 
-const database = `gw_agent_stats_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-if (await postgresReachable()) {
-  const admin = async (sql: string) => {
-    const client = new pg.Client({ connectionString: PG_URL });
-    await client.connect();
-    await client.query(sql).finally(() => client.end());
-  };
-  beforeAll(async () => admin(`CREATE DATABASE ${database}`));
-  afterAll(async () => admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`));
-  const url = new URL(PG_URL);
-  url.pathname = `/${database}`;
-  agentStatsSuite('postgres', () => ({ DATABASE_URL: url.toString() }));
-}
+const server = await fileDatabase('gw_agent_stats');
+if (server !== null) agentStatsSuite('postgres', () => server);
