@@ -9,7 +9,7 @@
  * agent's traces, one GROUP BY with the per-model totals), and both ratios side by side.
  * Targets: median <= 150 ms, ratios <= 1.2.
  * Usage: npm run bench:stats [-- --spans 10000000 --runs 30]. The generated store is kept in
- * $TMPDIR/gw-bench-stats-N-v2.duckdb and reused by later runs (bench/trace-bench.ts).
+ * $TMPDIR/gw-bench-stats-N-v3.duckdb and reused by later runs (bench/trace-bench.ts).
  */
 import { demoTraceOptions } from '../src/seed/seed.ts';
 import type { AggregateQuery } from '../src/store/trace-port.ts';
