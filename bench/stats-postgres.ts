@@ -80,7 +80,7 @@ try {
 
   const query: AggregateQuery = {
     orgId: 'org',
-    skill: 'skill-0',
+    subject: { skill: 'skill-0' },
     startS: END - 30 * 86400,
     endS: END,
     workspaceIds: ['ws-0', 'ws-1', 'ws-2', 'ws-3'],

@@ -6,7 +6,7 @@
  * so both pay the whole path (trace answers are never cached anyway). Prints both medians, their
  * ratio, and the trace store's own share (the toolUsage query alone, same tools, same range).
  * Usage: npm run bench:tool-usage [-- --spans 10000000 --runs 30]. The generated store is kept in
- * $TMPDIR/gw-bench-tool-usage-N.duckdb and reused by later runs (bench/trace-bench.ts).
+ * $TMPDIR/gw-bench-tool-usage-N-v2.duckdb and reused by later runs (bench/trace-bench.ts).
  */
 import { toolNameOf } from '../src/tools/tool-usage.ts';
 import { argNumber } from './harness.ts';

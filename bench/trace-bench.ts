@@ -41,7 +41,9 @@ async function generatedStore(
   registry: RegistryStore,
   o: { name: string; spans: number; endS: number; days: number },
 ): Promise<ThreadedTraceStore> {
-  const file = path.join(os.tmpdir(), `gw-bench-${o.name}-${o.spans}.duckdb`);
+  // v3: spans run under agents the registry declares, with providers and cache tokens (a store of
+  // an earlier version is generated again).
+  const file = path.join(os.tmpdir(), `gw-bench-${o.name}-${o.spans}-v3.duckdb`);
   let traces = await ThreadedTraceStore.open(file);
   if ((await traces.countSpans()) !== o.spans) {
     await traces.close();

@@ -6,6 +6,7 @@
 import { graphql } from './api.ts';
 import { el, loading, problemView, type Problem } from './dom.ts';
 import type { ViewerQuery } from './generated/operations.ts';
+import { agentUsagePage } from './pages/agent-usage.ts';
 import { agentPage, catalogPage } from './pages/catalog.ts';
 import { skillPage } from './pages/skill.ts';
 import { skillsPage } from './pages/skills.ts';
@@ -27,6 +28,10 @@ const ROUTES: {
   { pattern: /^\/console(?:\/skills)?\/?$/, render: (main) => skillsPage(main) },
   { pattern: /^\/console\/catalog$/, render: (main, _params, query) => catalogPage(main, query) },
   { pattern: /^\/console\/agents\/([^/]+)$/, render: (main, [id]) => agentPage(main, decodeURIComponent(id ?? '')) },
+  {
+    pattern: /^\/console\/agents\/([^/]+)\/usage$/,
+    render: (main, [id], query) => agentUsagePage(main, decodeURIComponent(id ?? ''), query),
+  },
   { pattern: /^\/console\/tools$/, render: (main, _params, query) => toolsPage(main, query) },
   { pattern: /^\/console\/workspaces$/, render: (main) => workspacesPage(main) },
 ];

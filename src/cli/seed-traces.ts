@@ -1,13 +1,15 @@
 /**
- * `npm run seed:traces -- --spans N [--days 30] [--org org-acme]`: appends N deterministic demo
- * spans for the organization's skills to the configured trace store (stop the service first: the
- * embedded DuckDB file has one owner), with a progress line on stderr.
+ * `npm run seed:traces -- --spans N [--days 30] [--org org-acme]`: appends N demo spans for the
+ * organization's skills, tools and agents (seed.ts demoTraceOptions) to the configured trace store
+ * (stop the service first: the embedded DuckDB file has one owner), with a progress line on stderr.
+ * Each run draws from a seed of its own, so that a second run adds new traces.
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
 import { openRegistryStore } from '../store/open-registry.ts';
 import { openTraceStore } from '../store/open-traces.ts';
 import { demoSpans } from '../seed/demo-traces.ts';
+import { demoTraceOptions } from '../seed/seed.ts';
 
 const { values } = parseArgs({
   options: {
@@ -27,13 +29,9 @@ const config = loadConfig();
 const registry = await openRegistryStore(config);
 const traces = await openTraceStore(config);
 try {
-  const workspaces = await registry.listOrgWorkspaces(values.org);
-  const skills = await registry.listArtifacts(
-    workspaces.map((w) => w.id),
-    'skill',
-  );
-  const users = (await registry.listUsers(values.org, 200, 0)).items.map((u) => u.id);
-  if (skills.length === 0 || users.length === 0) {
+  const endS = Math.floor(Date.now() / 1000);
+  const found = await demoTraceOptions(registry, endS, days, values.org);
+  if (found === null || found.users.length === 0) {
     process.stderr.write(
       `organization ${values.org} has no skills or users in the registry; start the service once (demo data) or import a bundle\n`,
     );
@@ -41,15 +39,7 @@ try {
   } else {
     const started = Date.now();
     let done = 0;
-    const options = {
-      orgId: values.org,
-      skills: skills.map((s) => ({ id: s.id, workspaceId: s.workspace_id })),
-      users,
-      spans,
-      endS: Math.floor(Date.now() / 1000),
-      days,
-      seed: Date.now() % 100000,
-    };
+    const options = { ...found, spans, seed: Date.now() % 100000 };
     for (const batch of demoSpans(options, 50_000)) {
       await traces.insertSpans(batch);
       done += batch.length;

@@ -81,6 +81,8 @@ export type Agent = Artifact & {
   sourceVersion?: Maybe<Scalars['String']['output']>;
   /** The REST `tools` field: built-in tool specifications. */
   tools?: Maybe<Array<AgentToolSpec>>;
+  /** Statistics over the traces this agent takes part in (any span names it; REST `POST /agent/v1/agents/{agent_id}/traces/stats/query`). */
+  traceStats: TraceStatsEnvelope;
   updatedAt: Scalars['String']['output'];
   updatedBy: Scalars['String']['output'];
   /** Skills this agent uses (active `uses_skill` relationships to readable skills). */
@@ -93,6 +95,12 @@ export type Agent = Artifact & {
   versions: Array<Agent>;
   workspace?: Maybe<Workspace>;
   workspaceId: Scalars['ID']['output'];
+};
+
+
+/** An agent (the REST agent resource plus its graph edges). */
+export type AgentTraceStatsArgs = {
+  input: TraceStatsInput;
 };
 
 export type AgentConnection = {
@@ -1657,6 +1665,7 @@ export type AgentResolvers<ContextType = RequestContext, ParentType extends Reso
   sourceUri?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   sourceVersion?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   tools?: Resolver<Maybe<Array<ResolversTypes['AgentToolSpec']>>, ParentType, ContextType>;
+  traceStats?: Resolver<ResolversTypes['TraceStatsEnvelope'], ParentType, ContextType, RequireFields<AgentTraceStatsArgs, 'input'>>;
   updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   updatedBy?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   usedSkills?: Resolver<Array<ResolversTypes['Skill']>, ParentType, ContextType>;

@@ -9,7 +9,9 @@
  * relationship (a skill of the same organization, wherever it lives: the span still lands in a
  * workspace the sender may write to). A span's agent is the registry agent `gen_ai.agent.id` names
  * when the sender can read it (a service account: also its own agent), else `gen_ai.agent.name` as
- * sent, else none; an unknown agent never refuses a span (frameworks name their agents freely).
+ * sent, else, sent with an agent's service-account credentials (API key or JWT client), that agent
+ * (the sender is the agent), else none; an unknown agent never refuses a span (frameworks name
+ * their agents freely).
  */
 import type { Access } from '../auth/access.ts';
 import type { RequestContext } from '../context.ts';
@@ -176,6 +178,8 @@ export async function ingestSpans(ctx: RequestContext, spans: SpanBatch): Promis
   if (fallback === null) throw new ApiError('access_denied', 'the caller may not create content in any workspace');
   const skills = await resolveSkills(ctx, access, spans);
   const agents = await resolveAgents(ctx, access, spans);
+  // A span that names no agent, sent with an agent's own credentials, is that agent's.
+  const own = ctx.caller.kind === 'service_account' ? ctx.caller.agentId : null;
   await yieldToEventLoop();
   ctx.checkDeadline();
 
@@ -206,7 +210,7 @@ export async function ingestSpans(ctx: RequestContext, spans: SpanBatch): Promis
     workspaceIds.push(workspaceId);
     skillIds.push(skill);
     const agentId = spans.agentId[i] ?? null;
-    agentIds.push(agentId !== null && agents.has(agentId) ? agentId : (spans.agentName[i] ?? null));
+    agentIds.push(agentId !== null && agents.has(agentId) ? agentId : (spans.agentName[i] ?? own));
   }
   // Checking the spans and handing them to the store are each a few milliseconds of synchronous
   // work per 10,000 spans: the event loop serves other requests in between.

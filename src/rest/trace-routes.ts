@@ -1,94 +1,24 @@
-/** Operation 1: `POST /skill/v1/skills/:skill_id/traces/stats/query` (the OTLP receiver is otlp-routes.ts). */
+/**
+ * Trace statistics: operation 1, `POST /skill/v1/skills/:skill_id/traces/stats/query`, and the same
+ * request and answer over an agent's traces, `POST /agent/v1/agents/:agent_id/traces/stats/query`
+ * (the OTLP receiver is otlp-routes.ts).
+ */
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyInstance } from 'fastify';
+import { queryAgentTraceStats } from '../agents/trace-stats.ts';
 import { queryTraceStats } from '../skills/trace-stats.ts';
 import { traceStatsRequestSchema } from '../skills/stats-request.ts';
+import { noQuery } from './schemas/paging.ts';
 import { BODY_PROBLEMS, problemResponses } from './schemas/problems.ts';
+import { statsAnswerSchema } from './schemas/trace-stats.ts';
 
-const nullable = <const S extends object>(schema: S) => ({ anyOf: [schema, { type: 'null' }] }) as const;
-const num = { type: ['number', 'null'] } as const;
-
-const dataSchema = {
-  type: 'object',
-  required: ['request_type'],
-  properties: {
-    request_type: { type: 'string', enum: ['scalar', 'table', 'time_series'] },
-    results: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['query_name', 'measure'],
-        properties: {
-          query_name: { type: 'string' },
-          measure: { type: 'string' },
-          value: num,
-          unit: { type: ['string', 'null'] },
-        },
-      },
-    },
-    columns: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['name', 'column_type'],
-        properties: {
-          name: { type: 'string' },
-          column_type: { type: 'string', enum: ['group', 'measure'] },
-          unit: { type: ['string', 'null'] },
-        },
-      },
-    },
-    rows: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          groups: { type: 'object', additionalProperties: true },
-          values: { type: 'object', additionalProperties: true },
-        },
-      },
-    },
-    series: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['query_name', 'measure', 'points'],
-        properties: {
-          query_name: { type: 'string' },
-          measure: { type: 'string' },
-          unit: { type: ['string', 'null'] },
-          groups: { type: 'object', additionalProperties: true },
-          points: {
-            type: 'array',
-            items: {
-              type: 'object',
-              required: ['timestamp_unix_seconds'],
-              properties: { timestamp_unix_seconds: { type: 'integer' }, value: num },
-            },
-          },
-        },
-      },
-    },
-  },
-} as const;
-
-const envelopeSchema = {
-  type: 'object',
-  required: ['data', 'meta'],
-  properties: {
-    data: dataSchema,
-    meta: { type: 'object', properties: { warnings: { type: 'array', items: { type: 'string' } } } },
-    comparison: nullable({
-      type: 'object',
-      required: ['start_time_unix_seconds', 'end_time_unix_seconds', 'data'],
-      properties: {
-        start_time_unix_seconds: { type: 'integer' },
-        end_time_unix_seconds: { type: 'integer' },
-        data: dataSchema,
-      },
-    }),
-  },
-} as const;
+const statsProblems = problemResponses([
+  ...BODY_PROBLEMS,
+  'not_found',
+  'traces_unavailable',
+  'missing_org',
+  'untrusted_issuer',
+]);
 
 export function registerTraceRoutes(app: FastifyInstance): void {
   const api = app.withTypeProvider<JsonSchemaToTsProvider>();
@@ -110,14 +40,32 @@ export function registerTraceRoutes(app: FastifyInstance): void {
           properties: { version_ordinal: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } },
         } as const,
         body: traceStatsRequestSchema,
-        response: {
-          200: envelopeSchema,
-          ...problemResponses([...BODY_PROBLEMS, 'not_found', 'traces_unavailable', 'missing_org', 'untrusted_issuer']),
-        },
+        response: { 200: statsAnswerSchema, ...statsProblems },
       },
     },
     async (request) => {
       return queryTraceStats(request.ctx, request.params.skill_id, request.query.version_ordinal, request.body);
     },
+  );
+  api.post(
+    '/agent/v1/agents/:agent_id/traces/stats/query',
+    {
+      schema: {
+        operationId: 'queryAgentTraceStats',
+        tags: ['agents'],
+        summary: 'Trace statistics of an agent',
+        description:
+          "The request and answer of queryTraceStats, over the spans of the traces the agent takes part in: a trace belongs to the agent when any of its spans names it (gen_ai.agent.id, or sent with the agent's own credentials).",
+        params: {
+          type: 'object',
+          required: ['agent_id'],
+          properties: { agent_id: { type: 'string' } },
+        } as const,
+        querystring: noQuery,
+        body: traceStatsRequestSchema,
+        response: { 200: statsAnswerSchema, ...statsProblems },
+      },
+    },
+    async (request) => queryAgentTraceStats(request.ctx, request.params.agent_id, request.body),
   );
 }

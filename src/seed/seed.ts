@@ -1,4 +1,5 @@
 /** First-start seeding: the demo bundle goes into an empty registry, and only then. */
+import type { ArtifactVersion } from '../domain/types.ts';
 import type { RegistryStore } from '../store/registry-port.ts';
 import { parseBundle } from '../bundle/parse.ts';
 import { demoBundle } from './demo-bundle.ts';
@@ -14,27 +15,41 @@ export async function seedDemoIfEmpty(store: RegistryStore): Promise<boolean> {
 }
 
 /**
- * What the demo telemetry records for org-acme: its skills (each in its workspace), its users, and
- * tool calls naming 40 of its own tools, so the tool aggregate's trace metrics have data. Null
- * when the org has no skill.
+ * What the demo telemetry records for an organization (org-acme by default): its skills (each in
+ * its workspace), its users, tool calls naming 40 of its own tools, so the tool aggregate's trace
+ * metrics have data, and its agents with the skills and tools they declare they use (active
+ * `uses_skill`, `uses_tool`) and their model. Null when the org has no skill.
  */
 export async function demoTraceOptions(
   registry: RegistryStore,
   endS: number,
   days: number,
+  orgId = 'org-acme',
 ): Promise<Omit<DemoTraceOptions, 'spans'> | null> {
-  const workspaces = (await registry.listOrgWorkspaces('org-acme')).map((w) => w.id);
+  const workspaces = (await registry.listOrgWorkspaces(orgId)).map((w) => w.id);
   const skills = await registry.listArtifacts(workspaces, 'skill');
   if (skills.length === 0) return null;
-  const users = (await registry.listUsers('org-acme', 200, 0)).items.map((u) => u.id);
-  const tools = (await registry.listArtifacts(workspaces, 'tool'))
-    .slice(0, 40)
-    .map((t) => ({ tool: toolNameOf(t), server: t.server_id ?? null }));
+  const users = (await registry.listUsers(orgId, 200, 0)).items.map((u) => u.id);
+  const allTools = await registry.listArtifacts(workspaces, 'tool');
+  const toolRef = (t: ArtifactVersion) => ({ tool: toolNameOf(t), server: t.server_id ?? null });
+  const toolById = new Map(allTools.map((t) => [t.id, toolRef(t)]));
+  const agents = await registry.listArtifacts(workspaces, 'agent');
+  const relationships = await registry.getRelationships(agents.map((a) => a.id));
+  const declared = (agentId: string, relType: string) =>
+    relationships
+      .filter((r) => r.from.id === agentId && r.rel_type === relType && r.relationship_status === 'active')
+      .map((r) => r.to.id);
   return {
-    orgId: 'org-acme',
+    orgId,
     skills: skills.map((s) => ({ id: s.id, workspaceId: s.workspace_id })),
     users,
-    tools,
+    tools: allTools.slice(0, 40).map(toolRef),
+    agents: agents.map((a) => ({
+      id: a.id,
+      skills: declared(a.id, 'uses_skill'),
+      model: typeof a.doc.model_id === 'string' ? a.doc.model_id : null,
+      tools: declared(a.id, 'uses_tool').flatMap((id) => toolById.get(id) ?? []),
+    })),
     endS,
     days,
   };

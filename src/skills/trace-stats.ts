@@ -3,7 +3,9 @@
  * resource), checks the request and the size of its answer before the store is asked (DESIGN §12),
  * runs one aggregation per distinct (filters, group_by) of its queries with the groups it can show
  * ranked in the engine, and shapes the scalar, table or time_series envelope, with `comparison` for
- * `compare: previous_period`. Transport-free: REST and GraphQL both call queryTraceStats.
+ * `compare: previous_period`. Transport-free: REST and GraphQL both call queryTraceStats. The same
+ * statistics of an agent's traces (agents/trace-stats.ts) share everything after the resolution
+ * ({@link subjectTraceStats}).
  */
 import type { RequestContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
@@ -12,6 +14,7 @@ import {
   type GroupRanking,
   type GroupValues,
   type SpanFilter,
+  type StatsSubject,
   type TraceStore,
 } from '../store/trace-port.ts';
 import {
@@ -40,8 +43,7 @@ interface Window {
 
 interface Scope {
   orgId: string;
-  skill: string;
-  skillVersion?: number;
+  subject: StatsSubject;
   workspaceIds: readonly string[];
   bucket?: 'day' | 'week';
 }
@@ -85,8 +87,7 @@ class Aggregation {
     const { scope, win } = this;
     const query: AggregateQuery = {
       orgId: scope.orgId,
-      skill: scope.skill,
-      ...(scope.skillVersion !== undefined ? { skillVersion: scope.skillVersion } : {}),
+      subject: scope.subject,
       startS: win.startS,
       endS: win.endS,
       workspaceIds: scope.workspaceIds,
@@ -159,8 +160,23 @@ export async function queryTraceStats(
 ): Promise<StatsAnswer> {
   const [skill] = await ctx.registry.getArtifacts([skillId]);
   if (skill === undefined || skill.kind !== 'skill') throw new ApiError('not_found', `skill ${skillId} not found`);
+  (await ctx.access()).assertReadable(skill.workspace_id, 'skill', skillId);
+  const subject = { skill: skillId, ...(versionOrdinal !== undefined ? { skillVersion: versionOrdinal } : {}) };
+  return subjectTraceStats(ctx, subject, req, admit);
+}
+
+/**
+ * The statistics of a subject the caller may read (the caller resolved it): the request's rules
+ * and answer size checked, `admit` asked, then the spans of the subject's traces in the caller's
+ * readable workspaces (or the request's `workspace_id`, 404/403 as any workspace) aggregated.
+ */
+export async function subjectTraceStats(
+  ctx: RequestContext,
+  subject: StatsSubject,
+  req: TraceStatsRequest,
+  admit?: (req: TraceStatsRequest) => void,
+): Promise<StatsAnswer> {
   const access = await ctx.access();
-  access.assertReadable(skill.workspace_id, 'skill', skillId);
   checkRules(req);
   checkAnswerSize(req, ctx.services.config.bounds.statsMaxPoints);
   admit?.(req);
@@ -171,9 +187,8 @@ export async function queryTraceStats(
   const win = { startS: req.start_time_unix_seconds, endS: req.end_time_unix_seconds };
   const scope: Scope = {
     orgId: ctx.caller.orgId,
-    skill: skillId,
+    subject,
     workspaceIds,
-    ...(versionOrdinal !== undefined ? { skillVersion: versionOrdinal } : {}),
     ...(req.request_type === 'time_series' ? { bucket: bucketOf(req) } : {}),
   };
   try {

@@ -164,11 +164,24 @@ export interface SpanFilter {
   values: (string | number)[];
 }
 
-/** Aggregation over the spans of one skill's traces in `[start, end)`. */
-export interface AggregateQuery {
-  orgId: string;
+/**
+ * Whose traces a statistics query reads. A trace belongs to a skill when one of its skill
+ * invocations names the skill (and the version, when given); to an agent when any of its spans
+ * names the agent (its `agent` dimension: a registry agent's id, or a name as sent).
+ */
+export type StatsSubject = SkillSubject | AgentSubject;
+export interface SkillSubject {
   skill: string;
   skillVersion?: number;
+}
+export interface AgentSubject {
+  agent: string;
+}
+
+/** Aggregation over the spans of the subject's traces in `[start, end)`. */
+export interface AggregateQuery {
+  orgId: string;
+  subject: StatsSubject;
   startS: number;
   endS: number;
   /** Only spans of these workspaces. */
@@ -347,9 +360,9 @@ export interface TraceStore {
   insertMetricPoints(rows: readonly MetricPointRow[], signal?: AbortSignal): Promise<InsertOutcome>;
   /**
    * Retention (TRACE_RETENTION_DAYS): deletes the spans and metric points that start before
-   * `cutoffS` and answers how many spans went. A trace's mapping to its skills stays while any of
-   * its spans does, so the spans kept count for the skill as before: every answer over a range
-   * from `cutoffS` on is unchanged.
+   * `cutoffS` and answers how many spans went. A trace's mappings to its skills and agents stay
+   * while any of its spans does, so the spans kept count for the subject as before: every answer
+   * over a range from `cutoffS` on is unchanged.
    */
   pruneBefore(cutoffS: number): Promise<number>;
   /** What the store holds on disk, by part (store/stored-bytes.ts): cheap, for the /metrics gauges. */

@@ -55,6 +55,11 @@ const OPERATIONS: Operation[] = [
     call: (h, id) => rest('POST', `/skill/v1/skills/${id}/traces/stats/query`, h, STATS),
   },
   {
+    name: 'REST agent trace statistics',
+    targets: agents,
+    call: (h, id) => rest('POST', `/agent/v1/agents/${id}/traces/stats/query`, h, STATS),
+  },
+  {
     name: 'GraphQL workspace(id)',
     targets: workspaces,
     call: (h, id) => graph(h, `{ workspace(id: "${id}") { id } }`, (d) => d.workspace),

@@ -37,6 +37,35 @@ async function newPage(): Promise<Page> {
   return page;
 }
 
+type Series = { points: { timestamp_unix_seconds: number; value: number | null }[] }[];
+type Plotted = { x: number[]; series: Record<string, (number | null)[]> };
+
+/** What the chart titled `title` plots, as numbers (analytics.ts writes them on the figure). */
+async function plotted(page: Page, title: string): Promise<Plotted> {
+  const figure = page.locator(`figure.chart[data-title="${title}"]`);
+  await figure.waitFor();
+  return JSON.parse((await figure.getAttribute('data-plotted')) ?? '{}') as Plotted;
+}
+
+/** POST `body` to `path` with the page's token; the answer must be a 200. */
+async function post<T>(page: Page, path: string, body: object): Promise<T> {
+  const token = await page.evaluate(() => sessionStorage.getItem('gateway.token'));
+  const res = await fetch(`${origin}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token ?? ''}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  expect(res.status).toBe(200);
+  return (await res.json()) as T;
+}
+
+const DAY = 86_400;
+const TODAY = Math.floor(Date.now() / 1000 / DAY) * DAY;
+const iso = (s: number) => new Date(s * 1000).toISOString().slice(0, 10);
+/** The custom range the exact comparisons use: 20 days to yesterday (the URL's end day included). */
+const [START, END] = [TODAY - 20 * DAY, TODAY - DAY];
+const RANGE = `range=custom&start=${iso(START)}&end=${iso(END)}`;
+
 describe.skipIf(!available)('the console in a browser', { timeout: 120_000 }, () => {
   beforeAll(async () => {
     buildConsoleIfStale();
@@ -174,38 +203,25 @@ describe.skipIf(!available)('the console in a browser', { timeout: 120_000 }, ()
     expect(ids).toContain('skill-0001');
     await page.screenshot({ path: path.join(SHOTS, 'skills.png') });
 
-    const day = 86_400;
-    const today = Math.floor(Date.now() / 1000 / day) * day;
-    const iso = (s: number) => new Date(s * 1000).toISOString().slice(0, 10);
-    const [start, end] = [today - 20 * day, today - day];
-    await page.goto(`${origin}/console/skills/skill-0001?range=custom&start=${iso(start)}&end=${iso(end)}`);
-    const figure = page.locator('figure.chart[data-title="Invocations"]');
-    await figure.waitFor();
-    const plotted = JSON.parse((await figure.getAttribute('data-plotted')) ?? '{}') as {
-      x: number[];
-      series: Record<string, (number | null)[]>;
-    };
-    const token = await page.evaluate(() => sessionStorage.getItem('gateway.token'));
-    const res = await fetch(`${origin}/skill/v1/skills/skill-0001/traces/stats/query`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token ?? ''}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        start_time_unix_seconds: start,
-        end_time_unix_seconds: end + day,
+    await page.goto(`${origin}/console/skills/skill-0001?${RANGE}`);
+    const shown = await plotted(page, 'Invocations');
+    const body = await post<{ data: { series: Series }; comparison: { data: { series: Series } } }>(
+      page,
+      '/skill/v1/skills/skill-0001/traces/stats/query',
+      {
+        start_time_unix_seconds: START,
+        end_time_unix_seconds: END + DAY,
         request_type: 'time_series',
         compare: 'previous_period',
         queries: [{ name: 'invocations', measure: 'skill_invocations' }],
-      }),
-    });
-    expect(res.status).toBe(200);
-    type Series = { points: { timestamp_unix_seconds: number; value: number | null }[] }[];
-    const body = (await res.json()) as { data: { series: Series }; comparison: { data: { series: Series } } };
+      },
+    );
     const [current] = body.data.series;
     const [previous] = body.comparison.data.series;
-    expect(plotted.x).toEqual(current?.points.map((p) => p.timestamp_unix_seconds));
-    expect(plotted.series.invocations).toEqual(current?.points.map((p) => p.value));
-    expect(plotted.series['invocations (previous)']).toEqual(previous?.points.map((p) => p.value));
-    expect(plotted.series.invocations?.some((v) => (v ?? 0) > 0)).toBe(true);
+    expect(shown.x).toEqual(current?.points.map((p) => p.timestamp_unix_seconds));
+    expect(shown.series.invocations).toEqual(current?.points.map((p) => p.value));
+    expect(shown.series['invocations (previous)']).toEqual(previous?.points.map((p) => p.value));
+    expect(shown.series.invocations?.some((v) => (v ?? 0) > 0)).toBe(true);
     await page.screenshot({ path: path.join(SHOTS, 'skill-analytics.png'), fullPage: true });
     await page.click('button[name=view]');
     await page.waitForSelector('table.numbers');
@@ -237,7 +253,7 @@ describe.skipIf(!available)('the console in a browser', { timeout: 120_000 }, ()
     await page.screenshot({ path: path.join(SHOTS, 'catalog.png') });
     await page.click('ul.cards li:first-child a');
     await page.waitForSelector('pre.instructions');
-    await page.screenshot({ path: path.join(SHOTS, 'agent.png'), fullPage: true });
+    await page.screenshot({ path: path.join(SHOTS, 'agent-profile.png'), fullPage: true });
 
     await page.click('nav >> text=Tools');
     await page.waitForSelector('table.groups tbody tr');
@@ -287,6 +303,69 @@ describe.skipIf(!available)('the console in a browser', { timeout: 120_000 }, ()
     const rest = await fetch(`${origin}/registry/v1/workspaces/ws-acme-platform/export`, { headers: auth });
     expect(exported).toEqual(await rest.json());
     await page.screenshot({ path: path.join(SHOTS, 'workspaces.png') });
+    await page.close();
+  });
+
+  it('an agent’s usage, linked from the catalog, plots what the agent endpoint answers, with its skills and tools', async () => {
+    const page = await newPage();
+    await page.goto(consoleUrl);
+    await page.waitForSelector('table.skills');
+    await page.goto(`${origin}/console/catalog?q=invoice`);
+    await page.click('ul.cards li[data-agent="agent-0001"] a.usage');
+    await page.waitForURL(/\/console\/agents\/agent-0001\/usage$/);
+    await plotted(page, 'Traces');
+    await page.goto(`${origin}/console/agents/agent-0001/usage?${RANGE}`);
+    const traces = await plotted(page, 'Traces');
+    const tokens = await plotted(page, 'Tokens');
+    const endpoint = '/agent/v1/agents/agent-0001/traces/stats/query';
+    const range = { start_time_unix_seconds: START, end_time_unix_seconds: END + DAY };
+    const series = await post<{ data: { series: Series } }>(page, endpoint, {
+      ...range,
+      request_type: 'time_series',
+      queries: [
+        { name: 'traces', measure: 'traces' },
+        { name: 'cache_read', measure: 'cache_read_tokens' },
+      ],
+    });
+    const [tracesRest, cacheRest] = series.data.series;
+    expect(traces.x).toEqual(tracesRest?.points.map((p) => p.timestamp_unix_seconds));
+    expect(traces.series.traces).toEqual(tracesRest?.points.map((p) => p.value));
+    expect(tokens.series.cache_read).toEqual(cacheRest?.points.map((p) => p.value));
+    expect(traces.series.traces?.some((v) => (v ?? 0) > 0)).toBe(true);
+    expect(tokens.series.cache_read?.some((v) => (v ?? 0) > 0)).toBe(true);
+
+    // The breakdowns: the agent's skills (by name) and tools as the table answers give them.
+    type Table = { data: { rows: { groups: Record<string, string>; values: Record<string, number> }[] } };
+    const byTool = await post<Table>(page, endpoint, {
+      ...range,
+      request_type: 'table',
+      queries: [{ name: 'calls', measure: 'tool_calls', group_by: ['tool'], filters: [{ key: 'tool', op: 'exists' }] }],
+    });
+    const cells = (table: string) =>
+      page.$$eval(`table.${table} tbody tr`, (trs) =>
+        trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)),
+      );
+    const tools = await cells('by-tool');
+    expect(tools.map((r) => [r[0], r[1]])).toEqual(
+      byTool.data.rows.map((r) => [r.groups.tool, (r.values.calls ?? 0).toLocaleString('en-US')]),
+    );
+    expect(tools.length).toBeGreaterThan(0);
+    const skills = await cells('by-skill');
+    const used = await post<{ data: { agent: { usedSkills: { id: string; displayName: string }[] } } }>(
+      page,
+      '/graphql',
+      { query: '{ agent(id: "agent-0001") { usedSkills { id displayName } } }' },
+    );
+    const [declared] = used.data.agent.usedSkills;
+    expect(skills.map((r) => r[0])).toContain(declared?.displayName);
+    expect(Number(skills[0]?.[1]?.replace(/,/g, ''))).toBeGreaterThan(0);
+    await page.screenshot({ path: path.join(SHOTS, 'agent.png'), fullPage: true });
+
+    // The skill's page grouped by agent names the agents that declare it.
+    await page.goto(`${origin}/console/skills/${declared?.id ?? ''}?${RANGE}&group=agent`);
+    const byAgent = Object.keys((await plotted(page, 'Invocations')).series);
+    expect(byAgent).toContain('invocations agent=Invoice Parser');
+    expect(byAgent).not.toContain('invocations agent=agent-0001');
     await page.close();
   });
 

@@ -175,7 +175,7 @@ export function metricPoints(spans: readonly SpanRow[]): MetricPointRow[] {
 export function skillQuery(fields: Partial<AggregateQuery> = {}): AggregateQuery {
   return {
     orgId: 'org-1',
-    skill: 'sk-a',
+    subject: { skill: 'sk-a' },
     startS: END - 30 * 86400,
     endS: END,
     workspaceIds: ['ws-1', 'ws-2'],
@@ -290,8 +290,8 @@ export function traceContract(engine: string, open: () => Promise<TraceStore>, o
     });
 
     it('narrows to a skill version and to workspaces, and never crosses organizations', async () => {
-      await same({ ...base, skillVersion: 2 });
-      await same({ ...base, skill: 'sk-b' });
+      await same({ ...base, subject: { skill: 'sk-a', skillVersion: 2 } });
+      await same({ ...base, subject: { skill: 'sk-b' } });
       await same({ ...base, workspaceIds: ['ws-2'] });
       const none = await store.aggregate({ ...base, workspaceIds: [] });
       expect(none[0]?.values.traces).toBe(0);
@@ -318,7 +318,7 @@ export function traceContract(engine: string, open: () => Promise<TraceStore>, o
       const q: AggregateQuery = {
         ...base,
         orgId: 'org-e',
-        skill: 'sk-e',
+        subject: { skill: 'sk-e' },
         workspaceIds: ['ws-e'],
         startS: Date.parse('2026-12-31T23:59:59Z') / 1000,
         endS: Date.parse('2027-01-04T00:00:00Z') / 1000,
@@ -332,7 +332,7 @@ export function traceContract(engine: string, open: () => Promise<TraceStore>, o
       const q: AggregateQuery = {
         ...base,
         orgId: 'org-e',
-        skill: 'sk-e',
+        subject: { skill: 'sk-e' },
         workspaceIds: ['ws-e'],
         startS: Date.parse('2026-12-20T00:00:00Z') / 1000,
         endS: Date.parse('2027-01-10T00:00:00Z') / 1000,

@@ -100,7 +100,7 @@ export function rankingContract(store: () => TraceStore, spans: SpanRow[]): void
   describe('group rankings (top) and group lists (onlyGroups)', () => {
     const r: AggregateQuery = {
       orgId: 'org-r',
-      skill: 'sk-r',
+      subject: { skill: 'sk-r' },
       startS: DAY0,
       endS: END,
       workspaceIds: ['ws-r'],

@@ -107,21 +107,19 @@ export function measure(spans: SpanRow[], m: Measure, points: readonly MetricPoi
 
 /** The rows an engine must return for `q` over `all` spans and metric `points`, in a canonical order. */
 export function reference(all: SpanRow[], q: AggregateQuery, points: readonly MetricPointRow[] = []): AggregateRow[] {
-  const skillTraces = new Set(
-    all
-      .filter(
-        (s) =>
-          s.org_id === q.orgId &&
-          s.category === 'skill_invocation' &&
-          s.skill === q.skill &&
-          (q.skillVersion === undefined || s.skill_version === q.skillVersion),
-      )
-      .map((s) => s.trace_id),
-  );
+  const subject = q.subject;
+  // A trace belongs to a skill when one of its invocations names it; to an agent when any span does.
+  const ofSubject = (s: SpanRow) =>
+    'agent' in subject
+      ? s.agent === subject.agent
+      : s.category === 'skill_invocation' &&
+        s.skill === subject.skill &&
+        (subject.skillVersion === undefined || s.skill_version === subject.skillVersion);
+  const subjectTraces = new Set(all.filter((s) => s.org_id === q.orgId && ofSubject(s)).map((s) => s.trace_id));
   const selected = all.filter(
     (s) =>
       s.org_id === q.orgId &&
-      skillTraces.has(s.trace_id) &&
+      subjectTraces.has(s.trace_id) &&
       s.start_s >= q.startS &&
       s.start_s < q.endS &&
       q.workspaceIds.includes(s.workspace_id) &&

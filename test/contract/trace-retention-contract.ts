@@ -1,8 +1,8 @@
 /**
  * Retention (TraceStore.pruneBefore, TRACE_RETENTION_DAYS) on every engine: what starts before the
  * cutoff is gone, and every answer over a range from the cutoff on is what it was, including the
- * spans of traces whose skill invocation was pruned (their mapping stays while they do) and the
- * metric points of their sessions. Expected values come from the reference, never the engine.
+ * spans of traces whose skill invocation (or span naming their agent) was pruned (their mapping
+ * stays while they do) and the metric points of their sessions. Expected values come from the reference, never the engine.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HARNESS_MEASURES, MEASURES, type AggregateQuery, type TraceStore } from '../../src/store/trace-port.ts';
@@ -27,7 +27,7 @@ export function retentionContract(engine: string, open: () => Promise<TraceStore
     const kept = spans.filter((s) => s.start_s >= CUTOFF);
     const base: AggregateQuery = {
       orgId: 'org-1',
-      skill: 'sk-a',
+      subject: { skill: 'sk-a' },
       startS: CUTOFF,
       endS: END,
       workspaceIds: ['ws-1', 'ws-2'],
@@ -48,6 +48,12 @@ export function retentionContract(engine: string, open: () => Promise<TraceStore
         { ...base, groupBy: ['model'], bucket: 'day', measures: ['traces', 'spans', 'tokens', 'latency_p99'] },
       ],
       ['summed traces by user', { ...base, groupBy: ['user'], measures: ['traces', 'error_rate'] }],
+      // An agent's traces keep their mapping while they keep spans, as a skill's.
+      ['an agent: every measure', { ...base, subject: { agent: 'agent-0001' } }],
+      [
+        'an agent: a day series by model',
+        { ...base, subject: { agent: 'planner' }, groupBy: ['model'], bucket: 'day', measures: ['traces', 'spans'] },
+      ],
     ];
     let pruned = 0;
 

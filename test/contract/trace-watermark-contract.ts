@@ -48,7 +48,7 @@ export function watermarkContract(engine: string, open: () => Promise<TraceStore
       await store.countSpans();
       await store.aggregate({
         orgId: 'org-a',
-        skill: 'sk-1',
+        subject: { skill: 'sk-1' },
         startS: 1_789_000_000,
         endS: 1_791_000_000,
         workspaceIds: ['ws-a-team'],

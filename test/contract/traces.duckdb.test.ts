@@ -7,6 +7,7 @@
 import { ThreadedTraceStore } from '../../src/store/duckdb/threaded-store.ts';
 import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
 import type { TraceStore } from '../../src/store/trace-port.ts';
+import { agentContract } from './trace-agent-contract.ts';
 import { traceContract } from './trace-contract.ts';
 import { identityContract } from './trace-identity-contract.ts';
 import { retentionContract } from './trace-retention-contract.ts';
@@ -33,6 +34,14 @@ traceContract(
       if (chunk === 2) await (store as ThreadedTraceStore).seal();
     },
   },
+);
+
+// An agent's traces are read from the spans, sealed or not: sealing must change nothing of them.
+agentContract('duckdb, unsealed', open);
+agentContract(
+  'duckdb in a worker thread, sealed part of the way, 8 dictionary values in memory',
+  () => ThreadedTraceStore.open(':memory:', { sealEveryMs: 0, dictionaryValues: 8, memoryLimitMb: 256 }),
+  { afterChunk: async (store, chunk) => (chunk === 2 ? (store as ThreadedTraceStore).seal() : undefined) },
 );
 
 retentionContract('duckdb, sealed before pruning', open, { beforePrune: seal });

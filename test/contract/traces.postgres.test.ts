@@ -11,6 +11,7 @@ import type { PostgresTraceStore } from '../../src/store/postgres/trace-store.ts
 import type { TraceStore } from '../../src/store/trace-port.ts';
 import { PG_URL, dropSchema, freshSchemaName, postgresReachable } from './pg-schema.ts';
 import { END, traceContract } from './trace-contract.ts';
+import { agentContract } from './trace-agent-contract.ts';
 import { retentionContract } from './trace-retention-contract.ts';
 import { identityContract } from './trace-identity-contract.ts';
 import { toolUsageContract } from './tool-usage-contract.ts';
@@ -37,6 +38,8 @@ if (await postgresReachable()) {
       if (chunk === 1) await seal(store);
     },
   });
+  agentContract('postgres, unsealed', open);
+  agentContract('postgres, sealed', open, { afterChunk: seal });
   retentionContract('postgres, sealed before pruning', open, { beforePrune: seal });
   retentionContract('postgres, pruned unsealed', open);
   retentionContract('postgres, pruned unsealed, then sealed', open, { afterPrune: seal });

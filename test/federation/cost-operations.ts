@@ -23,12 +23,12 @@ export function ourCost(query: string, variables: Record<string, unknown> = {}):
 
 export const DAY = 86_400;
 export const START = 1_767_225_600;
-const scalar = (queries: number) =>
+export const scalar = (queries: number) =>
   `{ startTimeUnixSeconds: ${START}, endTimeUnixSeconds: ${START + 7 * DAY}, requestType: SCALAR, queries: [${Array.from(
     { length: queries },
     (_, i) => `{ name: "q${i}", measure: SPANS }`,
   ).join(', ')}] }`;
-const SCALAR_SELECTION = 'data { ... on ScalarStats { results { queryName value unit } } } meta { warnings }';
+export const SCALAR_SELECTION = 'data { ... on ScalarStats { results { queryName value unit } } } meta { warnings }';
 const reps = (typename: string, n: number) =>
   Array.from({ length: n }, (_, i) => ({ __typename: typename, id: `${typename.toLowerCase()}-${i}` }));
 
@@ -129,6 +129,11 @@ export const COST_OPERATIONS: readonly (readonly [string, string, Record<string,
     '_entities: mixed tools and servers',
     'query($r: [_Any!]!) { _entities(representations: $r) { ... on Tool { id server { id } } ... on McpServer { id versions { version } } } }',
     { r: [...reps('Tool', 4), ...reps('McpServer', 2)] },
+  ],
+  [
+    'Agent.traceStats, a scalar of 4, on agents of _entities',
+    `query($r: [_Any!]!) { _entities(representations: $r) { ... on Agent { id traceStats(input: ${scalar(4)}) { ${SCALAR_SELECTION} } } } }`,
+    { r: reps('Agent', 3) },
   ],
   ['MCP servers, default page', '{ mcpServers { nodes { id name version status } } }', {}],
   [

@@ -15,7 +15,7 @@ import { loadDevIssuer } from '../../src/auth/dev-issuer.ts';
 import { DEFAULT_LIMITS } from '../../src/graphql/limits/limits-plugin.ts';
 import { loadTypeDefs } from '../../src/graphql/type-defs.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
-import { COST_OPERATIONS, ourCost } from './cost-operations.ts';
+import { COST_OPERATIONS, SCALAR_SELECTION, ourCost, scalar } from './cost-operations.ts';
 import { startHiveRouter, type HiveRouter, type SubgraphFetch } from './hive-gateway.ts';
 import { refsSchema, refsTypeDefs, startRefsSubgraph } from './refs-subgraph.ts';
 import { sdlEstimate } from './sdl-cost.ts';
@@ -202,6 +202,7 @@ const VIA_REFS: Record<string, string> = {
   '_entities: 25 repos with artifacts': '{ repoRefs(n: 25) { id name artifacts(first: 5) { nodes { id } } } }',
   '_entities: mixed tools and servers':
     '{ toolRefs(n: 4) { id server { id } } serverRefs(n: 2) { id versions { version } } }',
+  'Agent.traceStats, a scalar of 4, on agents of _entities': `{ agentRefs(n: 3) { id traceStats(input: ${scalar(4)}) { ${SCALAR_SELECTION} } } }`,
 };
 
 /**
@@ -220,6 +221,7 @@ const HIVE_DIFFERS: Record<string, readonly [number, number]> = {
   '_entities: 3 agents with workspace': [3 + 12, 3 + 3 * 12],
   '_entities: 25 repos with artifacts': [25 + 7, 25 + 25 * 7],
   '_entities: mixed tools and servers': [6 + (2 + 11), 6 + (4 * 2 + 2 * 11)],
+  'Agent.traceStats, a scalar of 4, on agents of _entities': [3 + 5, 3 + 3 * 5],
 };
 
 async function estimate(name: string, query: string, variables: Record<string, unknown>) {

@@ -190,7 +190,8 @@ describe('list sizes are the cost model`s', () => {
     const parts = fields.filter(([c, f]) => isObjectList(f) && STATS_ANSWER.test(c));
     expect(parts.length).toBe(5);
     expect(parts.map(([c, f]) => [c, argOf(f, 'cost', 'weight')])).toEqual(parts.map(([c]) => [c, 0]));
-    expect(argOf(field('Skill.traceStats') as Directed, 'cost', 'weight')).toBe(0);
+    for (const stats of ['Skill.traceStats', 'Agent.traceStats'])
+      expect(argOf(field(stats) as Directed, 'cost', 'weight')).toBe(0);
   });
 });
 

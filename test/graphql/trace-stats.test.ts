@@ -7,6 +7,7 @@ import type { SpanRow } from '../../src/store/trace-port.ts';
 import { spanRow } from '../fixtures/span-row.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { errorCodes, gql } from './helpers.ts';
+import { restAndGraphql } from './trace-stats-shape.ts';
 
 const DAY = 86_400;
 const START = 1_767_225_600; // 2026-01-01T00:00:00Z
@@ -41,36 +42,8 @@ afterAll(async () => {
   await t.close();
 });
 
-const camel = (s: string) => s.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
-/** REST's envelope as GraphQL spells it: camelCase keys, upper-case enums; groups/values stay JSON. */
-function asGraphql(value: unknown, key = ''): unknown {
-  if (key === 'groups' || key === 'values') return value;
-  if (Array.isArray(value)) return value.map((v) => asGraphql(v));
-  if (value !== null && typeof value === 'object')
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [camel(k), asGraphql(v, k)]));
-  return ['request_type', 'measure', 'column_type'].includes(key) && typeof value === 'string'
-    ? value.toUpperCase()
-    : value;
-}
-
-const ENVELOPE = `data { ...Data } meta { warnings } comparison { startTimeUnixSeconds endTimeUnixSeconds data { ...Data } }`;
-const DATA = `fragment Data on TraceStatsData {
-  ... on ScalarStats { requestType results { queryName measure value unit } }
-  ... on TableStats { requestType columns { name columnType unit } rows { groups values } }
-  ... on TimeSeriesStats { requestType series { queryName measure unit groups points { timestampUnixSeconds value } } } }`;
-
-async function both(restBody: Record<string, unknown>, input: string) {
-  const rest = await t.app.inject({
-    method: 'POST',
-    url: '/skill/v1/skills/sk-1/traces/stats/query',
-    headers: await t.auth('u-admin'),
-    payload: restBody,
-  });
-  expect(rest.statusCode).toBe(200);
-  const res = await gql(t, `{ skill(id: "sk-1") { traceStats(input: ${input}) { ${ENVELOPE} } } } ${DATA}`);
-  expect(res.errors).toBeUndefined();
-  return { rest: asGraphql(rest.json()), graphql: res.data.skill.traceStats };
-}
+const both = (restBody: Record<string, unknown>, input: string) =>
+  restAndGraphql(t, '/skill/v1/skills/sk-1/traces/stats/query', 'skill', 'sk-1', restBody, input);
 
 const range = `startTimeUnixSeconds: ${START}, endTimeUnixSeconds: ${START + 7 * DAY}`;
 const restRange = { start_time_unix_seconds: START, end_time_unix_seconds: START + 7 * DAY };

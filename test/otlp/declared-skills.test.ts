@@ -5,12 +5,11 @@
  * skill's statistics. A skill not declared, declared by a removed relationship, or of another
  * organization stays refused. On both engines (PostgreSQL when reachable).
  */
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { otlpSpan } from '../abuse/fixture.ts';
-import { PG_URL, postgresReachable } from '../contract/pg-schema.ts';
 import { attrs, otlpTraceBody } from '../fixtures/otlp-body.ts';
 import { TEST_API_KEY, smallBundle } from '../fixtures/small-bundle.ts';
+import { fileDatabase } from '../helpers/pg-database.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 const T0 = '2026-01-01T00:00:00Z';
@@ -150,16 +149,5 @@ function declaredSkillsSuite(engine: string, env: () => Record<string, string>) 
 
 declaredSkillsSuite('sqlite', () => ({}));
 
-const database = `gw_declared_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-if (await postgresReachable()) {
-  const admin = async (sql: string) => {
-    const client = new pg.Client({ connectionString: PG_URL });
-    await client.connect();
-    await client.query(sql).finally(() => client.end());
-  };
-  beforeAll(async () => admin(`CREATE DATABASE ${database}`));
-  afterAll(async () => admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`));
-  const url = new URL(PG_URL);
-  url.pathname = `/${database}`;
-  declaredSkillsSuite('postgres', () => ({ DATABASE_URL: url.toString() }));
-}
+const server = await fileDatabase('gw_declared');
+if (server !== null) declaredSkillsSuite('postgres', () => server);

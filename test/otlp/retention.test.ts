@@ -82,7 +82,7 @@ describe('a retention run', () => {
     });
     const commits = await t.traces.aggregate({
       orgId: 'org-a',
-      skill: 'sk-1',
+      subject: { skill: 'sk-1' },
       startS: NOW_S - 40 * DAY,
       endS: NOW_S,
       workspaceIds: ['ws-a-team'],

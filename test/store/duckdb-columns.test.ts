@@ -10,6 +10,7 @@ import {
   METRIC_POINTS_COLUMNS,
   SKILL_SPANS_COLUMNS,
   SPANS_COLUMNS,
+  TRACE_AGENTS_COLUMNS,
   TRACE_SKILLS_COLUMNS,
 } from '../../src/store/duckdb/columns.ts';
 import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
@@ -42,6 +43,7 @@ describe('DuckDB column order, declared once', () => {
     ['spans', SPANS_COLUMNS],
     ['skill_spans', SKILL_SPANS_COLUMNS],
     ['trace_skills', TRACE_SKILLS_COLUMNS],
+    ['trace_agents', TRACE_AGENTS_COLUMNS],
     ['metric_points', METRIC_POINTS_COLUMNS],
   ] as const)('%s has the declared columns in the declared order', async (table, declared) => {
     expect(await describeTable(table)).toEqual([...declared]);

@@ -18,7 +18,7 @@ const CAP = 40;
 const END = Date.UTC(2026, 10, 1) / 1000;
 const base: AggregateQuery = {
   orgId: 'org-d',
-  skill: 'sk-d',
+  subject: { skill: 'sk-d' },
   startS: END - 4 * 86400,
   endS: END,
   workspaceIds: ['ws-d'],

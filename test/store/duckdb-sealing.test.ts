@@ -19,7 +19,14 @@ import {
   type SpanRow,
 } from '../../src/store/trace-port.ts';
 import { expectSameRows, reference } from '../contract/trace-reference.ts';
-import { QUERIES, base, spans, expectExactInAnyOrder, expectLateSkillCountedOnce } from './sealing-fixture.ts';
+import {
+  QUERIES,
+  base,
+  beforeLaterColumns,
+  spans,
+  expectExactInAnyOrder,
+  expectLateSkillCountedOnce,
+} from './sealing-fixture.ts';
 
 async function expectExact(store: DuckDbTraceStore, stored: SpanRow[]): Promise<void> {
   for (const q of QUERIES) expectSameRows(await store.aggregate(q), reference(stored, q));
@@ -201,7 +208,7 @@ describe('DuckDB sealing', () => {
   it('migrates a version 1 file: spans, mappings and answers are kept', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-migrate-'));
     const file = path.join(dir, 'traces.duckdb');
-    const all = spans(5);
+    const all = beforeLaterColumns(spans(5));
     await writeVersion1(file, all);
     const notices: string[] = [];
     const store = await DuckDbTraceStore.open(file, { sealEveryMs: 0, onNotice: (n) => notices.push(n) });

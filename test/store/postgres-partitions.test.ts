@@ -18,7 +18,7 @@ import { monthStart } from '../../src/store/postgres/partitions.ts';
 import type { AggregateQuery, MetricPointRow, SpanRow } from '../../src/store/trace-port.ts';
 import { expectSameRows, reference } from '../contract/trace-reference.ts';
 import { PG_URL, dropSchema, freshSchemaName, postgresReachable } from '../contract/pg-schema.ts';
-import { QUERIES as FIXTURE_QUERIES, spans as fixtureSpans } from './sealing-fixture.ts';
+import { QUERIES as FIXTURE_QUERIES, beforeLaterColumns, spans as fixtureSpans } from './sealing-fixture.ts';
 import { SPAN_LATER_COLUMNS } from '../../src/store/stats/span-columns.ts';
 
 /** "Now" is 1 November 2026 unless moved. */
@@ -398,10 +398,10 @@ describe.runIf(reachable)('PostgreSQL monthly partitions', { timeout: 180_000 },
         await client.query(readFileSync(path.join(dir, name), 'utf8'));
         await client.query('INSERT INTO traces_schema_migrations (name) VALUES ($1)', [name]);
       }
-      const all = spans(6);
+      const all = beforeLaterColumns(spans(6));
       const old = all.slice(0, 30).map((r) => ({ ...r, start_s: month(2019, 2) + 7 }));
       const stored = [...all.slice(30), ...old];
-      // Rows as that release stored them: without the columns added since (their defaults hold for these spans).
+      // Rows as that release stored them: without the columns added since.
       const rows = stored.map(({ user, session, ...r }) => ({
         ...Object.fromEntries(
           Object.entries(r).filter(([k]) => !(SPAN_LATER_COLUMNS as readonly string[]).includes(k)),

@@ -14,7 +14,15 @@ import type { AggregateQuery, SpanRow } from '../../src/store/trace-port.ts';
 import { prng } from '../../src/shared/prng.ts';
 import { expectSameRows, reference } from '../contract/trace-reference.ts';
 import { PG_URL, dropSchema, freshSchemaName, postgresReachable } from '../contract/pg-schema.ts';
-import { ORG, QUERIES, shuffle, spans, expectExactInAnyOrder, expectLateSkillCountedOnce } from './sealing-fixture.ts';
+import {
+  ORG,
+  QUERIES,
+  beforeLaterColumns,
+  shuffle,
+  spans,
+  expectExactInAnyOrder,
+  expectLateSkillCountedOnce,
+} from './sealing-fixture.ts';
 
 const schemas: string[] = [];
 async function open(schema = freshSchemaName('t_seal')): Promise<PostgresTraceStore> {
@@ -434,7 +442,7 @@ describe.runIf(reachable)('PostgreSQL sealing', { timeout: 180_000 }, () => {
           DROP COLUMN cache_creation_tokens;
         DELETE FROM traces_schema_migrations
         WHERE name IN ('003_sealed_skill_spans.sql', '004_skill_rollups.sql', '007_provider_agent_cache.sql')`);
-      const all = spans(9);
+      const all = beforeLaterColumns(spans(9));
       for (const r of all) await client.query(INSERT_SPAN, spanParams(r));
       await client.query(
         `INSERT INTO trace_skills (org_id, skill, skill_version, trace_id, start_s)

@@ -59,6 +59,11 @@ export function spans(seed: number): SpanRow[] {
   return [...shifted, ...extra];
 }
 
+/** Spans as a release before the provider, agent and cache token columns stored them: without them. */
+export function beforeLaterColumns(rows: SpanRow[]): SpanRow[] {
+  return rows.map((r) => ({ ...r, provider: null, agent: null, cache_read_tokens: 0, cache_creation_tokens: 0 }));
+}
+
 export function shuffle<T>(xs: T[], rnd: () => number): T[] {
   const out = [...xs];
   for (let i = out.length - 1; i > 0; i--) {
@@ -70,7 +75,7 @@ export function shuffle<T>(xs: T[], rnd: () => number): T[] {
 
 export const base: AggregateQuery = {
   orgId: ORG,
-  skill: 'sk-a',
+  subject: { skill: 'sk-a' },
   startS: END - 10 * 86400,
   endS: END,
   workspaceIds: WORKSPACES,
@@ -80,9 +85,9 @@ export const base: AggregateQuery = {
 };
 export const QUERIES: AggregateQuery[] = [
   base,
-  { ...base, skill: 'sk-b', groupBy: ['model'] },
-  { ...base, skillVersion: 2, groupBy: ['harness'] },
-  { ...base, skill: 'sk-b', skillVersion: 1, groupBy: ['skill', 'skill_version'] },
+  { ...base, subject: { skill: 'sk-b' }, groupBy: ['model'] },
+  { ...base, subject: { skill: 'sk-a', skillVersion: 2 }, groupBy: ['harness'] },
+  { ...base, subject: { skill: 'sk-b', skillVersion: 1 }, groupBy: ['skill', 'skill_version'] },
   {
     ...base,
     bucket: 'day',
@@ -104,7 +109,7 @@ export const QUERIES: AggregateQuery[] = [
     filters: [{ key: 'tool', op: 'neq', values: ['get_file'] }],
     measures: ['traces', 'tokens', 'success_rate', 'latency_p90'],
   },
-  { ...base, skill: 'sk-b', bucket: 'week', measures: ['traces', 'spans', 'tokens_per_trace'] },
+  { ...base, subject: { skill: 'sk-b' }, bucket: 'week', measures: ['traces', 'spans', 'tokens_per_trace'] },
   { ...base, startS: base.startS + 86400 + 1, measures: ['traces', 'latency_p99', 'skill_invocations'] },
 ];
 
@@ -135,7 +140,8 @@ export async function expectLateSkillCountedOnce(store: TraceStore, seal: () => 
   for (const sealNow of [false, true]) {
     if (sealNow) await seal();
     expectSameRows(await store.aggregate(q), reference(stored, q));
-    expectSameRows(await store.aggregate({ ...q, skillVersion: 9 }), reference(stored, { ...q, skillVersion: 9 }));
+    const v9q = { ...q, subject: { skill: 'sk-a', skillVersion: 9 } };
+    expectSameRows(await store.aggregate(v9q), reference(stored, v9q));
     expect((await store.aggregate(q))[0]?.values).toEqual({ traces: 1, spans: stored.length });
   }
 }

@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
+import { agentRows } from '../../src/store/postgres/agent-rows.ts';
 import { skillRows } from '../../src/store/postgres/skill-rows.ts';
 import { POSTGRES } from '../../src/store/stats/dialect.ts';
 import { compileAggregate } from '../../src/store/stats/compile.ts';
@@ -18,7 +19,7 @@ import { demoSpans } from '../../src/seed/demo-traces.ts';
 const END = Date.UTC(2026, 10, 1) / 1000;
 const base = {
   orgId: 'org-1',
-  skill: 'sk-a',
+  subject: { skill: 'sk-a' },
   startS: END - 7 * 86400,
   endS: END,
   workspaceIds: ['ws-1', 'ws-2'],
@@ -84,8 +85,39 @@ describe('compiled statistics SQL', () => {
       expect(await duck.compile(query)).toMatchSnapshot();
     });
     it(`postgres: ${name}`, () => {
-      const rows = skillRows({ watermark: '1000', unsealedSpans: true, unsealedMappings: true, rollups: true });
+      const rows = skillRows(
+        { skill: 'sk-a' },
+        { watermark: '1000', unsealedSpans: true, unsealedMappings: true, rollups: true },
+      );
       expect(compileAggregate(query, rows, POSTGRES)).toMatchSnapshot();
     });
   }
+});
+
+describe("compiled SQL of an agent's statistics", () => {
+  // A shape PostgreSQL sums from its rollups for a skill: one dimension, counts and distinct traces.
+  const query: AggregateQuery = {
+    ...base,
+    subject: { agent: 'agent-1' },
+    groupBy: ['model'],
+    measures: ['traces', 'spans', 'tokens'],
+    bucket: 'day',
+  };
+  const sealed = { watermark: '1000', unsealedSpans: false, unsealedMappings: false, rollups: true };
+
+  it("duckdb: the spans of the range semi-joined to the agent's traces", async () => {
+    const compiled = await duck.compile(query);
+    expect(compiled.sql).toContain('trace_agents');
+    expect(compiled.sql).not.toContain('skill_spans');
+    expect(compiled).toMatchSnapshot();
+  });
+
+  it('postgres: the same, never the per-skill layout or its rollups (which a skill of this shape sums)', () => {
+    const compiled = compileAggregate(query, agentRows({ agent: 'agent-1' }), POSTGRES);
+    expect(compiled.sql).toContain('trace_agents');
+    expect(compiled.sql).not.toMatch(/skill_spans|skill_rollup|skill_special/);
+    expect(compiled).toMatchSnapshot();
+    const skill = { ...query, subject: { skill: 'sk-a' } };
+    expect(compileAggregate(skill, skillRows({ skill: 'sk-a' }, sealed), POSTGRES).sql).toContain('skill_rollup');
+  });
 });

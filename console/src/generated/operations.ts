@@ -178,6 +178,13 @@ export type AgentSearchQueryVariables = Exact<{
 
 export type AgentSearchQuery = { agentSearch: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { id: string, name: string, displayName: string | null, modelId: string | null, workspace: { displayName: string } | null, profileImage: { contentType: string, base64: string } } }> } };
 
+export type AgentUsageHeadQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type AgentUsageHeadQuery = { agent: { id: string, name: string, displayName: string | null, modelId: string | null, workspace: { id: string, displayName: string } | null, profileImage: { contentType: string, base64: string }, usedSkills: Array<{ id: string, name: string, displayName: string | null }> } | null };
+
 export type AgentDetailQueryVariables = Exact<{
   id: string | number;
 }>;
@@ -210,7 +217,7 @@ export type SkillHeadQueryVariables = Exact<{
 }>;
 
 
-export type SkillHeadQuery = { skill: { id: string, name: string, displayName: string | null, versionOrdinal: number, workspace: { id: string, displayName: string } | null } | null };
+export type SkillHeadQuery = { skill: { id: string, name: string, displayName: string | null, versionOrdinal: number, workspace: { id: string, displayName: string } | null, usedBy: Array<{ id: string, name: string, displayName: string | null }> } | null };
 
 export type SkillsOverviewQueryVariables = Exact<{
   stats: TraceStatsInput;

@@ -1,6 +1,7 @@
 /**
- * Catalog: agent search (strategy, sorts, paging) with profile images, and an agent's page with its
- * instructions, tools, relationships (linked) and versions. GraphQL queries of queries/.
+ * Catalog: agent search (strategy, sorts, paging) with profile images, each agent linked to its
+ * profile (instructions, tools, relationships linked, versions) and its usage (agent-usage.ts).
+ * GraphQL queries of queries/.
  */
 import { graphql } from '../api.ts';
 import { el, empty, loading, navigate, problemView } from '../dom.ts';
@@ -16,6 +17,45 @@ function avatar(image: { contentType: string; base64: string } | null | undefine
   if (image == null || image.base64 === '')
     return el('span', { className: 'avatar empty' }, name.charAt(0).toUpperCase());
   return el('img', { className: 'avatar', alt: '', src: `data:${image.contentType};base64,${image.base64}` });
+}
+
+/** What the head of an agent's pages shows of it. */
+interface HeadAgent {
+  id: string;
+  name: string;
+  displayName: string | null;
+  modelId: string | null;
+  workspace: { id: string; displayName: string } | null;
+  profileImage: { contentType: string; base64: string };
+}
+
+/**
+ * The head of an agent's pages (its id until the agent is known): image, name, where it lives and
+ * its model (`more` after them), and the links between its profile and its usage.
+ */
+export function agentHead(
+  id: string,
+  a: HeadAgent | null | undefined,
+  current: 'profile' | 'usage',
+  more = '',
+): (HTMLElement | string)[] {
+  const base = `/console/agents/${encodeURIComponent(id)}`;
+  const tab = (which: 'profile' | 'usage', label: string, href: string) =>
+    which === current
+      ? el('span', { className: 'current', 'aria-current': 'page' }, label)
+      : el('a', { href, 'data-link': true }, label);
+  const name = a?.displayName ?? a?.name ?? id;
+  return [
+    el('div', { className: 'agent-head' }, avatar(a?.profileImage, name), el('h1', {}, name)),
+    a
+      ? el(
+          'p',
+          { className: 'hint' },
+          `${a.id} in ${a.workspace?.displayName ?? a.workspace?.id ?? 'an unreadable workspace'} · model ${a.modelId ?? 'none'}${more}`,
+        )
+      : '',
+    el('nav', { className: 'tabs' }, tab('profile', 'Profile', base), tab('usage', 'Usage', `${base}/usage`)),
+  ];
 }
 
 export async function catalogPage(main: HTMLElement, query: URLSearchParams): Promise<void> {
@@ -79,7 +119,12 @@ export async function catalogPage(main: HTMLElement, query: URLSearchParams): Pr
           el(
             'p',
             { className: 'hint' },
-            `${node.id} · ${node.workspace?.displayName ?? ''} · ${node.modelId ?? 'no model'}`,
+            `${node.id} · ${node.workspace?.displayName ?? ''} · ${node.modelId ?? 'no model'} · `,
+            el(
+              'a',
+              { href: `/console/agents/${encodeURIComponent(node.id)}/usage`, 'data-link': true, className: 'usage' },
+              'usage',
+            ),
           ),
         ),
       ),
@@ -124,17 +169,7 @@ export async function agentPage(main: HTMLElement, id: string): Promise<void> {
     ...a.relationships.incoming.map((r) => el('li', {}, link(r.from), ` ${r.relType.toLowerCase()} → this agent`)),
   ];
   main.replaceChildren(
-    el(
-      'div',
-      { className: 'agent-head' },
-      avatar(a.profileImage, a.displayName ?? a.name),
-      el('h1', {}, a.displayName ?? a.name),
-    ),
-    el(
-      'p',
-      { className: 'hint' },
-      `${a.id} in ${a.workspace?.displayName ?? a.workspace?.id ?? 'an unreadable workspace'} · model ${a.modelId ?? 'none'} · version ${a.versionOrdinal}`,
-    ),
+    ...agentHead(a.id, a, 'profile', ` · version ${a.versionOrdinal}`),
     el('h2', {}, 'Instructions'),
     el('pre', { className: 'instructions' }, a.instructions ?? '(none)'),
     el('h2', {}, 'Tools'),

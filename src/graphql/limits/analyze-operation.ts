@@ -12,8 +12,8 @@
  * - introspection lists: their sizes in this schema (introspection-sizes.ts);
  * - any other list: `defaultListSize`, an estimate (their lengths depend on the data; the list
  *   budget of list-budget.ts enforces the real total at execution).
- * `Skill.traceStats` costs the points of its answer (queries × groups × buckets, ×2 with compare),
- * 1 when its input is invalid (execution then reports why). The fields that carry a published
+ * `Skill.traceStats` and `Agent.traceStats` cost the points of their answer (queries × groups ×
+ * buckets, ×2 with compare), 1 when the input is invalid (execution then reports why). The fields that carry a published
  * document (FIELD_WEIGHTS) weigh more, by the bytes they may hold.
  *
  * Trace-store work: the distinct `since` windows of every `Tool.usage` in the operation, and whether
@@ -134,6 +134,9 @@ function fieldDef(w: Walk, parent: GraphQLCompositeType, name: string): GraphQLF
   return 'getFields' in parent ? parent.getFields()[name] : undefined;
 }
 
+/** The fields answering operation 1: priced by the points of their answer. */
+const TRACE_STATS_FIELDS = new Set(['Skill.traceStats', 'Agent.traceStats']);
+
 function traceStatsPoints(args: Record<string, unknown>): number {
   try {
     return Math.max(1, answerPoints(toTraceStatsRequest(args.input as TraceStatsInput)));
@@ -185,7 +188,7 @@ function walkField(w: Walk, sel: FieldNode, scope: Scope, level: number): Measur
   }
   const inner = walkSet(w, sel.selectionSet, child, level + 1);
   const depth = (child.meta ? 0 : 1) + inner.depth;
-  if (coordinate === 'Skill.traceStats') return { depth, cost: traceStatsPoints(argumentsOf(w, def, sel)) };
+  if (TRACE_STATS_FIELDS.has(coordinate)) return { depth, cost: traceStatsPoints(argumentsOf(w, def, sel)) };
   if (coordinate === 'McpServer.usage') w.serverUsage = true;
   if (coordinate === 'Tool.usage') {
     const since = argumentsOf(w, def, sel).since;

@@ -7,8 +7,9 @@
  * twice what the largest statistics request costs (4,320), room for a page of per-skill summaries
  * (a 7-day, three-query scalar costs 6).
  *
- * - `Skill.traceStats` spends its request's work (skills/stats-request.ts `statsWork`: aggregations ×
- *   (weeks + 1)) when it runs, once its input is known good and before any aggregation.
+ * - `Skill.traceStats` and `Agent.traceStats` spend their request's work (skills/stats-request.ts
+ *   `statsWork`: aggregations × (weeks + 1)) when it runs, once its input is known good and before
+ *   any aggregation.
  * - `Tool.usage(since:)` spends the work of each distinct window of a batch (tool-usage.ts
  *   `usageWindowWork`) before the batch's one trace-store query; its windows are also priced
  *   before anything executes (limits-plugin.ts, from the windows analyze-operation.ts finds), the

@@ -1,10 +1,16 @@
-/** Agent: the shared artifact fields, its profile image (operation 8), its tool/skill edges and its A2A card. */
+/**
+ * Agent: the shared artifact fields, its profile image (operation 8), its tool/skill edges, its A2A
+ * card and the trace statistics of its traces (operation 1's request and answer).
+ */
 import { agentCard } from '../../agents/agent-card.ts';
 import { getProfileImage } from '../../agents/profile-image.ts';
+import { queryAgentTraceStats } from '../../agents/trace-stats.ts';
 import type { AgentResolvers } from '../../generated/graphql.ts';
 import { readableArtifact } from '../authorize.ts';
 import { spendListItems } from '../limits/list-budget.ts';
+import { spendStatsWork } from '../limits/trace-budget.ts';
 import { relatedArtifacts } from '../relationships.ts';
+import { toTraceStatsRequest } from '../trace-stats-input.ts';
 import { artifactFields } from './Artifact.ts';
 
 /** Resolvers of `Agent` (see the file comment). */
@@ -20,4 +26,9 @@ export const Agent: AgentResolvers = {
     spendListItems(ctx, card.skills);
     return card;
   },
+  // Spends from the operation's trace-work budget like Skill.traceStats (limits/trace-budget.ts).
+  traceStats: (row, args, ctx) =>
+    queryAgentTraceStats(ctx, row.id, toTraceStatsRequest(args.input), (req) => {
+      spendStatsWork(ctx, req);
+    }),
 };

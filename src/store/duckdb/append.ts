@@ -1,7 +1,8 @@
 /**
  * Writing a batch of spans to the DuckDB trace store, in one transaction: the spans (with their
  * sequence numbers, 128-bit trace keys and dimension codes), the trace -> skill mappings their
- * skill invocations name, and the dictionary values first used by them (dictionary.ts). Column-wise DataChunks:
+ * skill invocations name, the trace -> agent mappings of the spans that name an agent, and the
+ * dictionary values first used by them (dictionary.ts). Column-wise DataChunks:
  * one native call per 2,048 rows and column instead of one per value.
  */
 import {
@@ -18,7 +19,7 @@ import {
 } from '@duckdb/node-api';
 import type { MetricPointRow, SpanRow } from '../trace-port.ts';
 import { ENCODED, type Dictionary, type DictionaryBatch, type EncodedDimension } from './dictionary.ts';
-import { METRIC_POINTS_COLUMNS, SPANS_COLUMNS, type SpansColumn } from './columns.ts';
+import { METRIC_POINTS_COLUMNS, SPANS_COLUMNS, TRACE_AGENTS_COLUMNS, type SpansColumn } from './columns.ts';
 
 const CHUNK_ROWS = 2048;
 const TRACE_ID = /^[0-9a-f]{32}$/;
@@ -92,6 +93,13 @@ const MAPPING_LAYOUT: Layout<Stored> = [
   [INTEGER, (s) => s.row.skill_version],
   [BIGINT, (s) => BigInt(s.row.start_s)],
 ];
+const AGENT_MAPPING_VALUES: Record<(typeof TRACE_AGENTS_COLUMNS)[number], [DuckDBType, (s: Stored) => DuckDBValue]> = {
+  org_id: [VARCHAR, (s) => s.row.org_id],
+  trace_key: [UHUGEINT, (s) => s.key],
+  agent: [INTEGER, code('agent')],
+  start_s: [BIGINT, (s) => BigInt(s.row.start_s)],
+};
+const AGENT_MAPPING_LAYOUT: Layout<Stored> = TRACE_AGENTS_COLUMNS.map((c) => AGENT_MAPPING_VALUES[c]);
 const POINT_VALUES: Record<(typeof METRIC_POINTS_COLUMNS)[number], [DuckDBType, (p: MetricPointRow) => DuckDBValue]> = {
   org_id: [VARCHAR, (p) => p.org_id],
   workspace_id: [VARCHAR, (p) => p.workspace_id],
@@ -152,12 +160,15 @@ export async function appendSpans(
       }),
     }));
     const mappings = new Map<string, Stored>();
+    const agents = new Map<string, Stored>();
     for (const s of stored) {
       if (s.row.category === 'skill_invocation' && s.row.skill !== null)
         mappings.set(`${s.row.org_id}\u0000${s.row.trace_id}\u0000${s.row.skill}\u0000${s.row.skill_version}`, s);
+      if (s.row.agent !== null) agents.set(`${s.row.org_id}\u0000${s.row.trace_id}\u0000${s.row.agent}`, s);
     }
     await appendChunks(w, 'spans', SPAN_LAYOUT, stored);
     await appendChunks(w, 'trace_skills', MAPPING_LAYOUT, [...mappings.values()]);
+    await appendChunks(w, 'trace_agents', AGENT_MAPPING_LAYOUT, [...agents.values()]);
     await appendChunks(w, 'dim_values', DICTIONARY_LAYOUT, batch.added);
     await appendChunks(w, 'metric_points', POINT_LAYOUT, [...points]);
     await w.run('COMMIT');

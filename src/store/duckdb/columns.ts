@@ -37,6 +37,9 @@ export const SKILL_SPANS_COLUMNS = [
 /** `trace_skills`: which skills each trace belongs to. */
 export const TRACE_SKILLS_COLUMNS = ['seq', 'org_id', 'trace_key', 'skill', 'skill_version', 'start_s'] as const;
 
+/** `trace_agents`: which agents each trace belongs to (`agent`: a dim_values code). */
+export const TRACE_AGENTS_COLUMNS = ['org_id', 'trace_key', 'agent', 'start_s'] as const;
+
 /** `metric_points`: harness metric deltas by session, with their identity (null for points stored before it). */
 export const METRIC_POINTS_COLUMNS = [
   'org_id',

@@ -1,8 +1,8 @@
 /**
  * Retention for the DuckDB trace store (TRACE_RETENTION_DAYS): one transaction on the writer that
  * deletes the spans, sealed rows and metric points before the cutoff. A trace's mappings to its
- * skills stay while any of its spans does (the spans kept still count for the skill, sealed or
- * not); day records older than the cutoff go, and with them the crossing marks they alone
+ * skills and agents stay while any of its spans does (the spans kept still count for the skill or
+ * agent, sealed or not); day records older than the cutoff go, and with them the crossing marks they alone
  * justified (marks are a superset: one too many only costs time, sealing.ts).
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -14,11 +14,12 @@ export async function pruneBefore(conn: DuckDBConnection, cutoffS: number): Prom
   try {
     const spans = (await conn.run('DELETE FROM spans WHERE start_s < $1', cutoff)).rowsChanged;
     await conn.run('DELETE FROM skill_spans WHERE start_s < $1', cutoff);
-    await conn.run(
-      `DELETE FROM trace_skills t WHERE t.start_s < $1
-      AND NOT EXISTS (SELECT 1 FROM spans s WHERE s.org_id = t.org_id AND s.trace_key = t.trace_key)`,
-      cutoff,
-    );
+    for (const mapping of ['trace_skills', 'trace_agents'])
+      await conn.run(
+        `DELETE FROM ${mapping} t WHERE t.start_s < $1
+        AND NOT EXISTS (SELECT 1 FROM spans s WHERE s.org_id = t.org_id AND s.trace_key = t.trace_key)`,
+        cutoff,
+      );
     await conn.run('DELETE FROM skill_trace_days WHERE max_day < $1', [Math.floor(cutoffS / 86400)]);
     await conn.run(`DELETE FROM skill_crossing c
       WHERE NOT EXISTS (SELECT 1 FROM skill_trace_days d WHERE d.of_key = c.of_key AND d.trace_key = c.trace_key)`);

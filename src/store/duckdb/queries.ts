@@ -1,8 +1,9 @@
 /**
  * The query side of the DuckDB trace engine (trace-store.ts holds the writes and the lifecycle).
  * Every query gets its own connection, so a deadline interrupts it alone. Statistics are compiled
- * (../stats/compile.ts) over the sealed rows of the skill (skill-rows.ts) with the dictionary's
- * codes of the values they bind; result codes are decoded back into values.
+ * (../stats/compile.ts) over the sealed rows of the skill (skill-rows.ts), or the spans of the
+ * agent's traces (agent-rows.ts), with the dictionary's codes of the values they bind; result
+ * codes are decoded back into values.
  */
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { compileAggregate, type CompiledAggregate } from '../stats/compile.ts';
@@ -22,6 +23,7 @@ import {
   type ToolUsageRow,
 } from '../trace-port.ts';
 import { NO_CODE, isEncoded, type Dictionary } from './dictionary.ts';
+import { agentRows } from './agent-rows.ts';
 import { skillRows } from './skill-rows.ts';
 import type { TraceWriter } from './writer.ts';
 
@@ -68,7 +70,8 @@ export class TraceQueries {
    * come from the dictionary's cache or one lookup in dim_values; a value no span has gets NO_CODE.
    */
   private async compileOn(conn: DuckDBConnection, query: AggregateQuery): Promise<CompiledAggregate> {
-    const values: string[] = [];
+    const { subject } = query;
+    const values: string[] = 'agent' in subject ? [subject.agent] : [];
     for (const f of query.filters) if (isEncoded(f.key)) values.push(...f.values.map(String));
     for (const g of query.onlyGroups ?? []) {
       for (const d of query.groupBy) {
@@ -77,13 +80,16 @@ export class TraceQueries {
       }
     }
     const codes = values.length === 0 ? new Map<string, number>() : await this.dictionary.codesOf(conn, values);
-    const key = this.sealed.skillKey(query.orgId, query.skill);
     const dimensionCodes: DimensionCodes = {
       encode: (value) => codes.get(String(value)) ?? NO_CODE,
       sortKey: (column) => `(SELECT value FROM dim_values WHERE id = ${column})`,
     };
+    const rows =
+      'agent' in subject
+        ? agentRows(dimensionCodes.encode(subject.agent))
+        : skillRows(subject, this.sealed.skillKey(query.orgId, subject.skill), this.sealed.hasUnsealed);
     const source = {
-      ...skillRows(key, this.sealed.hasUnsealed),
+      ...rows,
       codes: (dim: Dimension) => (isEncoded(dim) ? dimensionCodes : undefined),
     };
     return compileAggregate(query, source, DUCKDB);

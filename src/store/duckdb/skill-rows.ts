@@ -9,6 +9,7 @@
  * traces. W is read inside the statement, so the query sees sealing atomically.
  */
 import { SOURCE_COLUMNS, spanSourceColumns, type RowSource } from '../stats/row-source.ts';
+import type { SkillSubject } from '../trace-port.ts';
 
 const SEALED_COLUMNS = SOURCE_COLUMNS.join(', ');
 const SPAN_COLUMNS = spanSourceColumns('trace_key');
@@ -19,7 +20,7 @@ const W = '(SELECT seq FROM sealed)';
  * on a constant; else it is looked up in the statement's own snapshot. `pending`: spans were
  * stored after the last sealing, so the tails may hold rows.
  */
-export function skillRows(key: number | undefined, pending: boolean): RowSource {
+export function skillRows(subject: SkillSubject, key: number | undefined, pending: boolean): RowSource {
   return {
     // skill_spans is clustered by skill; the tails are joins, cheaper to keep than to redo.
     rescan: !pending,
@@ -33,8 +34,8 @@ export function skillRows(key: number | undefined, pending: boolean): RowSource 
         return () => (p ??= param(v));
       };
       const orgParam = once(q.orgId);
-      const skillParam = once(q.skill);
-      const version = q.skillVersion === undefined ? null : param(q.skillVersion);
+      const skillParam = once(subject.skill);
+      const version = subject.skillVersion === undefined ? null : param(subject.skillVersion);
       const ofKey = key ?? `(SELECT key FROM skill_keys WHERE org_id = ${orgParam()} AND skill = ${skillParam()})`;
       const sealed = `SELECT ${SEALED_COLUMNS} FROM skill_spans
 WHERE of_key = ${ofKey}${version === null ? '' : ` AND list_contains(of_versions, ${version})`} AND ${where}`;

@@ -216,4 +216,9 @@ export class ThreadedTraceStore implements TraceStore {
   runCompiled(compiled: CompiledAggregate): Promise<number> {
     return this.call({ op: 'runCompiled', compiled });
   }
+
+  /** Runs one SELECT statement and answers its row count (benchmarks: SQL written by hand); nothing else runs. */
+  runSelect(statement: CompiledAggregate): Promise<number> {
+    return this.call({ op: 'runSelect', statement });
+  }
 }

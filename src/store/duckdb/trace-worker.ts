@@ -5,6 +5,7 @@
  * messages and are answered with the same id; errors travel as their name and message.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { StatementType } from '@duckdb/node-api';
 import type { AggregateQuery, MetricPointRow, ServerUsageQuery, SpanColumns, ToolUsageQuery } from '../trace-port.ts';
 import type { CompiledAggregate } from '../stats/compile.ts';
 import { DuckDbTraceStore, type DuckDbTraceOptions } from './trace-store.ts';
@@ -20,6 +21,7 @@ export type WorkerRequest =
   | { id: number; op: 'cancel'; target: number }
   | { id: number; op: 'compile'; query: AggregateQuery }
   | { id: number; op: 'runCompiled'; compiled: CompiledAggregate }
+  | { id: number; op: 'runSelect'; statement: CompiledAggregate }
   | { id: number; op: 'count' | 'ping' | 'seal' | 'close' | 'storedBytes' };
 
 export type WorkerReply =
@@ -80,6 +82,23 @@ async function runCompiled({ sql, params }: CompiledAggregate): Promise<number> 
   }
 }
 
+/**
+ * Runs one SELECT statement written by hand and returns its row count (benchmarks: the endpoint vs
+ * the SQL an engineer would write over the same tables). Anything but exactly one SELECT is refused.
+ */
+async function runSelect({ sql, params }: CompiledAggregate): Promise<number> {
+  const conn = await store.connect();
+  try {
+    const statements = await conn.extractStatements(sql);
+    const prepared = statements.count === 1 ? await statements.prepare(0) : null;
+    if (prepared?.statementType !== StatementType.SELECT) throw new Error('runSelect runs one SELECT statement only');
+    prepared.bind(params);
+    return (await prepared.runAndReadAll()).currentRowCount;
+  } finally {
+    conn.closeSync();
+  }
+}
+
 /** Runs a query (or a write still waiting its turn) that a later `cancel` naming `id` interrupts. */
 async function cancellable<T>(id: number, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const controller = new AbortController();
@@ -127,6 +146,10 @@ function handle(m: WorkerRequest): void {
     }
     case 'runCompiled': {
       reply(m.id, () => runCompiled(m.compiled));
+      return;
+    }
+    case 'runSelect': {
+      reply(m.id, () => runSelect(m.statement));
       return;
     }
     case 'count': {

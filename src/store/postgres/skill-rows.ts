@@ -10,7 +10,8 @@
  * (the store runs both in one REPEATABLE READ transaction) and bound as a value, so the planner
  * knows how few rows lie above it.
  */
-import type { AggregateQuery } from '../trace-port.ts';
+import type pg from 'pg';
+import type { AggregateQuery, SkillSubject } from '../trace-port.ts';
 import { SOURCE_COLUMNS, spanSourceColumns, type RowSource, type SummedShape } from '../stats/row-source.ts';
 import type { Param } from '../stats/dialect.ts';
 import { summedSql } from './summed-rows.ts';
@@ -28,7 +29,20 @@ export interface SealedMarks {
   rollups: boolean;
 }
 
-export function skillRows(marks: SealedMarks): RowSource {
+/**
+ * The watermark and whether anything lies above it, in the caller's transaction (max() reads one
+ * end of each xid index; an EXISTS correlated with w would scan).
+ */
+export async function sealedMarks(client: pg.ClientBase, rollups: boolean): Promise<SealedMarks> {
+  const marks = await client.query<{ w: string; spans: boolean; mappings: boolean }>(
+    `SELECT w::text AS w, COALESCE((SELECT max(xid) FROM spans) >= w, false) AS spans,
+    COALESCE((SELECT max(xid) FROM trace_skills) >= w, false) AS mappings FROM sealed`,
+  );
+  const { w, spans, mappings } = marks.rows[0] as { w: string; spans: boolean; mappings: boolean };
+  return { watermark: w, unsealedSpans: spans, unsealedMappings: mappings, rollups };
+}
+
+export function skillRows(subject: SkillSubject, marks: SealedMarks): RowSource {
   /** The tails' SELECTs (none while everything is sealed). */
   function tails(where: string, param: Param, org: string, skill: string, version: string | null): string[] {
     if (!marks.unsealedSpans && !marks.unsealedMappings) return [];
@@ -52,15 +66,15 @@ AND trace_id IN (SELECT m.trace_id FROM trace_skills m WHERE m.xid >= ${w} AND $
     rescan: false,
     sql(q, where, param) {
       const org = param(q.orgId);
-      const skill = param(q.skill);
-      const version = q.skillVersion === undefined ? null : param(q.skillVersion);
+      const skill = param(subject.skill);
+      const version = subject.skillVersion === undefined ? null : param(subject.skillVersion);
       const sealed = `SELECT ${SEALED_COLUMNS} FROM skill_spans
 WHERE org_id = ${org} AND of_skill = ${skill}${version === null ? '' : ` AND ${version} = ANY(of_versions)`} AND ${where}`;
       return [sealed, ...tails(where, param, org, skill, version)].join('\nUNION ALL ');
     },
     ...(marks.rollups && {
       summed: (q: AggregateQuery, shape: SummedShape) =>
-        summedSql(q, shape, (where, org, skill) => tails(where, shape.param, org, skill, null)),
+        summedSql(q, subject, shape, (where, org, skill) => tails(where, shape.param, org, skill, null)),
     }),
   };
 }

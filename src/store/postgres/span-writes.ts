@@ -45,6 +45,13 @@ const SPAN_VALUES: [string, (r: SpanRow) => CopyValue][] = [
   ['cache_read_tokens', (r) => Math.round(r.cache_read_tokens)],
   ['cache_creation_tokens', (r) => Math.round(r.cache_creation_tokens)],
 ];
+/** `trace_agents`: a trace belongs to every agent one of its spans names. */
+const AGENT_MAPPING: [string, (r: SpanRow) => CopyValue][] = [
+  ['org_id', (r) => r.org_id],
+  ['agent', (r) => r.agent],
+  ['trace_id', (r) => r.trace_id],
+  ['start_s', (r) => r.start_s],
+];
 const POINT_VALUES: [string, (p: MetricPointRow) => CopyValue][] = [
   ['org_id', (p) => p.org_id],
   ['workspace_id', (p) => p.workspace_id],
@@ -142,8 +149,9 @@ const spanIdentity = (r: SpanRow | Record<string, unknown>) =>
   `${String(r.org_id)}\n${String(r.trace_id)}\n${String(r.span_id)}\n${String(r.start_s)}`;
 
 /**
- * Writes the spans not stored yet and the trace -> skill mappings of their skill invocations, in
- * the caller's transaction; answers what was stored and what was left out.
+ * Writes the spans not stored yet, the trace -> skill mappings of their skill invocations and the
+ * trace -> agent mappings of those that name an agent, in the caller's transaction; answers what
+ * was stored and what was left out.
  */
 export async function writeSpans(
   client: pg.ClientBase,
@@ -158,9 +166,12 @@ export async function writeSpans(
     stored = unique.filter((r) => kept.has(spanIdentity(r)));
   }
   const skills = new Map<string, SpanRow>();
-  for (const r of stored)
+  const agents = new Map<string, SpanRow>();
+  for (const r of stored) {
     if (r.category === 'skill_invocation' && r.skill !== null)
       skills.set(`${r.org_id}\u0000${r.trace_id}\u0000${r.skill}\u0000${r.skill_version}`, r);
+    if (r.agent !== null) agents.set(`${r.org_id}\u0000${r.trace_id}\u0000${r.agent}`, r);
+  }
   await copyRows(
     client,
     'trace_skills',
@@ -173,6 +184,7 @@ export async function writeSpans(
     ],
     [...skills.values()],
   );
+  await copyRows(client, 'trace_agents', AGENT_MAPPING, [...agents.values()]);
   return { stored: stored.length, duplicates: rows.length - stored.length };
 }
 

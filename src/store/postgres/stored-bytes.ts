@@ -13,6 +13,7 @@ import { sqlNumber } from '../sql-values.ts';
 export const TRACE_TABLES = [
   'spans',
   'trace_skills',
+  'trace_agents',
   'metric_points',
   'skill_spans',
   'sealed',

@@ -15,7 +15,7 @@
  */
 import { summedQuantile, type SummedPart } from '../stats/measures.ts';
 import type { SummedShape } from '../stats/row-source.ts';
-import type { AggregateQuery } from '../trace-port.ts';
+import type { AggregateQuery, SkillSubject } from '../trace-port.ts';
 import { inRollups, markBit, markColumn } from './rollups.ts';
 
 const DAY = 86400;
@@ -37,10 +37,11 @@ const ADDITIVE: Partial<Record<SummedPart, { rollup: string; rows: string }>> = 
  */
 export function summedSql(
   q: AggregateQuery,
+  subject: SkillSubject,
   shape: SummedShape,
   tails: (where: string, org: string, skill: string) => string[],
 ): string | null {
-  if (q.skillVersion !== undefined) return null;
+  if (subject.skillVersion !== undefined) return null;
   if (shape.group !== null && !inRollups(shape.group.column)) return null;
   const first = Math.ceil(q.startS / DAY) * DAY;
   const last = Math.floor(q.endS / DAY) * DAY;
@@ -48,7 +49,7 @@ export function summedSql(
   const { param, group, bucket } = shape;
   const dbl = shape.dialect.double;
   const org = param(q.orgId);
-  const skill = param(q.skill);
+  const skill = param(subject.skill);
   const d0 = param(first);
   const d1 = param(last);
   const inRange = `start_s >= ${param(q.startS)} AND start_s < ${param(q.endS)} AND ${shape.rest}`;

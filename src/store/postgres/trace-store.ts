@@ -2,7 +2,7 @@
  * The server-mode trace engine: spans in PostgreSQL, the same statistics SQL as DuckDB in the
  * PostgreSQL dialect (store/stats/compile.ts), the same contract. Statistics read each skill's sealed
  * rows (sealing.ts, run in the background by whichever replica gets there first) and the unsealed
- * tails (skill-rows.ts). A query whose signal aborts is cancelled on the server (pg_cancel_backend
+ * tails (skill-rows.ts), or the spans of an agent's traces (agent-rows.ts). A query whose signal aborts is cancelled on the server (pg_cancel_backend
  * of its connection).
  */
 import type pg from 'pg';
@@ -31,7 +31,8 @@ import { POSTGRES } from '../stats/dialect.ts';
 import { compileServerUsage, compileToolUsage, toServerUsageRows, toToolUsageRows } from '../stats/tool-usage.ts';
 import { sealInBackground } from '../seal-timer.ts';
 import { SEALING_LOCK, sealStep } from './sealing.ts';
-import { skillRows } from './skill-rows.ts';
+import { agentRows } from './agent-rows.ts';
+import { sealedMarks, skillRows } from './skill-rows.ts';
 import { EMPTY_ROLLUPS_SQL, KEEPS_ROLLUPS, cutPairsSql, rollupDeltaSql, rollupReturning } from './rollups.ts';
 import { MonthPartitions, pruneMonths } from './partitions.ts';
 import { retryCarefully, writePoints, writeSpans } from './span-writes.ts';
@@ -158,7 +159,7 @@ export class PostgresTraceStore implements TraceStore {
     const rows = this.analyzedRows + this.unanalyzed;
     this.unanalyzed = 0;
     this.analyzing = this.pool
-      .query('ANALYZE spans, trace_skills, skill_spans, skill_rollup, skill_special')
+      .query('ANALYZE spans, trace_skills, trace_agents, skill_spans, skill_rollup, skill_special')
       .then(
         () => {
           this.analyzedRows = rows;
@@ -297,11 +298,12 @@ export class PostgresTraceStore implements TraceStore {
         await client.query(`DELETE FROM skill_special p WHERE NOT EXISTS (SELECT 1 FROM skill_spans k
         WHERE k.org_id = p.org_id AND k.of_skill = p.of_skill AND k.trace_key = p.trace_key)`);
         // Every span before the cutoff goes below: a trace keeps its mappings while it has spans from the cutoff on.
-        await client.query(
-          `DELETE FROM trace_skills t WHERE t.start_s < $1
-        AND NOT EXISTS (SELECT 1 FROM spans s WHERE s.trace_id = t.trace_id AND s.org_id = t.org_id AND s.start_s >= $1)`,
-          [cutoffS],
-        );
+        for (const mapping of ['trace_skills', 'trace_agents'])
+          await client.query(
+            `DELETE FROM ${mapping} t WHERE t.start_s < $1
+            AND NOT EXISTS (SELECT 1 FROM spans s WHERE s.trace_id = t.trace_id AND s.org_id = t.org_id AND s.start_s >= $1)`,
+            [cutoffS],
+          );
         deleted = await pruneMonths(client, cutoffS);
       }),
     );
@@ -309,10 +311,10 @@ export class PostgresTraceStore implements TraceStore {
   }
 
   /**
-   * One statement in a read-only REPEATABLE READ transaction that first reads the sealed watermark
-   * and whether anything lies above it: the watermark goes into the statement as a value (so the
-   * planner sees how few rows the tails hold), the tails only when they can hold rows, and both
-   * reads share one snapshot. JIT is off (its compilation costs more than these statements run)
+   * One statement in a read-only REPEATABLE READ transaction. For a skill it first reads the
+   * sealed watermark and whether anything lies above it: the watermark goes into the statement as a
+   * value (so the planner sees how few rows the tails hold), the tails only when they can hold
+   * rows, and both reads share one snapshot. An agent's statement reads spans alone. JIT is off (its compilation costs more than these statements run)
    * and sorts get STATS_WORK_MEM.
    */
   async aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]> {
@@ -325,17 +327,10 @@ export class PostgresTraceStore implements TraceStore {
         LOCK TABLE spans, metric_points IN ACCESS SHARE MODE`,
       );
       try {
-        const marks = await client.query<{ w: string; spans: boolean; mappings: boolean }>(
-          // max() reads one end of each xid index (an EXISTS correlated with w would scan).
-          `SELECT w::text AS w, COALESCE((SELECT max(xid) FROM spans) >= w, false) AS spans,
-          COALESCE((SELECT max(xid) FROM trace_skills) >= w, false) AS mappings FROM sealed`,
-        );
-        const { w, spans, mappings } = marks.rows[0] as { w: string; spans: boolean; mappings: boolean };
-        const { sql, params } = compileAggregate(
-          query,
-          skillRows({ watermark: w, unsealedSpans: spans, unsealedMappings: mappings, rollups: this.rollups }),
-          POSTGRES,
-        );
+        const { subject } = query;
+        const source =
+          'agent' in subject ? agentRows(subject) : skillRows(subject, await sealedMarks(client, this.rollups));
+        const { sql, params } = compileAggregate(query, source, POSTGRES);
         const result = (await client.query(sql, params)).rows as Record<string, unknown>[];
         await client.query('COMMIT');
         return result;
