@@ -11,8 +11,8 @@ import type { ApolloServerPlugin } from '@apollo/server';
 import { Kind, OperationTypeNode, type DocumentNode, type SelectionSetNode } from 'graphql';
 import type { RequestContext } from '../context.ts';
 
-/** Root fields whose answer is the same for every caller: the insight schemas and the SDL. */
-const SAME_FOR_EVERYONE = new Set(['insightSchemas', '_service', '__typename']);
+/** Root fields whose answer is the same for every caller (not the SDL: production hides it from anonymous callers). */
+const SAME_FOR_EVERYONE = new Set(['insightSchemas', '__typename']);
 
 /** How long a shared cache may keep such an answer: they change only with a new release. */
 export const PUBLIC_MAX_AGE_S = 300;

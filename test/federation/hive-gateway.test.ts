@@ -63,6 +63,7 @@ beforeAll(async () => {
     supergraphSdl: composed.supergraphSdl,
     issuer: await loadDevIssuer(t.dataDir),
     maxCost: ROUTER_MAX_COST,
+    ownSubgraph: 'registry',
   });
 });
 
@@ -125,6 +126,8 @@ describe('Hive Gateway passes an allowed operation through', () => {
     expect(answer.sent.map((f) => f.url)).toEqual([refsUrl, registryUrl]);
     expect(answer.sent[1]?.query).toContain('_entities(representations:');
     expect(answer.arrived.map((a) => a.authorization)).toEqual([auth.authorization]);
+    // The bearer goes to our subgraph only, never to the foreign one.
+    expect(answer.sent.map((f) => f.authorization)).toEqual([undefined, auth.authorization]);
     const mine = await direct(
       '{ a: agent(id: "ag-1") { id name workspace { id } } b: agent(id: "ag-2") { id name workspace { id } } c: agent(id: "ag-3") { id name workspace { id } } }',
       auth,

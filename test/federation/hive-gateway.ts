@@ -6,8 +6,8 @@
  *   directives decide), a bad one refused; the claims are not forwarded in `extensions`;
  * - the directives (`genericAuth`, protect-granular): `@authenticated`, and `@policy` with the
  *   policies of routerPolicies below;
- * - the caller's `Authorization` forwarded to every subgraph (`propagateHeaders`), which
- *   authenticates it again.
+ * - the caller's `Authorization` forwarded to our subgraph only (`propagateHeaders`), which
+ *   authenticates it again; a foreign subgraph never sees it.
  *
  * The package is loaded by URL and the part of its API used here is declared below (names and
  * shapes from its index.d.ts, 2.15): its own declarations pull in `/// <reference lib="dom" />`
@@ -25,7 +25,7 @@ type SigningKeyProvider = (kid?: string) => Promise<string> | string;
 type TokenLookup = (params: { request: Request; url: URL; serverContext: Record<string, unknown> }) => unknown;
 
 interface GatewayPlugin {
-  onFetch?: (payload: { url: string; options: { body?: unknown } }) => void;
+  onFetch?: (payload: { url: string; options: { body?: unknown; headers?: Record<string, string> } }) => void;
 }
 
 interface GatewayConfig {
@@ -75,6 +75,8 @@ export interface SubgraphFetch {
   url: string;
   query: string;
   variables: Record<string, unknown>;
+  /** The `Authorization` header the router sent with it, if any. */
+  authorization: string | undefined;
 }
 
 export interface HiveRouter {
@@ -95,6 +97,8 @@ export async function startHiveRouter(options: {
   supergraphSdl: string;
   issuer: DevIssuer;
   maxCost: number;
+  /** The name of our subgraph in the supergraph: the only one the caller's bearer goes to. */
+  ownSubgraph: string;
 }): Promise<HiveRouter> {
   const hive = (await import(import.meta.resolve('@graphql-hive/gateway'))) as HiveGatewayModule;
   const { issuer } = options;
@@ -103,7 +107,13 @@ export async function startHiveRouter(options: {
   const recorder: GatewayPlugin = {
     onFetch({ url, options: init }) {
       const { query, variables } = parseBody(init.body);
-      fetches.push({ url, query, variables: variables ?? {} });
+      const headers = new Headers(init.headers ?? {});
+      fetches.push({
+        url,
+        query,
+        variables: variables ?? {},
+        authorization: headers.get('authorization') ?? undefined,
+      });
     },
   };
   const runtime = hive.createGatewayRuntime({
@@ -117,7 +127,9 @@ export async function startHiveRouter(options: {
       rejectUnauthenticated: true,
     },
     propagateHeaders: {
-      fromClientToSubgraphs: ({ request }) => ({ authorization: request.headers.get('authorization') }),
+      // Only to our subgraph: a foreign subgraph's operator must never get a token of our audience.
+      fromClientToSubgraphs: ({ request, subgraphName }) =>
+        subgraphName === options.ownSubgraph ? { authorization: request.headers.get('authorization') } : {},
     },
     plugins: () => [
       recorder,
