@@ -9,7 +9,8 @@
  * relationship (a skill of the same organization, wherever it lives: the span still lands in a
  * workspace the sender may write to). A span's agent is the registry agent `gen_ai.agent.id` names
  * when the sender can read it (a service account: also its own agent), else `gen_ai.agent.name` as
- * sent, else, sent with an agent's service-account credentials (API key or JWT client), that agent
+ * sent unless it is the id of an artifact of the organization (a free name never counts for a
+ * registry agent), else, sent with an agent's service-account credentials (API key or JWT client), that agent
  * (the sender is the agent), else none; an unknown agent never refuses a span (frameworks name
  * their agents freely).
  */
@@ -120,15 +121,29 @@ async function resolveSkills(
   return out;
 }
 
-/** The agent ids the spans name that are registry agents the sender can read (or its own agent). */
-async function resolveAgents(ctx: RequestContext, access: Access, spans: SpanBatch): Promise<Set<string>> {
-  const ids = distinctOf(spans.agentId);
+/**
+ * The agents the spans name: `ids`, those of `gen_ai.agent.id` that are registry agents the sender
+ * can read (or its own agent); `taken`, the `gen_ai.agent.name` values that are the id of an
+ * artifact of the organization, which a free name may not claim (it would count as that agent's).
+ */
+async function resolveAgents(
+  ctx: RequestContext,
+  access: Access,
+  spans: SpanBatch,
+): Promise<{ ids: Set<string>; taken: Set<string> }> {
   const own = ctx.caller.kind === 'service_account' ? ctx.caller.agentId : null;
-  const known = new Set<string>(ids.filter((id) => id === own));
-  const others = ids.filter((id) => id !== own);
-  for (const a of others.length > 0 ? await ctx.registry.getArtifacts(others) : [])
-    if (a.kind === 'agent' && access.canRead(a.workspace_id)) known.add(a.id);
-  return known;
+  const named = distinctOf(spans.agentId);
+  const ids = new Set<string>(named.filter((id) => id === own));
+  const names = distinctOf(spans.agentName);
+  const lookups = [...new Set([...named.filter((id) => id !== own), ...names])];
+  const found = lookups.length > 0 ? await ctx.registry.getArtifacts(lookups) : [];
+  for (const a of found) if (a.kind === 'agent' && access.canRead(a.workspace_id)) ids.add(a.id);
+  const taken = new Set(found.filter((a) => access.canDiscover(a.workspace_id)).map((a) => a.id));
+  if (own !== null) taken.add(own);
+  return {
+    ids: new Set([...ids].filter((id) => named.includes(id))),
+    taken: new Set(names.filter((n) => taken.has(n))),
+  };
 }
 
 /**
@@ -210,7 +225,9 @@ export async function ingestSpans(ctx: RequestContext, spans: SpanBatch): Promis
     workspaceIds.push(workspaceId);
     skillIds.push(skill);
     const agentId = spans.agentId[i] ?? null;
-    agentIds.push(agentId !== null && agents.has(agentId) ? agentId : (spans.agentName[i] ?? own));
+    const agentName = spans.agentName[i] ?? null;
+    const free = agentName !== null && !agents.taken.has(agentName) ? agentName : null;
+    agentIds.push(agentId !== null && agents.ids.has(agentId) ? agentId : (free ?? own));
   }
   // Checking the spans and handing them to the store are each a few milliseconds of synchronous
   // work per 10,000 spans: the event loop serves other requests in between.

@@ -97,6 +97,7 @@ const AGENT_MAPPING_VALUES: Record<(typeof TRACE_AGENTS_COLUMNS)[number], [DuckD
   org_id: [VARCHAR, (s) => s.row.org_id],
   trace_key: [UHUGEINT, (s) => s.key],
   agent: [INTEGER, code('agent')],
+  workspace_id: [VARCHAR, (s) => s.row.workspace_id],
   start_s: [BIGINT, (s) => BigInt(s.row.start_s)],
 };
 const AGENT_MAPPING_LAYOUT: Layout<Stored> = TRACE_AGENTS_COLUMNS.map((c) => AGENT_MAPPING_VALUES[c]);
@@ -164,7 +165,8 @@ export async function appendSpans(
     for (const s of stored) {
       if (s.row.category === 'skill_invocation' && s.row.skill !== null)
         mappings.set(`${s.row.org_id}\u0000${s.row.trace_id}\u0000${s.row.skill}\u0000${s.row.skill_version}`, s);
-      if (s.row.agent !== null) agents.set(`${s.row.org_id}\u0000${s.row.trace_id}\u0000${s.row.agent}`, s);
+      if (s.row.agent !== null)
+        agents.set(`${s.row.org_id}\u0000${s.row.trace_id}\u0000${s.row.agent}\u0000${s.row.workspace_id}`, s);
     }
     await appendChunks(w, 'spans', SPAN_LAYOUT, stored);
     await appendChunks(w, 'trace_skills', MAPPING_LAYOUT, [...mappings.values()]);

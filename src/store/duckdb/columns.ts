@@ -38,7 +38,7 @@ export const SKILL_SPANS_COLUMNS = [
 export const TRACE_SKILLS_COLUMNS = ['seq', 'org_id', 'trace_key', 'skill', 'skill_version', 'start_s'] as const;
 
 /** `trace_agents`: which agents each trace belongs to (`agent`: a dim_values code). */
-export const TRACE_AGENTS_COLUMNS = ['org_id', 'trace_key', 'agent', 'start_s'] as const;
+export const TRACE_AGENTS_COLUMNS = ['org_id', 'trace_key', 'agent', 'workspace_id', 'start_s'] as const;
 
 /** `metric_points`: harness metric deltas by session, with their identity (null for points stored before it). */
 export const METRIC_POINTS_COLUMNS = [

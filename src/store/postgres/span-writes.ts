@@ -50,6 +50,7 @@ const AGENT_MAPPING: [string, (r: SpanRow) => CopyValue][] = [
   ['org_id', (r) => r.org_id],
   ['agent', (r) => r.agent],
   ['trace_id', (r) => r.trace_id],
+  ['workspace_id', (r) => r.workspace_id],
   ['start_s', (r) => r.start_s],
 ];
 const POINT_VALUES: [string, (p: MetricPointRow) => CopyValue][] = [
@@ -170,7 +171,7 @@ export async function writeSpans(
   for (const r of stored) {
     if (r.category === 'skill_invocation' && r.skill !== null)
       skills.set(`${r.org_id}\u0000${r.trace_id}\u0000${r.skill}\u0000${r.skill_version}`, r);
-    if (r.agent !== null) agents.set(`${r.org_id}\u0000${r.trace_id}\u0000${r.agent}`, r);
+    if (r.agent !== null) agents.set(`${r.org_id}\u0000${r.trace_id}\u0000${r.agent}\u0000${r.workspace_id}`, r);
   }
   await copyRows(
     client,

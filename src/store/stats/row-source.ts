@@ -107,6 +107,15 @@ export interface SummedShape {
   dialect: SqlDialect;
 }
 
+/**
+ * The mappings a caller may follow: those written by a span of a workspace in the query's scope.
+ * A trace belongs to an agent for a caller only through a span the caller may read, so a span in
+ * another workspace can neither pull the caller's traces into an agent nor tell that it named one.
+ */
+export function mappingScope(q: AggregateQuery, param: Param, column: string): string {
+  return q.workspaceIds.length === 0 ? 'FALSE' : `${column} IN (${q.workspaceIds.map((w) => param(w)).join(', ')})`;
+}
+
 /** An engine's integer codes for a dimension's values (DuckDB's dictionary). */
 export interface DimensionCodes {
   /** The code of a value (filters and group lists bind it); a value no span has gets a code no span has. */
