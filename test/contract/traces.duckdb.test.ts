@@ -12,6 +12,7 @@ import { identityContract } from './trace-identity-contract.ts';
 import { retentionContract } from './trace-retention-contract.ts';
 import { toolUsageContract } from './tool-usage-contract.ts';
 import { serverUsageContract } from './server-usage-contract.ts';
+import { callPairsContract } from './call-pairs-contract.ts';
 
 const open = () => DuckDbTraceStore.open(':memory:', { sealEveryMs: 0 });
 const seal = (store: TraceStore) => (store as DuckDbTraceStore).seal();
@@ -53,3 +54,7 @@ identityContract(
 );
 toolUsageContract('duckdb in a worker thread', () => ThreadedTraceStore.open(':memory:', { sealEveryMs: 0 }));
 serverUsageContract('duckdb in a worker thread', () => ThreadedTraceStore.open(':memory:', { sealEveryMs: 0 }));
+callPairsContract('duckdb', open, { seal });
+callPairsContract('duckdb in a worker thread', () => ThreadedTraceStore.open(':memory:', { sealEveryMs: 0 }), {
+  seal: (store) => (store as ThreadedTraceStore).seal(),
+});

@@ -15,6 +15,7 @@ import { retentionContract } from './trace-retention-contract.ts';
 import { identityContract } from './trace-identity-contract.ts';
 import { toolUsageContract } from './tool-usage-contract.ts';
 import { serverUsageContract } from './server-usage-contract.ts';
+import { callPairsContract } from './call-pairs-contract.ts';
 
 const schemas: string[] = [];
 if (await postgresReachable()) {
@@ -43,6 +44,7 @@ if (await postgresReachable()) {
   identityContract('postgres', open, { seal });
   toolUsageContract('postgres', open);
   serverUsageContract('postgres', open);
+  callPairsContract('postgres', open, { seal });
   afterAll(async () => {
     for (const s of schemas) await dropSchema(s);
   });

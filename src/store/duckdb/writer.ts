@@ -260,7 +260,7 @@ export class TraceWriter {
     const keptRows = rows.filter((_, i) => freshRows[i]);
     const keptPoints = points.filter((_, i) => freshOfPoints[i]);
     if (keptRows.length > 0 || keptPoints.length > 0)
-      await appendSpans(this.conn, this.dictionary, keptRows, this.committedSeq + 1, keptPoints);
+      await appendSpans(this.conn, this.dictionary, keptRows, this.committedSeq + 1, keptPoints, this.sealedSeq);
     this.identities.spans.committed(rows, check);
     this.identities.points.committed(points, pointCheck);
     if (keptRows.length > 0) {

@@ -13,6 +13,7 @@ import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { InsertOutcome, MetricPointRow, SpanRow } from '../trace-port.ts';
+import { pairCalls } from './call-pairs.ts';
 
 const ROWS_PER_CHUNK = 1000;
 type CopyValue = string | number | boolean | null;
@@ -142,8 +143,9 @@ const spanIdentity = (r: SpanRow | Record<string, unknown>) =>
   `${String(r.org_id)}\n${String(r.trace_id)}\n${String(r.span_id)}\n${String(r.start_s)}`;
 
 /**
- * Writes the spans not stored yet and the trace -> skill mappings of their skill invocations, in
- * the caller's transaction; answers what was stored and what was left out.
+ * Writes the spans not stored yet and the trace -> skill mappings of their skill invocations, and
+ * pairs their tool calls with the calls stored before (call-pairs.ts), in the caller's transaction;
+ * answers what was stored and what was left out.
  */
 export async function writeSpans(
   client: pg.ClientBase,
@@ -173,6 +175,7 @@ export async function writeSpans(
     ],
     [...skills.values()],
   );
+  await pairCalls(client, stored);
   return { stored: stored.length, duplicates: rows.length - stored.length };
 }
 
