@@ -149,7 +149,7 @@ function scenarios(): Scenario[] {
 const identity = (s: SpanRow) => `${s.org_id}|${s.trace_id}|${s.span_id}|${s.start_s}`;
 
 /** The rule by hand over the stored spans (one per identity): the spans as the statistics must count them. */
-export function counted(stored: readonly SpanRow[]): SpanRow[] {
+function counted(stored: readonly SpanRow[]): SpanRow[] {
   const calls = stored.filter((s) => s.category === 'tool_call' && s.tool !== null);
   const superseded = new Set<string>();
   const takes = new Map<string, SpanRow>();
