@@ -22,7 +22,7 @@
  * wait for the first's commit), so the order of arrival and the batches never matter. A span sent
  * again is recognized as stored (DESIGN §12) and upserts nothing.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { SPAN_DIMENSION_COLUMNS, SPAN_LATER_COLUMNS, SPAN_MEASURE_COLUMNS } from './stats/span-columns.ts';
 import type { SpanRow } from './trace-port.ts';
 
@@ -61,34 +61,71 @@ export interface CallState {
   last_s: number;
 }
 
-const callKey = (row: SpanRow, call: readonly unknown[]) =>
-  createHash('sha256')
-    .update(JSON.stringify([row.org_id, row.workspace_id, row.tool, ...call]))
-    .digest('hex')
-    .slice(0, 32);
+/**
+ * How far apart the clocks of a client and its server may be: a server's span pairs with a
+ * client's when it starts within the client's span widened by this much on each side.
+ */
+const CLOCK_SKEW_S = 3600;
+const DAY_S = 86_400;
 
 /**
- * The calls the tool call spans of `rows` (spans a write stores, none of them stored before) take
- * part in, one state per key: each span is the client of its own call (as a parent) and serves its
- * parent's, and an MCP request's client or server side.
+ * One side of a call as one span shows it, on one UTC day: a server side on the day its span starts,
+ * a client side on every day its span, widened by CLOCK_SKEW_S, touches. The key is a hash of
+ * organization, workspace, tool, call and day, so two sides share a key exactly when they are the
+ * two sides of one call and the server's start lies on a day of the client's (widened) span: a
+ * condition on the two spans alone, whatever the order they arrive in.
  */
-export function callStates(rows: readonly SpanRow[]): CallState[] {
-  const states = new Map<string, CallState>();
-  const side = (row: SpanRow, call: readonly unknown[], client: boolean) => {
-    const key = callKey(row, call);
-    const state = states.get(key) ?? { key, org_id: row.org_id, client: null, server: null, last_s: row.start_s };
-    const { org_id, trace_id, span_id, start_s } = row;
-    if (client) state.client ??= { org_id, trace_id, span_id, start_s };
-    else state.server ??= { org_id, trace_id, span_id, start_s };
-    state.last_s = Math.max(state.last_s, row.start_s);
-    states.set(key, state);
-  };
+export interface CallSide {
+  /** 32 hex digits. */
+  key: string;
+  day: number;
+  server: boolean;
+  span: SpanIdentity;
+}
+
+/** MD5: a stable 128-bit key, fast; not a secret (a sender pairs only its own workspace's spans). */
+const callKey = (row: SpanRow, call: readonly unknown[], day: number) =>
+  hash('md5', JSON.stringify([row.org_id, row.workspace_id, row.tool, day, ...call]), 'hex');
+
+/**
+ * The sides the tool call spans of `rows` (spans a write stores, none of them stored before) take in
+ * calls: each span is the client of its own call (as a parent) and serves its parent's, and an MCP
+ * request's client or server side.
+ */
+export function callSides(rows: readonly SpanRow[]): CallSide[] {
+  const out: CallSide[] = [];
   for (const row of rows) {
     if (row.category !== 'tool_call' || row.tool === null) continue;
-    side(row, ['span', row.trace_id, row.span_id], true);
-    if (row.parent_span_id !== null) side(row, ['span', row.trace_id, row.parent_span_id], false);
-    if (row.mcp_request !== null && row.mcp_side !== null)
-      side(row, ['mcp', row.mcp_request], row.mcp_side === 'client');
+    const { org_id, trace_id, span_id, start_s } = row;
+    const span = { org_id, trace_id, span_id, start_s };
+    const first = Math.floor((start_s - CLOCK_SKEW_S) / DAY_S);
+    const last = Math.floor((start_s + row.duration_ms / 1000 + CLOCK_SKEW_S) / DAY_S);
+    const side = (call: readonly unknown[], server: boolean) => {
+      if (server)
+        out.push({
+          key: callKey(row, call, Math.floor(start_s / DAY_S)),
+          day: Math.floor(start_s / DAY_S),
+          server,
+          span,
+        });
+      else for (let day = first; day <= last; day++) out.push({ key: callKey(row, call, day), day, server, span });
+    };
+    side(['span', trace_id, span_id], false);
+    if (row.parent_span_id !== null) side(['span', trace_id, row.parent_span_id], true);
+    if (row.mcp_request !== null && row.mcp_side !== null) side(['mcp', row.mcp_request], row.mcp_side === 'server');
+  }
+  return out;
+}
+
+/** The sides of `rows` one state per key (the first client and server of each), sorted by key. */
+export function callStates(rows: readonly SpanRow[]): CallState[] {
+  const states = new Map<string, CallState>();
+  for (const { key, server, span } of callSides(rows)) {
+    const state = states.get(key) ?? { key, org_id: span.org_id, client: null, server: null, last_s: span.start_s };
+    if (server) state.server ??= span;
+    else state.client ??= span;
+    state.last_s = Math.max(state.last_s, span.start_s);
+    states.set(key, state);
   }
   // Sorted: writers upsert keys in one order, so two that share keys wait rather than deadlock.
   return [...states.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));

@@ -106,6 +106,12 @@ function scenarios(): Scenario[] {
   const elsewhere = propagated(DAY + 7800, 'lookup', { workspace_id: OTHER_WS });
   const session = byRequest(DAY + 8400, 4, { mcp_request: request('sess-3', 4) });
   const kindless = byRequest(DAY + 9000, 5, { mcp_side: null });
+  const midnight = propagated(DAY + 86_400 - 60);
+  midnight.client.duration_ms = 120_000;
+  midnight.server.start_s = DAY + 86_400 + 30;
+  const late = propagated(DAY + 3600);
+  late.client.duration_ms = 1000;
+  late.server.start_s = DAY + 86_400 + 7200;
   return [
     { what: 'propagated: client first, then server, separate requests', steps: [[a.root, a.client], [a.server]] },
     { what: 'propagated: server first, then client', steps: [[b.server], [b.root, b.client]] },
@@ -143,6 +149,14 @@ function scenarios(): Scenario[] {
       what: 'not a pair: a request id without a span kind',
       steps: [[kindless.root, kindless.client], [kindless.server]],
     },
+    {
+      what: 'a pair across midnight: the server starts the next day, within the client span',
+      steps: [[midnight.server], 'seal', [midnight.root, midnight.client]],
+    },
+    {
+      what: 'not a pair: the server starts a day after the client span ended, past the clocks’ hour',
+      steps: [[late.root, late.client], [late.server]],
+    },
   ];
 }
 
@@ -158,12 +172,17 @@ function counted(stored: readonly SpanRow[]): SpanRow[] {
       const same = server.org_id === client.org_id && server.workspace_id === client.workspace_id;
       if (server === client || !same || server.tool !== client.tool) continue;
       const child = server.trace_id === client.trace_id && server.parent_span_id === client.span_id;
+      // The server starts on a day the client's span, widened by an hour each side, touches.
+      const day = (t: number) => Math.floor(t / 86_400);
+      const during =
+        day(server.start_s) >= day(client.start_s - 3600) &&
+        day(server.start_s) <= day(client.start_s + client.duration_ms / 1000 + 3600);
       const sameRequest =
         server.mcp_request !== null &&
         server.mcp_request === client.mcp_request &&
         server.mcp_side === 'server' &&
         client.mcp_side === 'client';
-      if (!child && !sameRequest) continue;
+      if ((!child && !sameRequest) || !during) continue;
       if (server.trace_id === client.trace_id) superseded.add(identity(client));
       else {
         superseded.add(identity(server));
@@ -243,13 +262,13 @@ export function callPairsContract(engine: string, open: () => Promise<TraceStore
     it('counts each call once, whatever the order: totals counted by hand', async () => {
       await options.seal(store);
       await expectCounted('all sealed');
-      // In sk-m's traces: 11 paired calls (one with two servers: 12 counted), 2 pairs of spans that
-      // are no pair (4), and 2 clients whose unpaired server spans are in traces of their own (2).
+      // In sk-m's traces: 12 paired calls (one with two servers: 13 counted), 3 pairs of spans that
+      // are no pair (6), and 2 clients whose unpaired server spans are in traces of their own (2).
       const [row] = await store.aggregate(base);
-      expect(row?.values.tool_calls).toBe(12 + 4 + 2);
-      // Every workspace's calls, whatever their trace: 17 of lookup, 3 of refund; 16 + 3 in WS.
-      expect((await store.toolUsage(TOOLS)).map((r) => r.calls)).toEqual([17, 3]);
-      expect((await store.serverUsage(SERVERS)).map((r) => r.calls)).toEqual([19]);
+      expect(row?.values.tool_calls).toBe(13 + 6 + 2);
+      // Every workspace's calls, whatever their trace: 20 of lookup, 3 of refund; 19 + 3 in WS.
+      expect((await store.toolUsage(TOOLS)).map((r) => r.calls)).toEqual([20, 3]);
+      expect((await store.serverUsage(SERVERS)).map((r) => r.calls)).toEqual([22]);
     });
   });
 }

@@ -55,6 +55,14 @@ identityContract(
 toolUsageContract('duckdb in a worker thread', () => ThreadedTraceStore.open(':memory:', { sealEveryMs: 0 }));
 serverUsageContract('duckdb in a worker thread', () => ThreadedTraceStore.open(':memory:', { sealEveryMs: 0 }));
 callPairsContract('duckdb', open, { seal });
+// Days of more than 5 sides are not held: every side is looked up in tool_call_sides.
+callPairsContract(
+  'duckdb, sides looked up in the table',
+  () => DuckDbTraceStore.open(':memory:', { sealEveryMs: 0, identityMaxKeys: 5 }),
+  {
+    seal,
+  },
+);
 callPairsContract('duckdb in a worker thread', () => ThreadedTraceStore.open(':memory:', { sealEveryMs: 0 }), {
   seal: (store) => (store as ThreadedTraceStore).seal(),
 });

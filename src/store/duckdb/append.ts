@@ -19,7 +19,6 @@ import {
 import type { MetricPointRow, SpanRow } from '../trace-port.ts';
 import { ENCODED, type Dictionary, type DictionaryBatch, type EncodedDimension } from './dictionary.ts';
 import { METRIC_POINTS_COLUMNS, SPANS_COLUMNS, type SpansColumn } from './columns.ts';
-import { pairCalls } from './call-pairs.ts';
 
 const CHUNK_ROWS = 2048;
 const TRACE_ID = /^[0-9a-f]{32}$/;
@@ -122,9 +121,8 @@ export function unstorablePoint(p: MetricPointRow): string | null {
  * Appends `rows` numbered from `firstSeq`, and harness metric `points`, and commits. Dimension values the dictionary's cache
  * misses are looked up in dim_values inside the transaction, new ones get codes stored with the
  * spans; the codes assigned are taken back unless the transaction commits (a later batch then
- * assigns and stores them again), and enter the cache only once committed. The tool calls of the
- * rows are paired with the calls stored before in the same transaction (call-pairs.ts; `sealedSeq`
- * is the watermark W).
+ * assigns and stores them again), and enter the cache only once committed. `inTransaction` runs
+ * after the rows are appended, before the commit (the writer pairs their tool calls: call-pairs.ts).
  */
 export async function appendSpans(
   w: DuckDBConnection,
@@ -132,7 +130,7 @@ export async function appendSpans(
   rows: readonly SpanRow[],
   firstSeq: number,
   points: readonly MetricPointRow[] = [],
-  sealedSeq = 0,
+  inTransaction: () => Promise<void> = () => Promise.resolve(),
 ): Promise<void> {
   const values = new Set<string>();
   for (const row of rows) {
@@ -164,7 +162,7 @@ export async function appendSpans(
     await appendChunks(w, 'trace_skills', MAPPING_LAYOUT, [...mappings.values()]);
     await appendChunks(w, 'dim_values', DICTIONARY_LAYOUT, batch.added);
     await appendChunks(w, 'metric_points', POINT_LAYOUT, [...points]);
-    await pairCalls(w, rows, sealedSeq);
+    await inTransaction();
     await w.run('COMMIT');
   } catch (err) {
     await w.run('ROLLBACK').catch(() => undefined);

@@ -41,7 +41,7 @@ const SIDES = ['client', 'server'].flatMap((side) => ['trace_id', 'span_id', 'st
 
 type Sides = Pick<CallState, 'client' | 'server'>;
 
-/** Upserts `states` (the calls of the spans this transaction stored) and answers each call's sides as stored now. */
+/** Upserts `states` (the calls of the spans this transaction stored) and answers the calls that now have both sides. */
 async function upsertCalls(client: pg.ClientBase, states: readonly CallState[]): Promise<Sides[]> {
   const first = (column: string) => `${column} = COALESCE(tool_call_pairs.${column}, EXCLUDED.${column})`;
   const side = (pick: (s: CallState) => SpanIdentity | null) => [
@@ -49,11 +49,14 @@ async function upsertCalls(client: pg.ClientBase, states: readonly CallState[]):
     states.map((s) => pick(s)?.span_id ?? null),
     states.map((s) => pick(s)?.start_s ?? null),
   ];
+  // Only the calls with both sides come back: most tool calls never meet another side.
   const res = await client.query<Record<string, string | null>>(
-    `INSERT INTO tool_call_pairs (call_key, org_id, ${SIDES.join(', ')}, last_s)
+    `WITH upserted AS (INSERT INTO tool_call_pairs (call_key, org_id, ${SIDES.join(', ')}, last_s)
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::bigint[], $9::bigint[])
     ON CONFLICT (call_key) DO UPDATE SET ${SIDES.map(first).join(', ')}, last_s = GREATEST(tool_call_pairs.last_s, EXCLUDED.last_s)
-    RETURNING org_id, ${SIDES.map((c) => `${c}::text`).join(', ')}`,
+    RETURNING org_id, ${SIDES.join(', ')})
+    SELECT org_id, ${SIDES.map((c) => `${c}::text`).join(', ')} FROM upserted
+    WHERE client_trace_id IS NOT NULL AND server_trace_id IS NOT NULL`,
     [
       states.map((s) => s.key),
       states.map((s) => s.org_id),
