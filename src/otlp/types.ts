@@ -16,6 +16,8 @@ export interface DecodedSpan {
   startNs: bigint;
   endNs: bigint;
   statusCode: number;
+  /** SpanKind: 0 unspecified, 1 internal, 2 server, 3 client, 4 producer, 5 consumer. */
+  kind: number;
   attributes: Attributes;
   resource: Attributes;
 }

@@ -126,6 +126,8 @@ export function* demoSpans(o: DemoTraceOptions, batchSize = 10_000): Generator<S
       agent: agentName,
       cache_read_tokens: 0,
       cache_creation_tokens: 0,
+      mcp_request: null,
+      mcp_side: null,
     };
     const rootId = hex(rnd, 16);
     const failed = rnd() < 0.03 + 0.02 * version;

@@ -82,6 +82,14 @@ export interface SpanRow {
   cache_read_tokens: number;
   /** Input tokens written to the provider's prompt cache (also counted in `tokens`). */
   cache_creation_tokens: number;
+  /**
+   * The MCP request a tool call span is one side of, when it names one: `mcp.session.id` and
+   * `jsonrpc.request.id` (JSON text of the two). Not stored as a column: the stores pair the client
+   * and server spans of one call by it (store/call-pairs.ts).
+   */
+  mcp_request: string | null;
+  /** Which side of `mcp_request` the span is (its span kind CLIENT or SERVER), or null. */
+  mcp_side: 'client' | 'server' | null;
 }
 
 /** The fields of a SpanRow, in its declaration order. */
@@ -111,6 +119,8 @@ export const SPAN_FIELDS = [
   'agent',
   'cache_read_tokens',
   'cache_creation_tokens',
+  'mcp_request',
+  'mcp_side',
 ] as const satisfies readonly (keyof SpanRow)[];
 
 /**

@@ -16,7 +16,8 @@ import { usageSpans } from './tool-usage-contract.ts';
 
 const DAY = 86400;
 
-function reference(all: readonly SpanRow[], q: ServerUsageQuery): ServerUsageRow[] {
+/** Server usage by hand, span by span (also the reference of call-pairs-contract.ts). */
+export function serverUsageReference(all: readonly SpanRow[], q: ServerUsageQuery): ServerUsageRow[] {
   const rows: ServerUsageRow[] = [];
   for (const server of [...new Set(q.servers)].sort(compareValues)) {
     const calls = all.filter(
@@ -65,7 +66,7 @@ export function serverUsageContract(engine: string, open: () => Promise<TraceSto
     ];
 
     it.each(cases)('%s', async (_name, q) => {
-      const expected = reference(spans, q);
+      const expected = serverUsageReference(spans, q);
       expect(expected.length, 'the case has calls').toBeGreaterThan(0);
       expect(await store.serverUsage(q)).toEqual(expected);
     });

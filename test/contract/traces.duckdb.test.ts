@@ -14,6 +14,7 @@ import { retentionContract } from './trace-retention-contract.ts';
 import { toolUsageContract } from './tool-usage-contract.ts';
 import { serverUsageContract } from './server-usage-contract.ts';
 import { watermarkContract } from './trace-watermark-contract.ts';
+import { callPairsContract } from './call-pairs-contract.ts';
 
 const open = () => DuckDbTraceStore.open(':memory:', { sealEveryMs: 0 });
 const seal = (store: TraceStore) => (store as DuckDbTraceStore).seal();
@@ -65,5 +66,17 @@ toolUsageContract('duckdb in a worker thread', () => ThreadedTraceStore.open(':m
 serverUsageContract('duckdb in a worker thread', () => ThreadedTraceStore.open(':memory:', { sealEveryMs: 0 }));
 watermarkContract('duckdb', open, { seal });
 watermarkContract('duckdb in a worker thread', () => ThreadedTraceStore.open(':memory:', { sealEveryMs: 0 }), {
+  seal: (store) => (store as ThreadedTraceStore).seal(),
+});
+callPairsContract('duckdb', open, { seal });
+// Days of more than 5 sides are not held: every side is looked up in tool_call_sides.
+callPairsContract(
+  'duckdb, sides looked up in the table',
+  () => DuckDbTraceStore.open(':memory:', { sealEveryMs: 0, identityMaxKeys: 5 }),
+  {
+    seal,
+  },
+);
+callPairsContract('duckdb in a worker thread', () => ThreadedTraceStore.open(':memory:', { sealEveryMs: 0 }), {
   seal: (store) => (store as ThreadedTraceStore).seal(),
 });

@@ -17,6 +17,7 @@ import { identityContract } from './trace-identity-contract.ts';
 import { toolUsageContract } from './tool-usage-contract.ts';
 import { serverUsageContract } from './server-usage-contract.ts';
 import { watermarkContract } from './trace-watermark-contract.ts';
+import { callPairsContract } from './call-pairs-contract.ts';
 
 const schemas: string[] = [];
 if (await postgresReachable()) {
@@ -48,6 +49,7 @@ if (await postgresReachable()) {
   serverUsageContract('postgres', open);
   // The replica opens the schema the contract's store was opened in (the last one made).
   watermarkContract('postgres', open, { seal, replica: async () => openIn(schemas.at(-1) as string) });
+  callPairsContract('postgres', open, { seal });
   afterAll(async () => {
     for (const s of schemas) await dropSchema(s);
   });

@@ -52,6 +52,19 @@ const OI = {
 } as const;
 
 /**
+ * Traceloop (OpenLLMetry) names, as `@traceloop/instrumentation-mcp` sets them on its MCP client
+ * spans (`@traceloop/ai-semantic-conventions` SpanAttributes.TRACELOOP_SPAN_KIND,
+ * TRACELOOP_ENTITY_NAME, TRACELOOP_ENTITY_INPUT; TraceloopSpanKindValues).
+ */
+const TL = {
+  SPAN_KIND: 'traceloop.span.kind',
+  ENTITY_NAME: 'traceloop.entity.name',
+  ENTITY_INPUT: 'traceloop.entity.input',
+} as const;
+/** OTLP Span.SpanKind CLIENT. */
+const CLIENT = 3;
+
+/**
  * Claude Code's beta trace spans (CLAUDE_CODE_ENHANCED_TELEMETRY_BETA=1; code.claude.com/docs/en/monitoring-usage,
  * "Traces (beta)"): span names and the attributes they carry.
  */
@@ -70,6 +83,8 @@ interface Row {
   name?: string;
   /** Status code ERROR. */
   failed?: boolean;
+  /** Span.SpanKind. */
+  kind?: number;
   model: string | null;
   tool: string | null;
   tokens: number;
@@ -85,7 +100,14 @@ const SONNET = { input: 3, output: 15, read: 0.3, write: 3.75 };
 const GPT4O = { input: 2.5, output: 10, read: 1.25 };
 
 let n = 0;
-function span(name: string, attributes: Record<string, Value>, startS: number, traceId: string, failed = false) {
+function span(
+  name: string,
+  attributes: Record<string, Value>,
+  startS: number,
+  traceId: string,
+  failed = false,
+  kind?: number,
+) {
   n++;
   const start = BigInt(startS) * 1_000_000_000n;
   return {
@@ -98,6 +120,7 @@ function span(name: string, attributes: Record<string, Value>, startS: number, t
       attr(k, typeof v === 'number' ? (Number.isInteger(v) ? { intValue: v } : { doubleValue: v }) : v),
     ),
     ...(failed ? { status: { code: 2 } } : {}),
+    ...(kind === undefined ? {} : { kind }),
   };
 }
 
@@ -106,7 +129,7 @@ async function sendRow(t: TestApp, row: Row, startS: number, service: string): P
   const ownInvocation = row.attributes['skill.id'] === 'sk-1';
   const spans = [
     ...(ownInvocation ? [] : [span('invoke_skill', { 'skill.id': 'sk-1' }, startS, traceId)]),
-    span(row.name ?? 'step', row.attributes, startS + 1, traceId, row.failed),
+    span(row.name ?? 'step', row.attributes, startS + 1, traceId, row.failed, row.kind),
   ];
   const res = await t.app.inject({
     method: 'POST',
@@ -348,6 +371,45 @@ conventionSuite('OpenInference', 'phoenix-app', [
     tokens: 100,
     cost: (100 * GPT4O.input) / M,
     tool_calls: 0,
+  },
+]);
+
+conventionSuite('Traceloop (OpenLLMetry), as its MCP instrumentation sends them', 'mcp-agent', [
+  {
+    what: 'a tool span is a tool call of traceloop.entity.name, an error by its status',
+    name: 'search_issues.tool',
+    kind: CLIENT,
+    attributes: {
+      [TL.SPAN_KIND]: 'tool',
+      [TL.ENTITY_NAME]: 'search_issues',
+      [TL.ENTITY_INPUT]: '{"tool_name":"search_issues","arguments":{"q":"x"}}',
+    },
+    failed: true,
+    model: null,
+    tool: 'search_issues',
+    tokens: 0,
+    cost: 0,
+    tool_calls: 1,
+  },
+  {
+    what: 'another kind (session, workflow, task) is neither, and its entity name is no tool',
+    name: 'mcp.client.session',
+    kind: CLIENT,
+    attributes: { [TL.SPAN_KIND]: 'session', [TL.ENTITY_NAME]: 'mcp.client.session' },
+    model: null,
+    tool: null,
+    tokens: 0,
+    cost: 0,
+    tool_calls: 0,
+  },
+  {
+    what: 'OpenTelemetry names win: a tool span naming gen_ai.tool.name calls that tool',
+    attributes: { [TL.SPAN_KIND]: 'tool', [TL.ENTITY_NAME]: 'wrapper', [ATTR_GEN_AI_TOOL_NAME]: 'search_issues' },
+    model: null,
+    tool: 'search_issues',
+    tokens: 0,
+    cost: 0,
+    tool_calls: 1,
   },
 ]);
 

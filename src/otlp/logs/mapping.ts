@@ -190,6 +190,7 @@ export function spanOfLogRecord(r: DecodedLogRecord, traceIds: Map<string, strin
     startNs: end - durationNs,
     endNs: end,
     statusCode: 0,
+    kind: 0,
     attributes,
     resource: r.resource,
   };

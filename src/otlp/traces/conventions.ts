@@ -9,7 +9,10 @@
  *    `gen_ai.system`, `gen_ai.usage.prompt_tokens`/`completion_tokens`).
  * 3. OpenInference's names (Arize's instrumentations: `llm.model_name`, `llm.token_count.*`,
  *    `tool.name`, `openinference.span.kind`).
- * 4. Claude Code's beta trace spans (`claude_code.llm_request`, `claude_code.tool`), read by span
+ * 4. Traceloop's (OpenLLMetry, `@traceloop/ai-semantic-conventions` `SpanAttributes`): a span of
+ *    `traceloop.span.kind` `tool` is a tool call of `traceloop.entity.name` (the MCP client spans of
+ *    `@traceloop/instrumentation-mcp`, which carry no other name of the tool).
+ * 5. Claude Code's beta trace spans (`claude_code.llm_request`, `claude_code.tool`), read by span
  *    name since they carry Claude Code's own attribute names (`input_tokens`, `tool_name`, …).
  *
  * Input tokens: OpenTelemetry's and OpenInference's prompt counts include the cached ones (the
@@ -27,6 +30,9 @@ const OUTPUT = ['gen_ai.usage.output_tokens', 'gen_ai.usage.completion_tokens', 
 const CACHE_READ = ['gen_ai.usage.cache_read.input_tokens', 'llm.token_count.prompt_details.cache_read'];
 const CACHE_CREATION = ['gen_ai.usage.cache_creation.input_tokens', 'llm.token_count.prompt_details.cache_write'];
 const TOOL = ['gen_ai.tool.name', 'tool.name'];
+/** Traceloop's span kind and entity name (`SpanAttributes.TRACELOOP_SPAN_KIND`, `TRACELOOP_ENTITY_NAME`). */
+const TRACELOOP_KIND = 'traceloop.span.kind';
+const TRACELOOP_ENTITY = 'traceloop.entity.name';
 
 /** `gen_ai.operation.name` values of a model call (semconv 1.45). */
 const MODEL_OPS = new Set(['chat', 'text_completion', 'generate_content', 'embeddings']);
@@ -99,7 +105,41 @@ function categoryOf(span: DecodedSpan): Reading['category'] {
   const kind = text(span.attributes.get('openinference.span.kind') ?? null)?.toUpperCase() ?? null;
   if (kind === 'TOOL') return 'tool_call';
   if (kind !== null && OPENINFERENCE_MODEL_KINDS.has(kind)) return 'model_call';
-  return kind === null ? null : 'other';
+  if (kind !== null) return 'other';
+  return traceloopTool(span) ? 'tool_call' : null;
+}
+
+const traceloopTool = (span: DecodedSpan) => span.attributes.get(TRACELOOP_KIND) === 'tool';
+
+/** The span kinds of the two sides of an MCP request (OTLP Span.SpanKind). */
+const SERVER_KIND = 2;
+const CLIENT_KIND = 3;
+
+/**
+ * The MCP request a span is one side of (MCP semantic conventions: `mcp.session.id` and
+ * `jsonrpc.request.id` on the client span, kind CLIENT, and on the server span, kind SERVER), or
+ * null when it names none. The stores pair the two sides of one `tools/call` by it when trace
+ * context was not propagated (store/call-pairs.ts).
+ */
+export function mcpRequest(span: DecodedSpan): { session: string; id: string; side: 'client' | 'server' } | null {
+  const side = span.kind === CLIENT_KIND ? 'client' : span.kind === SERVER_KIND ? 'server' : null;
+  const session = text(span.attributes.get('mcp.session.id') ?? null);
+  const id = text(span.attributes.get('jsonrpc.request.id') ?? null);
+  if (side === null || session === null || session === '' || id === null || id === '') return null;
+  return { session, id, side };
+}
+
+/**
+ * The MCP server a span names: `mcp.server.name`; else, on a span of an MCP method, the server's
+ * own name on its server span (kind SERVER: the resource's `service.name`, the process that serves
+ * the call) or `server.address` on the client's.
+ */
+export function mcpServer(span: DecodedSpan): string | null {
+  const named = text(first(span, 'mcp.server.name'));
+  if (named !== null || !span.attributes.has('mcp.method.name')) return named;
+  return span.kind === SERVER_KIND
+    ? text(span.resource.get('service.name') ?? null)
+    : text(first(span, 'server.address'));
 }
 
 /** Reads a span by the conventions above. */
@@ -117,7 +157,7 @@ export function readSpan(span: DecodedSpan): Reading {
     output: number(first(span, ...OUTPUT)),
     cacheRead,
     cacheCreation,
-    tool: text(first(span, ...TOOL)),
+    tool: text(first(span, ...TOOL)) ?? (traceloopTool(span) ? text(first(span, TRACELOOP_ENTITY)) : null),
     error: first(span, 'error.type') !== null,
   };
 }

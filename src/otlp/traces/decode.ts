@@ -87,6 +87,18 @@ export function nanos(v: unknown): bigint {
 
 const cap = (n: bigint) => (n > MAX_FIXED64 ? -1n : n);
 
+const KINDS = ['UNSPECIFIED', 'INTERNAL', 'SERVER', 'CLIENT', 'PRODUCER', 'CONSUMER'].map((k) => `SPAN_KIND_${k}`);
+
+/**
+ * Span.kind: the enum's number as sent (OTLP/JSON, protobufjs: any int32, as the protobuf reader
+ * reads it; only CLIENT and SERVER mean anything here), its name (protobuf JSON mapping), else 0.
+ */
+function spanKind(v: unknown): number {
+  if (typeof v === 'number') return v | 0;
+  if (typeof v === 'string') return Math.max(0, KINDS.indexOf(v));
+  return 0;
+}
+
 /**
  * The spans of a decoded ExportTraceServiceRequest object: parsed OTLP/JSON, or a protobufjs
  * message (`hexId` turns the message's id fields into lowercase hex).
@@ -116,6 +128,7 @@ export function collectSpans(
           startNs: nanos(s.startTimeUnixNano),
           endNs: nanos(s.endTimeUnixNano),
           statusCode: Number(status.code ?? 0),
+          kind: spanKind(s.kind),
           attributes: attributes(s.attributes),
           resource,
         });

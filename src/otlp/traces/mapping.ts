@@ -8,7 +8,7 @@
 import type { SpanCategory, SpanRow } from '../../store/trace-port.ts';
 import { MAX_ATTRIBUTES, type DecodedSpan } from '../types.ts';
 import { priceOf } from '../prices.ts';
-import { first, number, readSpan, text, type Reading } from './conventions.ts';
+import { first, mcpRequest, mcpServer, number, readSpan, text, type Reading } from './conventions.ts';
 
 const ID = /^[0-9a-f]+$/;
 
@@ -123,10 +123,11 @@ export function mapSpan(span: DecodedSpan, bounds: SpanBounds): MappedSpan {
   const { input: inputTokens, output: outputTokens, model } = reading;
   const explicitCost = first(span, 'gen_ai.usage.cost');
   const version = number(first(span, 'skill.version'));
-  const mcp =
-    text(first(span, 'mcp.server.name')) ??
-    (span.attributes.has('mcp.method.name') ? text(first(span, 'server.address')) : null);
+  const mcp = mcpServer(span);
   const skill = skillRef(span);
+  const category = categoryOf(reading, skill !== null);
+  // Only a tool call's request pairs it with the other side of the call (store/call-pairs.ts).
+  const request = category === 'tool_call' ? mcpRequest(span) : null;
   const workspace = text(span.resource.get('workspace.id') ?? null);
   const fields: SpanFields = {
     trace_id: span.traceId,
@@ -135,7 +136,7 @@ export function mapSpan(span: DecodedSpan, bounds: SpanBounds): MappedSpan {
     name: span.name,
     start_s: Number(span.startNs / 1_000_000_000n),
     duration_ms: Number(span.endNs - span.startNs) / 1e6,
-    category: categoryOf(reading, skill !== null),
+    category,
     harness: text(span.resource.get('service.name') ?? null) ?? text(first(span, 'harness.name')),
     skill_version: Number.isSafeInteger(version) && version > 0 && version <= MAX_VERSION ? version : null,
     command: text(first(span, 'command.name')),
@@ -153,9 +154,18 @@ export function mapSpan(span: DecodedSpan, bounds: SpanBounds): MappedSpan {
     provider: reading.provider,
     cache_read_tokens: Math.round(reading.cacheRead),
     cache_creation_tokens: Math.round(reading.cacheCreation),
+    mcp_request: request === null ? null : JSON.stringify([request.session, request.id]),
+    mcp_side: request?.side ?? null,
   };
   const agent = { id: text(first(span, 'gen_ai.agent.id')), name: text(first(span, 'gen_ai.agent.name')) };
-  const claims = [skill === null ? null : 'id' in skill ? skill.id : skill.name, workspace, agent.id, agent.name];
+  const claims = [
+    skill === null ? null : 'id' in skill ? skill.id : skill.name,
+    workspace,
+    agent.id,
+    agent.name,
+    request?.session ?? null,
+    request?.id ?? null,
+  ];
   const counts = [inputTokens, outputTokens, reading.cacheRead, reading.cacheCreation];
   const why = outOfBounds(fields, claims, counts, bounds);
   return why !== null

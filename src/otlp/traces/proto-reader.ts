@@ -42,11 +42,12 @@ const RESOURCE_SPANS_RESOURCE = tag(1, LEN);
 const RESOURCE_SPANS_SCOPE_SPANS = tag(2, LEN);
 const RESOURCE_ATTRIBUTES = tag(1, LEN);
 const SCOPE_SPANS_SPANS = tag(2, LEN);
-// Span fields not listed (trace_state, kind, dropped counts, events, links, flags) are skipped.
+// Span fields not listed (trace_state, dropped counts, events, links, flags) are skipped.
 const SPAN_TRACE_ID = tag(1, LEN);
 const SPAN_SPAN_ID = tag(2, LEN);
 const SPAN_PARENT_SPAN_ID = tag(4, LEN);
 const SPAN_NAME = tag(5, LEN);
+const SPAN_KIND = tag(6, VARINT);
 const SPAN_START_TIME = tag(7, I64);
 const SPAN_END_TIME = tag(8, I64);
 const SPAN_ATTRIBUTES = tag(9, LEN);
@@ -153,6 +154,7 @@ function readSpan(r: SpanReader, end: number, resource: Attributes): DecodedSpan
   let startNs = 0n;
   let endNs = 0n;
   let statusCode = 0;
+  let kind = 0;
   const attributes: Attributes = new Map();
   let attributeIndex = 0;
   while (r.pos < end) {
@@ -169,6 +171,9 @@ function readSpan(r: SpanReader, end: number, resource: Attributes): DecodedSpan
         break;
       case SPAN_NAME:
         name = readString(r, end);
+        break;
+      case SPAN_KIND:
+        kind = readVarint(r, end) | 0;
         break;
       case SPAN_START_TIME:
         startNs = readFixed64(r, end);
@@ -194,6 +199,7 @@ function readSpan(r: SpanReader, end: number, resource: Attributes): DecodedSpan
     startNs,
     endNs,
     statusCode,
+    kind,
     attributes,
     resource,
   };

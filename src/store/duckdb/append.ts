@@ -130,7 +130,8 @@ export function unstorablePoint(p: MetricPointRow): string | null {
  * Appends `rows` numbered from `firstSeq`, and harness metric `points`, and commits. Dimension values the dictionary's cache
  * misses are looked up in dim_values inside the transaction, new ones get codes stored with the
  * spans; the codes assigned are taken back unless the transaction commits (a later batch then
- * assigns and stores them again), and enter the cache only once committed.
+ * assigns and stores them again), and enter the cache only once committed. `inTransaction` runs
+ * after the rows are appended, before the commit (the writer pairs their tool calls: call-pairs.ts).
  */
 export async function appendSpans(
   w: DuckDBConnection,
@@ -138,6 +139,7 @@ export async function appendSpans(
   rows: readonly SpanRow[],
   firstSeq: number,
   points: readonly MetricPointRow[] = [],
+  inTransaction: () => Promise<void> = () => Promise.resolve(),
 ): Promise<void> {
   const values = new Set<string>();
   for (const row of rows) {
@@ -173,6 +175,7 @@ export async function appendSpans(
     await appendChunks(w, 'trace_agents', AGENT_MAPPING_LAYOUT, [...agents.values()]);
     await appendChunks(w, 'dim_values', DICTIONARY_LAYOUT, batch.added);
     await appendChunks(w, 'metric_points', POINT_LAYOUT, [...points]);
+    await inTransaction();
     await w.run('COMMIT');
   } catch (err) {
     await w.run('ROLLBACK').catch(() => undefined);

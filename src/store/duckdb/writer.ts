@@ -10,6 +10,8 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { QueryCancelledError, type InsertOutcome, type MetricPointRow, type SpanRow } from '../trace-port.ts';
 import { sqlText } from '../sql-values.ts';
 import { appendSpans } from './append.ts';
+import { applyPairs } from './call-pairs.ts';
+import { CallSides } from './call-sides.ts';
 import type { Dictionary } from './dictionary.ts';
 import { Identities } from './identities.ts';
 import { pruneBefore } from './pruning.ts';
@@ -52,6 +54,8 @@ export class TraceWriter {
   private readonly sealAgeMs: number;
   private readonly notice: (message: string) => void;
   private readonly identities: Identities;
+  /** The sides of MCP calls stored (call-sides.ts). */
+  private readonly calls: CallSides;
   private appends: PendingAppend[] = [];
   private seals: PendingSeal[] = [];
   private prunes: PendingPrune[] = [];
@@ -82,6 +86,7 @@ export class TraceWriter {
     this.sealAgeMs = options.sealAgeMs;
     this.notice = options.notice;
     this.identities = new Identities(conn, options.identityMaxKeys);
+    this.calls = new CallSides(conn, options.identityMaxKeys);
   }
 
   /** A writer on `conn` (migrated), continuing the sequence numbers and watermark stored there. */
@@ -187,6 +192,7 @@ export class TraceWriter {
         const p = this.prunes.shift() as PendingPrune;
         await pruneBefore(this.conn, p.cutoffS).then((spans) => {
           this.identities.forgetBefore(p.cutoffS);
+          this.calls.forgetBefore(p.cutoffS);
           p.resolve(spans);
         }, p.reject);
       } else if (sealTurn) {
@@ -260,7 +266,9 @@ export class TraceWriter {
     const keptRows = rows.filter((_, i) => freshRows[i]);
     const keptPoints = points.filter((_, i) => freshOfPoints[i]);
     if (keptRows.length > 0 || keptPoints.length > 0)
-      await appendSpans(this.conn, this.dictionary, keptRows, this.committedSeq + 1, keptPoints);
+      await appendSpans(this.conn, this.dictionary, keptRows, this.committedSeq + 1, keptPoints, async () =>
+        applyPairs(this.conn, await this.calls.pair(keptRows), this.sealedSeq),
+      );
     this.identities.spans.committed(rows, check);
     this.identities.points.committed(points, pointCheck);
     if (keptRows.length > 0) {

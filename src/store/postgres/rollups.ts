@@ -89,12 +89,15 @@ export const rollupReturning = (alias?: string): string =>
 
 /**
  * Adds (sign 1) or subtracts (sign -1) the sums of the span rows of `from` (a CTE of skill_spans
- * rows with the columns of rollupReturning) to the rollups: one INSERT ... ON CONFLICT.
+ * rows with the columns of rollupReturning) to the rollups: one INSERT ... ON CONFLICT. `toolCalls`:
+ * the rows' tool calls only, one each (rows a statement stopped counting as tool calls, whatever
+ * `is_tool_call` they now show; they still count as spans, with their marks).
  */
-export function rollupDeltaSql(from: string, sign: 1 | -1): string {
+export function rollupDeltaSql(from: string, sign: 1 | -1, toolCalls = false): string {
   const day = '(start_s / 86400) * 86400';
   const keys = KEY.map((k) => (k === 'day_s' ? `${day} AS day_s` : k));
-  const sums = SUMS.map(([c, sql]) => `${sign === 1 ? '' : '-'}${sql} AS ${c}`);
+  const sum = (c: string, sql: string) => (!toolCalls ? sql : c === 'tool_calls' ? 'COUNT(*)' : '0');
+  const sums = SUMS.map(([c, sql]) => `${sign === 1 ? '' : '-'}${sum(c, sql)} AS ${c}`);
   return `INSERT INTO skill_rollup (${[...KEY, ...SUMS.map(([c]) => c)].join(', ')})
 SELECT ${[...keys, ...sums].join(', ')} FROM ${from} GROUP BY ${KEY.map((k) => (k === 'day_s' ? day : k)).join(', ')}
 ON CONFLICT ON CONSTRAINT skill_rollup_key DO UPDATE SET ${SUMS.map(([c]) => `${c} = skill_rollup.${c} + EXCLUDED.${c}`).join(', ')}`;

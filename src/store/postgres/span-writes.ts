@@ -13,6 +13,7 @@ import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { InsertOutcome, MetricPointRow, SpanRow } from '../trace-port.ts';
+import { pairCalls } from './call-pairs.ts';
 
 const ROWS_PER_CHUNK = 1000;
 type CopyValue = string | number | boolean | null;
@@ -151,8 +152,9 @@ const spanIdentity = (r: SpanRow | Record<string, unknown>) =>
 
 /**
  * Writes the spans not stored yet, the trace -> skill mappings of their skill invocations and the
- * trace -> agent mappings of those that name an agent, in the caller's transaction; answers what
- * was stored and what was left out.
+ * trace -> agent mappings of those that name an agent, and pairs their tool calls with the calls
+ * stored before (call-pairs.ts), in the caller's transaction; answers what was stored and what was
+ * left out.
  */
 export async function writeSpans(
   client: pg.ClientBase,
@@ -186,6 +188,7 @@ export async function writeSpans(
     [...skills.values()],
   );
   await copyRows(client, 'trace_agents', AGENT_MAPPING, [...agents.values()]);
+  await pairCalls(client, stored);
   return { stored: stored.length, duplicates: rows.length - stored.length };
 }
 

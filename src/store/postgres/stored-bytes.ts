@@ -19,6 +19,7 @@ export const TRACE_TABLES = [
   'sealed',
   'skill_rollup',
   'skill_special',
+  'tool_call_pairs',
   'traces_schema_migrations',
 ] as const;
 

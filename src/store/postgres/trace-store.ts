@@ -307,6 +307,11 @@ export class PostgresTraceStore implements TraceStore {
         deleted = await pruneMonths(client, cutoffS);
       }),
     );
+    // Apart from the sealing lock: a writer may hold a call's row while it waits for that lock
+    // (postgres/call-pairs.ts), and a call whose spans all start before the cutoff is only forgotten.
+    await this.pool
+      .query('DELETE FROM tool_call_pairs WHERE last_s < $1', [cutoffS])
+      .catch((err: unknown) => this.unavailable(err));
     return deleted;
   }
 
