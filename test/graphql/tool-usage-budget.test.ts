@@ -5,6 +5,7 @@
  * `_entities` included. The abusive operations (30 aliases with distinct windows; `_entities` with
  * 200 tools × 30 aliases) are here as sent. Expected values are computed from the stored spans.
  */
+import type { RequestContext } from '../../src/context.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spendStatsWork, spendUsageWork, TRACE_WORK_BUDGET, usageWork } from '../../src/graphql/limits/trace-budget.ts';
 import { MAX_USAGE_LOOKUPS } from '../../src/graphql/tool-usage-loader.ts';
@@ -218,7 +219,8 @@ describe('_entities with 200 tools × 30 aliases', () => {
 
 describe('one budget for every trace-store read of an operation', () => {
   it('statistics and usage spend from one budget per request context', () => {
-    const operation = {};
+    // Only what spendStatsWork reads of a request context: the cost limit.
+    const operation = { services: { config: { bounds: { graphqlMaxCost: 25_000 } } } } as unknown as RequestContext;
     const year = {
       start_time_unix_seconds: NOW - 366 * DAY,
       end_time_unix_seconds: NOW,

@@ -24,13 +24,15 @@
 import { GraphQLError } from 'graphql';
 import { USAGE_WINDOW_DAYS } from '../../mcp-servers/usage.ts';
 import { usageWindowWork } from '../../tools/tool-usage.ts';
-import { MAX_STATS_WORK, statsWork, type TraceStatsRequest } from '../../skills/stats-request.ts';
+import type { RequestContext } from '../../context.ts';
+import { MAX_STATS_WORK, answerPoints, statsWork, type TraceStatsRequest } from '../../skills/stats-request.ts';
 import { OPERATION_TOO_LARGE } from './list-budget.ts';
 
 /** Work units one operation may spend on trace-store reads. */
 export const TRACE_WORK_BUDGET = 2 * MAX_STATS_WORK;
 
 const spentBy = new WeakMap<object, number>();
+const pointsBy = new WeakMap<object, number>();
 
 const nowS = () => Math.floor(Date.now() / 1000);
 
@@ -62,9 +64,25 @@ function spend(context: object, units: number, advice: string): void {
     );
 }
 
-/** Spends a statistics request's work from its operation's budget (keyed by the request context), or refuses it. */
-export function spendStatsWork(context: object, req: TraceStatsRequest): void {
+/**
+ * Spends a statistics request's work from its operation's budget (keyed by the request context),
+ * and its answer's points from the operation's cost limit (GRAPHQL_MAX_COST), or refuses it. The
+ * static cost prices `traceStats` under an unpaged list (`usedBy`, `versions`) at the list's
+ * assumed size; when the list holds more, the points its answers may hold are counted here, as
+ * they run, so no operation answers more values than the limit.
+ */
+export function spendStatsWork(context: RequestContext, req: TraceStatsRequest): void {
   spend(context, statsWork(req), 'ask for fewer skills, queries or weeks per operation (aggregations × (weeks + 1))');
+  const points = (pointsBy.get(context) ?? 0) + answerPoints(req);
+  pointsBy.set(context, points);
+  const max = context.services.config.bounds.graphqlMaxCost;
+  if (points > max)
+    throw new GraphQLError(
+      `this operation's statistics answers could hold more than ${max} values (queries × groups × buckets, summed over every traceStats); ask for fewer agents, skills, groups or buckets`,
+      {
+        extensions: { code: OPERATION_TOO_LARGE, http: { status: 400 }, limit: 'cost', value: points, max },
+      },
+    );
 }
 
 /** Spends the work of one batch of `Tool.usage` lookups with these windows, or refuses the batch. */
