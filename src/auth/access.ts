@@ -9,7 +9,7 @@
  * - By id: not discoverable -> 404 not_found; discoverable but not readable -> 403 access_denied.
  */
 import { ApiError } from '../errors.ts';
-import type { ArtifactVersion, Project, Role, Workspace } from '../domain/types.ts';
+import type { ArtifactVersion, Membership, Project, Role, Workspace } from '../domain/types.ts';
 import type { RegistryStore } from '../store/registry-port.ts';
 import type { Caller } from './caller.ts';
 import { orgTree, userMemberships } from './registry-memo.ts';
@@ -62,7 +62,7 @@ export class Access {
         if (had === undefined || RANK[role] > RANK[had]) this.effective.set(id, role);
       }
     }
-    this.readableWorkspaceIds = [...this.effective.keys()].sort();
+    this.readableWorkspaceIds = Object.freeze([...this.effective.keys()].sort());
   }
 
   /** Whether the caller holds a membership on this very workspace (not one inherited from an ancestor). */
@@ -163,8 +163,49 @@ export class Access {
 }
 
 /**
+ * Accesses already built, by the kept org tree they were built from (registry-memo.ts: one array
+ * per organization and generation, so a write drops them with it), then by caller: the same
+ * caller over the same tree and memberships has the same Access, which never changes once built.
+ */
+const built = new WeakMap<
+  readonly Workspace[],
+  Map<string, { memberships: readonly Membership[] | null; access: Access }>
+>();
+const MAX_CALLERS_PER_TREE = 10_000;
+
+function accessOf(
+  caller: Caller,
+  workspaces: readonly Workspace[],
+  memberships: readonly Membership[] | null,
+  build: () => Access,
+): Access {
+  let byCaller = built.get(workspaces);
+  if (byCaller === undefined) {
+    byCaller = new Map();
+    built.set(workspaces, byCaller);
+  }
+  const key = caller.kind === 'user' ? `u:${caller.userId}` : `a:${caller.agentId}:${caller.workspaceId}`;
+  const found = byCaller.get(key);
+  if (found !== undefined && found.memberships === memberships && sameCaller(found.access.caller, caller))
+    return found.access;
+  const access = build();
+  if (byCaller.size >= MAX_CALLERS_PER_TREE) byCaller.clear();
+  byCaller.set(key, { memberships, access });
+  return access;
+}
+
+/** Whether two callers are the same identity in every field an Access reads. */
+function sameCaller(a: Caller, b: Caller): boolean {
+  if (a.kind === 'user') return b.kind === 'user' && a.orgId === b.orgId && a.userId === b.userId;
+  return (
+    b.kind === 'service_account' && a.orgId === b.orgId && a.agentId === b.agentId && a.workspaceId === b.workspaceId
+  );
+}
+
+/**
  * Builds the caller's Access from the store: the org tree and the memberships (both kept by
- * generation, registry-memo.ts; `generation` is the request's reading of it).
+ * generation, registry-memo.ts; `generation` is the request's reading of it), or the one built
+ * already from the same kept values.
  */
 export async function loadAccess(
   store: RegistryStore,
@@ -176,13 +217,20 @@ export async function loadAccess(
       orgTree(store, caller.orgId, generation),
       userMemberships(store, caller.userId, generation),
     ]);
-    const roles = new Map<string, Role>();
-    for (const m of memberships) {
-      const had = roles.get(m.workspace_id);
-      if (had === undefined || RANK[m.role] > RANK[had]) roles.set(m.workspace_id, m.role);
-    }
-    return new Access(caller, workspaces, roles);
+    return accessOf(caller, workspaces, memberships, () => {
+      const roles = new Map<string, Role>();
+      for (const m of memberships) {
+        const had = roles.get(m.workspace_id);
+        if (had === undefined || RANK[m.role] > RANK[had]) roles.set(m.workspace_id, m.role);
+      }
+      return new Access(caller, workspaces, roles);
+    });
   }
   const workspaces = await orgTree(store, caller.orgId, generation);
-  return new Access(caller, workspaces, new Map([[caller.workspaceId, 'editor']]));
+  return accessOf(
+    caller,
+    workspaces,
+    null,
+    () => new Access(caller, workspaces, new Map([[caller.workspaceId, 'editor']])),
+  );
 }

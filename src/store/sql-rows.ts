@@ -20,7 +20,6 @@ export type Row = Record<string, unknown>;
 
 /** A nullable text or number column: SQL NULL becomes an absent field. */
 const opt = (v: unknown): string | undefined => (v === null || v === undefined ? undefined : (v as string));
-const optNumber = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : Number(v));
 
 export function toOrganization(r: Row): Organization {
   return { id: r.id as string, name: r.name as string, status: r.status as Organization['status'] };
@@ -195,19 +194,21 @@ export function toReadyArtifact(r: Row): ReadyArtifact {
   return ready;
 }
 
+/** A relationship row; optional columns that are NULL are absent (the fields in this order, as `compact` would leave them). */
 export function toRelationship(r: Row): Relationship {
-  return compact({
+  const rel: Relationship = {
     from: { id: r.from_id as string, kind: r.from_kind as string },
     to: { id: r.to_id as string, kind: r.to_kind as string },
     rel_type: r.rel_type as string,
     provenance: r.provenance as string,
     relationship_status: r.relationship_status as string,
-    label: opt(r.label),
-    role: opt(r.role),
-    weight: optNumber(r.weight),
-    confidence: optNumber(r.confidence),
-    attributes: r.attributes == null ? undefined : (JSON.parse(r.attributes as string) as Record<string, unknown>),
-  });
+  };
+  if (r.label != null) rel.label = r.label as string;
+  if (r.role != null) rel.role = r.role as string;
+  if (r.weight != null) rel.weight = Number(r.weight);
+  if (r.confidence != null) rel.confidence = Number(r.confidence);
+  if (r.attributes != null) rel.attributes = JSON.parse(r.attributes as string) as Record<string, unknown>;
+  return rel;
 }
 
 export function toIdentity(r: Row): Identity {
