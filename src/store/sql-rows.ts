@@ -13,6 +13,7 @@ import type {
 } from '../domain/types.ts';
 import { apiDocumentJsonOf } from '../shared/api-document.ts';
 import { compact } from '../shared/compact.ts';
+import { topLevelString } from '../shared/json-member.ts';
 import type { ReadyArtifact, ToolAggregateQuery, ToolGroup, ToolRef } from './registry-port.ts';
 import { sqlText } from './sql-values.ts';
 
@@ -140,6 +141,32 @@ export function readyArtifactColumns(alias?: string): string {
 }
 
 /**
+ * Set only while `docMember` reads a row's `doc`: an unparsed row's getter then answers its text
+ * instead of parsing it (a private protocol of this module; every other read parses).
+ */
+let textPlease = false;
+
+/**
+ * One top-level member of an artifact's document (`source.doc[key]`): read from the document's
+ * text while it is unparsed and the member is a string (shared/json-member.ts), else from `doc`.
+ */
+export function docMember(source: { doc?: unknown }, key: string): unknown {
+  textPlease = true;
+  let doc: unknown;
+  try {
+    doc = source.doc;
+  } finally {
+    textPlease = false;
+  }
+  if (typeof doc === 'string') {
+    const value = topLevelString(doc, key);
+    if (value !== null) return value;
+    doc = source.doc;
+  }
+  return doc !== null && typeof doc === 'object' ? (doc as Record<string, unknown>)[key] : undefined;
+}
+
+/**
  * An artifact version row. Its document is parsed on first read of `doc` (an own, enumerable
  * getter, so copies and comparisons still see it): a GraphQL list asking for names and edges, or
  * a relationship end, never pays for parsing a kilobyte of JSON it does not show.
@@ -160,6 +187,7 @@ export function toArtifact(r: Row): ArtifactVersion {
     updated_at: r.updated_at as string,
     updated_by: r.updated_by as string,
     get doc() {
+      if (doc === undefined && textPlease) return text as unknown as Record<string, unknown>;
       return (doc ??= JSON.parse(text) as Record<string, unknown>);
     },
   };
