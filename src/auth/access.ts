@@ -9,9 +9,9 @@
  * - By id: not discoverable -> 404 not_found; discoverable but not readable -> 403 access_denied.
  */
 import { ApiError } from '../errors.ts';
-import type { ArtifactVersion, Membership, Project, Role, Workspace } from '../domain/types.ts';
+import type { ArtifactVersion, Project, Role, Workspace } from '../domain/types.ts';
 import type { RegistryStore } from '../store/registry-port.ts';
-import type { Caller } from './caller.ts';
+import { callerKey, type Caller } from './caller.ts';
 import { orgTree, userMemberships } from './registry-memo.ts';
 
 const RANK: Record<Role, number> = { viewer: 1, editor: 2, admin: 3 };
@@ -163,36 +163,13 @@ export class Access {
 }
 
 /**
- * Accesses already built, by the kept org tree they were built from (registry-memo.ts: one array
- * per organization and generation, so a write drops them with it), then by caller: the same
- * caller over the same tree and memberships has the same Access, which never changes once built.
+ * The Access last built for each caller of a store, with the generation it was built at: the
+ * same caller at the same generation gets the same kept org tree and memberships
+ * (registry-memo.ts), hence the same Access, which never changes once built. A write moves the
+ * generation and so drops them all. At most 10,000 callers per store.
  */
-const built = new WeakMap<
-  readonly Workspace[],
-  Map<string, { memberships: readonly Membership[] | null; access: Access }>
->();
-const MAX_CALLERS_PER_TREE = 10_000;
-
-function accessOf(
-  caller: Caller,
-  workspaces: readonly Workspace[],
-  memberships: readonly Membership[] | null,
-  build: () => Access,
-): Access {
-  let byCaller = built.get(workspaces);
-  if (byCaller === undefined) {
-    byCaller = new Map();
-    built.set(workspaces, byCaller);
-  }
-  const key = caller.kind === 'user' ? `u:${caller.userId}` : `a:${caller.agentId}:${caller.workspaceId}`;
-  const found = byCaller.get(key);
-  if (found !== undefined && found.memberships === memberships && sameCaller(found.access.caller, caller))
-    return found.access;
-  const access = build();
-  if (byCaller.size >= MAX_CALLERS_PER_TREE) byCaller.clear();
-  byCaller.set(key, { memberships, access });
-  return access;
-}
+const keptAccess = new WeakMap<RegistryStore, Map<string, { generation: string; access: Access }>>();
+const MAX_CALLERS = 10_000;
 
 /** Whether two callers are the same identity in every field an Access reads. */
 function sameCaller(a: Caller, b: Caller): boolean {
@@ -203,34 +180,43 @@ function sameCaller(a: Caller, b: Caller): boolean {
 }
 
 /**
- * Builds the caller's Access from the store: the org tree and the memberships (both kept by
- * generation, registry-memo.ts; `generation` is the request's reading of it), or the one built
- * already from the same kept values.
+ * The caller's Access: the one kept for it at the request's generation (`generation` is the
+ * request's reading of it), else built from the org tree and the memberships (both kept by
+ * generation, registry-memo.ts).
  */
 export async function loadAccess(
   store: RegistryStore,
   caller: Caller,
   generation: () => Promise<string> = () => store.generation(),
 ): Promise<Access> {
+  const current = await generation();
+  let byCaller = keptAccess.get(store);
+  if (byCaller === undefined) {
+    byCaller = new Map();
+    keptAccess.set(store, byCaller);
+  }
+  const key = callerKey(caller);
+  const kept = byCaller.get(key);
+  if (kept !== undefined && kept.generation === current && sameCaller(kept.access.caller, caller)) return kept.access;
+  const access = await buildAccess(store, caller, () => Promise.resolve(current));
+  if (byCaller.size >= MAX_CALLERS) byCaller.clear();
+  byCaller.set(key, { generation: current, access });
+  return access;
+}
+
+async function buildAccess(store: RegistryStore, caller: Caller, generation: () => Promise<string>): Promise<Access> {
   if (caller.kind === 'user') {
     const [workspaces, memberships] = await Promise.all([
       orgTree(store, caller.orgId, generation),
       userMemberships(store, caller.userId, generation),
     ]);
-    return accessOf(caller, workspaces, memberships, () => {
-      const roles = new Map<string, Role>();
-      for (const m of memberships) {
-        const had = roles.get(m.workspace_id);
-        if (had === undefined || RANK[m.role] > RANK[had]) roles.set(m.workspace_id, m.role);
-      }
-      return new Access(caller, workspaces, roles);
-    });
+    const roles = new Map<string, Role>();
+    for (const m of memberships) {
+      const had = roles.get(m.workspace_id);
+      if (had === undefined || RANK[m.role] > RANK[had]) roles.set(m.workspace_id, m.role);
+    }
+    return new Access(caller, workspaces, roles);
   }
   const workspaces = await orgTree(store, caller.orgId, generation);
-  return accessOf(
-    caller,
-    workspaces,
-    null,
-    () => new Access(caller, workspaces, new Map([[caller.workspaceId, 'editor']])),
-  );
+  return new Access(caller, workspaces, new Map([[caller.workspaceId, 'editor']]));
 }
