@@ -7,6 +7,7 @@
 import DataLoader from 'dataloader';
 import type { RequestContext } from '../context.ts';
 import type { ArtifactVersion, Relationship } from '../domain/types.ts';
+import { loadedAccess } from './authorize.ts';
 
 /** A relationship as seen from the artifact that carries it, both ends loaded and readable. */
 export type RelationshipParent = Relationship & {
@@ -43,7 +44,7 @@ function levelLoader(ctx: RequestContext): LevelLoader {
   const rows = new Map<string, ArtifactVersion>();
   const done = new Map<string, RelationshipsParent>();
   const loader = new DataLoader<string, RelationshipsParent>(async (ids) => {
-    const [edges, access] = await Promise.all([ctx.loaders.relationships.loadMany(ids), ctx.access()]);
+    const [edges, access] = await Promise.all([ctx.loaders.relationships.loadMany(ids), loadedAccess(ctx)]);
     const others = new Set<string>();
     for (const [i, rels] of edges.entries()) {
       if (rels instanceof Error) continue;
