@@ -45,8 +45,11 @@ const TRACE_FIELDS = new Set(['Skill.traceStats', 'Agent.traceStats', 'Tool.usag
 const NEVER_FIELDS = new Set(['McpServer.usage', 'Agent.card']);
 
 interface Entry {
-  /** The answer's `data`, encoded once (a hit decodes its own copy). */
-  data: string;
+  /**
+   * The answer as Apollo encodes a result of data only (`{"data":…}` and a newline), once: a hit
+   * in Apollo decodes its own copy of the data, a hit before Apollo sends it as it is.
+   */
+  body: string;
   /** The quotas the first execution spent, spent again on each hit. */
   spent: [LimitedOperation, number | undefined][];
   /** Kept under the trace store's watermark too. */
@@ -197,7 +200,10 @@ export function createResponseCache(bounds: AnswerCacheBounds): ResponseCache | 
           rc.response.http.headers.set('x-cache', 'hit');
           return {
             http: rc.response.http,
-            body: { kind: 'single', singleResult: { data: JSON.parse(hit.data) as Record<string, unknown> } },
+            body: {
+              kind: 'single',
+              singleResult: { data: (JSON.parse(hit.body) as { data: Record<string, unknown> }).data },
+            },
           };
         },
         async willSendResponse(rc) {
@@ -205,9 +211,10 @@ export function createResponseCache(bounds: AnswerCacheBounds): ResponseCache | 
           const result = rc.response.body.singleResult;
           if (result.errors !== undefined || result.data == null) return;
           if (rc.response.http.status !== undefined && rc.response.http.status !== 200) return;
-          const data = JSON.stringify(result.data);
-          const entry: Entry = { data, spent: [...spent], traces: slot.traces };
-          entries.set(slot.key, slot.generation, entry, Buffer.byteLength(data));
+          // Apollo's own encoding of a result of data only (prettyJSONStringify).
+          const body = `${JSON.stringify({ data: result.data })}\n`;
+          const entry: Entry = { body, spent: [...spent], traces: slot.traces };
+          entries.set(slot.key, slot.generation, entry, Buffer.byteLength(body));
           keptBy.set(ctx.signal, entry);
         },
       };
@@ -228,8 +235,7 @@ export function createResponseCache(bounds: AnswerCacheBounds): ResponseCache | 
       reply.header('content-type', hit.head.contentType);
       if (hit.head.cacheControl !== undefined) reply.header('cache-control', hit.head.cacheControl);
       reply.header('x-cache', 'hit');
-      // Apollo's own encoding of a result with data only (prettyJSONStringify).
-      return `{"data":${hit.data}}\n`;
+      return hit.body;
     },
     sent(request, reply) {
       const entry = keptBy.get(request.ctx.signal);
