@@ -110,7 +110,7 @@ async function generationOf(ctx: RequestContext, traces: boolean): Promise<strin
 }
 
 /** What the route hands the response cache of a request (Fastify's, but only what is read). */
-export interface RouteRequest {
+interface RouteRequest {
   method: string;
   headers: Record<string, string | string[] | undefined>;
   body: unknown;
@@ -118,7 +118,7 @@ export interface RouteRequest {
 }
 
 /** What the route hands the response cache of its reply. */
-export interface RouteReply {
+interface RouteReply {
   statusCode: number;
   getHeader(name: string): unknown;
   header(name: string, value: string): unknown;
