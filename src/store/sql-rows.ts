@@ -202,6 +202,20 @@ export function toArtifact(r: Row): ArtifactVersion {
   return a;
 }
 
+/** Parsed `relationship_ends` lists by their text: pages repeat the same few (frozen, shared by every row). */
+const endLists = new Map<string, readonly string[]>();
+const MAX_END_LISTS = 1000;
+
+function endWorkspacesOf(text: string): readonly string[] {
+  let list = endLists.get(text);
+  if (list === undefined) {
+    list = Object.freeze(JSON.parse(text) as string[]);
+    if (endLists.size >= MAX_END_LISTS) endLists.clear();
+    endLists.set(text, list);
+  }
+  return list;
+}
+
 /** A row of `readyArtifactColumns`. */
 export function toReadyArtifact(r: Row): ReadyArtifact {
   const kind = r.kind as ArtifactKind;
@@ -215,7 +229,7 @@ export function toReadyArtifact(r: Row): ReadyArtifact {
   if (r.relationships_json != null) {
     ready.extras = {
       relationships: r.relationships_json as string,
-      endWorkspaces: JSON.parse(r.relationship_ends as string) as string[],
+      endWorkspaces: endWorkspacesOf(r.relationship_ends as string),
     };
     if (r.identity_json != null) ready.extras.identity = r.identity_json as string;
   }
