@@ -168,6 +168,8 @@ export function createResponseCache(bounds: AnswerCacheBounds): ResponseCache | 
    * signal, one per request and shared by Apollo's copy of the context.
    */
   const keptBy = new WeakMap<AbortSignal, Entry>();
+  /** Requests whose hit `ready` declined for an exhausted quota: Apollo runs them, as it runs its own declined hits. */
+  const declined = new WeakSet<AbortSignal>();
   const plugin: ApolloServerPlugin<RequestContext> = {
     async requestDidStart({ contextValue: ctx }) {
       // An operation run without a request's context (executeOperation by a tool) is not cached.
@@ -182,7 +184,7 @@ export function createResponseCache(bounds: AnswerCacheBounds): ResponseCache | 
       let slot: { key: string; generation: string; traces: boolean } | undefined;
       return {
         async responseForOperation(rc) {
-          if (rc.operation.operation !== OperationTypeNode.QUERY) return null;
+          if (rc.operation.operation !== OperationTypeNode.QUERY || declined.has(ctx.signal)) return null;
           const freshness = freshnessOf(rc.schema, rc.document);
           if (freshness === 'never') return null;
           const variables = keyOfVariables(rc.request.variables);
@@ -230,8 +232,11 @@ export function createResponseCache(bounds: AnswerCacheBounds): ResponseCache | 
       if (peek?.head === undefined) return undefined;
       const generation = await generationOf(ctx, peek.traces);
       const hit = generation === null ? undefined : entries.get(key, generation);
-      if (hit?.head === undefined || !(await spendAgain(hit, (operation, calls) => ctx.spendQuota(operation, calls))))
+      if (hit?.head === undefined) return undefined;
+      if (!(await spendAgain(hit, (operation, calls) => ctx.spendQuota(operation, calls)))) {
+        declined.add(ctx.signal);
         return undefined;
+      }
       reply.header('content-type', hit.head.contentType);
       if (hit.head.cacheControl !== undefined) reply.header('cache-control', hit.head.cacheControl);
       reply.header('x-cache', 'hit');
