@@ -46,10 +46,10 @@ const NEVER_FIELDS = new Set(['McpServer.usage', 'Agent.card']);
 
 interface Entry {
   /**
-   * The answer as Apollo encodes a result of data only (`{"data":…}` and a newline), once: a hit
-   * in Apollo decodes its own copy of the data, a hit before Apollo sends it as it is.
+   * The answer as Apollo encodes a result of data only (`{"data":…}` and a newline), in UTF-8,
+   * once: a hit in Apollo decodes its own copy of the data, a hit before Apollo sends the bytes.
    */
-  body: string;
+  body: Buffer;
   /** The quotas the first execution spent, spent again on each hit. */
   spent: [LimitedOperation, number | undefined][];
   /** Kept under the trace store's watermark too. */
@@ -136,7 +136,7 @@ export interface ResponseCache {
    * the operation limits depend on nothing else, so they passed then and would pass now. The
    * quotas are spent again as on any hit.
    */
-  ready(request: RouteRequest, reply: RouteReply): Promise<string | undefined>;
+  ready(request: RouteRequest, reply: RouteReply): Promise<Buffer | undefined>;
   /** After Apollo answered: the head of an answer just kept, for `ready`. */
   sent(request: RouteRequest, reply: RouteReply): void;
 }
@@ -204,7 +204,7 @@ export function createResponseCache(bounds: AnswerCacheBounds): ResponseCache | 
             http: rc.response.http,
             body: {
               kind: 'single',
-              singleResult: { data: (JSON.parse(hit.body) as { data: Record<string, unknown> }).data },
+              singleResult: { data: (JSON.parse(hit.body.toString()) as { data: Record<string, unknown> }).data },
             },
           };
         },
@@ -214,9 +214,9 @@ export function createResponseCache(bounds: AnswerCacheBounds): ResponseCache | 
           if (result.errors !== undefined || result.data == null) return;
           if (rc.response.http.status !== undefined && rc.response.http.status !== 200) return;
           // Apollo's own encoding of a result of data only (prettyJSONStringify).
-          const body = `${JSON.stringify({ data: result.data })}\n`;
+          const body = Buffer.from(`${JSON.stringify({ data: result.data })}\n`);
           const entry: Entry = { body, spent: [...spent], traces: slot.traces };
-          entries.set(slot.key, slot.generation, entry, Buffer.byteLength(body));
+          entries.set(slot.key, slot.generation, entry, body.length);
           keptBy.set(ctx.signal, entry);
         },
       };

@@ -22,7 +22,7 @@ import {
 } from '@apollo/server/plugin/disabled';
 import type { PersistedQueryOptions } from '@apollo/server';
 import { fastifyApolloHandler } from '@as-integrations/fastify';
-import type { FastifyBaseLogger, FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import type { RequestContext, Services } from '../context.ts';
 import type { ApiError } from '../errors.ts';
 import { orgScopedCache, runInOrg } from './apq-scope.ts';
@@ -136,7 +136,8 @@ export async function registerGraphql(
   ) {
     if (cache === undefined) return runInOrg(request.ctx.caller.orgId, () => handle.call(this, request, reply));
     const ready = await cache.ready(request, reply);
-    if (ready !== undefined) return ready;
+    // Bytes, sent as they are (the Apollo handler's reply type admits strings only).
+    if (ready !== undefined) return (reply as FastifyReply).send(ready) as unknown as string;
     const body = await runInOrg(request.ctx.caller.orgId, () => handle.call(this, request, reply));
     cache.sent(request, reply);
     return body;
