@@ -77,12 +77,17 @@ export function presentArtifact(row: ArtifactVersion, access: Access, extras: Ar
 
 /**
  * One artifact as the API shows it to this caller, as JSON text: its stored ready-to-send
- * document (shared/api-document.ts) with the per-caller fields appended. The same members as
+ * document (shared/api-document.ts) with the per-caller fields appended (`permissions`: the
+ * caller's permissions on it, encoded). The same members as
  * `presentArtifact` serialized by the kind's response schema; only their order differs.
  */
-function presentArtifactJson(row: ReadyArtifact, access: Access, extras: ArtifactExtras): string {
+function presentArtifactJson(
+  row: ReadyArtifact,
+  extras: ArtifactExtras,
+  permissions: (row: ReadyArtifact) => string,
+): string {
   // The form is an object with at least the required fields: its closing brace gives way to them.
-  let out = `${row.api_json.slice(0, -1)},"permissions":${JSON.stringify(access.artifactPermissions(row))}`;
+  let out = `${row.api_json.slice(0, -1)},"permissions":${permissions(row)}`;
   const identity = extras.identities.get(row.id);
   if (identity !== undefined) out += `,"identity":${JSON.stringify(maskIdentity(identity))}`;
   // Only agents show one (an identity row may outlive its agent's kind, as on the object path).
@@ -111,5 +116,16 @@ export async function presentArtifactsJson(
   const shownReady = new Set(rows.filter((row) => showsReady(row, access)).map((row) => row.id));
   const identityReady = new Set(rows.filter((row) => row.extras !== undefined).map((row) => row.id));
   const extras = await loadArtifactExtras(store, access, rows, shownReady, identityReady);
-  return rows.map((row) => presentArtifactJson(row, access, extras));
+  // Permissions follow the workspace's role and whether the caller created the artifact: one encoding per pair.
+  const encoded = new Map<string, string>();
+  const permissions = (row: ReadyArtifact) => {
+    const key = `${row.workspace_id}\n${row.created_by}`;
+    let json = encoded.get(key);
+    if (json === undefined) {
+      json = JSON.stringify(access.artifactPermissions(row));
+      encoded.set(key, json);
+    }
+    return json;
+  };
+  return rows.map((row) => presentArtifactJson(row, extras, permissions));
 }

@@ -11,7 +11,7 @@
 import { ApiError } from '../errors.ts';
 import type { ArtifactVersion, Project, Role, Workspace } from '../domain/types.ts';
 import type { RegistryStore } from '../store/registry-port.ts';
-import type { Caller } from './caller.ts';
+import { callerKey, type Caller } from './caller.ts';
 import { orgTree, userMemberships } from './registry-memo.ts';
 
 const RANK: Record<Role, number> = { viewer: 1, editor: 2, admin: 3 };
@@ -62,7 +62,7 @@ export class Access {
         if (had === undefined || RANK[role] > RANK[had]) this.effective.set(id, role);
       }
     }
-    this.readableWorkspaceIds = [...this.effective.keys()].sort();
+    this.readableWorkspaceIds = Object.freeze([...this.effective.keys()].sort());
   }
 
   /** Whether the caller holds a membership on this very workspace (not one inherited from an ancestor). */
@@ -163,14 +163,48 @@ export class Access {
 }
 
 /**
- * Builds the caller's Access from the store: the org tree and the memberships (both kept by
- * generation, registry-memo.ts; `generation` is the request's reading of it).
+ * The Access last built for each caller of a store, with the generation it was built at: the
+ * same caller at the same generation gets the same kept org tree and memberships
+ * (registry-memo.ts), hence the same Access, which never changes once built. A write moves the
+ * generation and so drops them all. At most 10,000 callers per store.
+ */
+const keptAccess = new WeakMap<RegistryStore, Map<string, { generation: string; access: Access }>>();
+const MAX_CALLERS = 10_000;
+
+/** Whether two callers are the same identity in every field an Access reads. */
+function sameCaller(a: Caller, b: Caller): boolean {
+  if (a.kind === 'user') return b.kind === 'user' && a.orgId === b.orgId && a.userId === b.userId;
+  return (
+    b.kind === 'service_account' && a.orgId === b.orgId && a.agentId === b.agentId && a.workspaceId === b.workspaceId
+  );
+}
+
+/**
+ * The caller's Access: the one kept for it at the request's generation (`generation` is the
+ * request's reading of it), else built from the org tree and the memberships (both kept by
+ * generation, registry-memo.ts).
  */
 export async function loadAccess(
   store: RegistryStore,
   caller: Caller,
   generation: () => Promise<string> = () => store.generation(),
 ): Promise<Access> {
+  const current = await generation();
+  let byCaller = keptAccess.get(store);
+  if (byCaller === undefined) {
+    byCaller = new Map();
+    keptAccess.set(store, byCaller);
+  }
+  const key = callerKey(caller);
+  const kept = byCaller.get(key);
+  if (kept !== undefined && kept.generation === current && sameCaller(kept.access.caller, caller)) return kept.access;
+  const access = await buildAccess(store, caller, () => Promise.resolve(current));
+  if (byCaller.size >= MAX_CALLERS) byCaller.clear();
+  byCaller.set(key, { generation: current, access });
+  return access;
+}
+
+async function buildAccess(store: RegistryStore, caller: Caller, generation: () => Promise<string>): Promise<Access> {
   if (caller.kind === 'user') {
     const [workspaces, memberships] = await Promise.all([
       orgTree(store, caller.orgId, generation),

@@ -27,15 +27,19 @@ const accessByRequest = new WeakMap<RequestContext, Access>();
 export function withAccess<T>(ctx: RequestContext, use: (access: Access) => T): T | Promise<T> {
   const access = accessByRequest.get(ctx);
   if (access !== undefined) return use(access);
-  return ctx.access().then((loaded) => {
-    accessByRequest.set(ctx, loaded);
-    return use(loaded);
-  });
+  return loadedAccess(ctx).then(use);
+}
+
+/** The caller's Access, recorded for `withAccess` once loaded (so later fields of the request get it synchronously). */
+export async function loadedAccess(ctx: RequestContext): Promise<Access> {
+  const loaded = await ctx.access();
+  accessByRequest.set(ctx, loaded);
+  return loaded;
 }
 
 /** The latest version of an artifact (of one kind, when given) that the caller can read. */
 export async function readableArtifact(ctx: RequestContext, id: string, kind?: ArtifactKind): Promise<ArtifactVersion> {
-  const [row, access] = await Promise.all([ctx.loaders.artifact.load(id), ctx.access()]);
+  const [row, access] = await Promise.all([ctx.loaders.artifact.load(id), loadedAccess(ctx)]);
   const what = kind ?? 'artifact';
   if (row === null || (kind !== undefined && row.kind !== kind))
     throw new ApiError('not_found', `${what} ${id} not found`);
@@ -61,7 +65,7 @@ export function readableWorkspaceOrNull(ctx: RequestContext, id: string): Worksp
 
 /** A source repository whose workspace the caller can read (repositories are authorized like workspaces). */
 export async function readableRepo(ctx: RequestContext, id: string): Promise<Repo> {
-  const [repo, access] = await Promise.all([ctx.loaders.repo.load(id), ctx.access()]);
+  const [repo, access] = await Promise.all([ctx.loaders.repo.load(id), loadedAccess(ctx)]);
   if (repo === null) throw new ApiError('not_found', `repository ${id} not found`);
   access.assertReadable(repo.workspace_id, 'repository', id);
   return repo;
@@ -69,7 +73,7 @@ export async function readableRepo(ctx: RequestContext, id: string): Promise<Rep
 
 /** The latest version of an MCP server of the caller's organization whose workspace the caller can read. */
 export async function readableMcpServer(ctx: RequestContext, id: string): Promise<McpServerVersion> {
-  const [server, access] = await Promise.all([ctx.loaders.mcpServer.load(id), ctx.access()]);
+  const [server, access] = await Promise.all([ctx.loaders.mcpServer.load(id), loadedAccess(ctx)]);
   if (server === null) throw new ApiError('not_found', `MCP server ${id} not found`);
   access.assertReadable(server.workspace_id, 'MCP server', id);
   return server;
@@ -77,13 +81,13 @@ export async function readableMcpServer(ctx: RequestContext, id: string): Promis
 
 /** An MCP server for an edge (a tool's `server`): null when there is none or the caller cannot read it. */
 export async function readableMcpServerOrNull(ctx: RequestContext, id: string): Promise<McpServerVersion | null> {
-  const [server, access] = await Promise.all([ctx.loaders.mcpServer.load(id), ctx.access()]);
+  const [server, access] = await Promise.all([ctx.loaders.mcpServer.load(id), loadedAccess(ctx)]);
   return server !== null && access.canRead(server.workspace_id) ? server : null;
 }
 
 /** A project whose workspace the caller can read. */
 export async function readableProject(ctx: RequestContext, id: string): Promise<Project> {
-  const [project, access] = await Promise.all([ctx.loaders.project.load(id), ctx.access()]);
+  const [project, access] = await Promise.all([ctx.loaders.project.load(id), loadedAccess(ctx)]);
   if (project === null) throw new ApiError('not_found', `project ${id} not found`);
   access.assertReadable(project.workspace_id, 'project', id);
   return project;

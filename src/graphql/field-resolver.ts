@@ -5,6 +5,7 @@
  * Explicit resolvers exist only for computed fields and edges.
  */
 import type { GraphQLFieldResolver } from 'graphql';
+import { docMember } from '../store/sql-rows.ts';
 
 const snakeNames = new Map<string, string>();
 
@@ -25,6 +26,5 @@ export const snakeCaseFieldResolver: GraphQLFieldResolver<unknown, unknown> = (s
   if (record[name] !== undefined) return record[name];
   const key = snake(name);
   if (record[key] !== undefined) return record[key];
-  const doc = record.doc;
-  return doc !== null && typeof doc === 'object' ? (doc as Record<string, unknown>)[key] : undefined;
+  return docMember(record, key);
 };

@@ -22,7 +22,7 @@ import {
 } from '@apollo/server/plugin/disabled';
 import type { PersistedQueryOptions } from '@apollo/server';
 import { fastifyApolloHandler } from '@as-integrations/fastify';
-import type { FastifyBaseLogger, FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import type { RequestContext, Services } from '../context.ts';
 import type { ApiError } from '../errors.ts';
 import { orgScopedCache, runInOrg } from './apq-scope.ts';
@@ -34,7 +34,7 @@ import { snakeCaseFieldResolver } from './field-resolver.ts';
 import { DEFAULT_LIMITS, operationLimitsPlugin, type OperationLimits } from './limits/limits-plugin.ts';
 import { budgetUnpagedLists } from './limits/list-budget.ts';
 import { refuseDeepDocuments } from './limits/nesting.ts';
-import { responseCachePlugin } from './response-cache.ts';
+import { createResponseCache, type ResponseCache } from './response-cache.ts';
 import { buildRegistrySubgraph } from './schema.ts';
 
 /** Options of the GraphQL transport. */
@@ -58,11 +58,18 @@ const SCHEMA = buildRegistrySubgraph();
 budgetUnpagedLists(SCHEMA, snakeCaseFieldResolver);
 checkEntityRepresentations(SCHEMA);
 
-/** Builds the Apollo server of the subgraph (started by the caller); `log` gets its 5xx errors. */
+/**
+ * Builds the Apollo server of the subgraph (started by the caller); `log` gets its 5xx errors;
+ * `cache` is the response cache whose plugins it runs (the route answers repeats from it).
+ */
 export function createApolloServer(
   services: Services,
   options: Omit<GraphqlOptions, 'toApiError'>,
   log?: FastifyBaseLogger,
+  cache: ResponseCache | undefined = createResponseCache({
+    maxEntries: services.config.responseCacheEntries,
+    maxBytes: services.config.responseCacheBytes,
+  }),
 ): ApolloServer<RequestContext> {
   const production = services.config.nodeEnv === 'production';
   const limits: OperationLimits = {
@@ -97,10 +104,7 @@ export function createApolloServer(
       operationLimitsPlugin(limits),
       cacheHintsPlugin(),
       // After the limits: a hit skips execution only.
-      ...responseCachePlugin({
-        maxEntries: services.config.responseCacheEntries,
-        maxBytes: services.config.responseCacheBytes,
-      }),
+      ...(cache?.plugins ?? []),
       ...(log !== undefined ? [errorLogPlugin(log)] : []),
     ],
   });
@@ -113,19 +117,30 @@ export async function registerGraphql(
   services: Services,
   options: GraphqlOptions,
 ): Promise<void> {
-  const apollo = createApolloServer(services, options, api.log);
+  const cache = createResponseCache({
+    maxEntries: services.config.responseCacheEntries,
+    maxBytes: services.config.responseCacheBytes,
+  });
+  const apollo = createApolloServer(services, options, api.log, cache);
   await apollo.start();
   // Fastify owns shutdown (it drains connections); fastifyApolloDrainPlugin would call
   // fastify.close() again from inside this hook and never settle.
   api.addHook('onClose', async () => apollo.stop());
   const handle = fastifyApolloHandler(apollo, { context: async (request) => request.ctx });
-  // The caller's organization follows the request into Apollo, for the persisted-query cache.
-  const handler = function (
+  // A repeat of a kept answer is answered before Apollo (response-cache.ts `ready`); the caller's
+  // organization follows the request into Apollo, for the persisted-query cache.
+  const handler = async function (
     this: FastifyInstance,
     request: Parameters<typeof handle>[0],
     reply: Parameters<typeof handle>[1],
   ) {
-    return runInOrg(request.ctx.caller.orgId, () => handle.call(this, request, reply));
+    if (cache === undefined) return runInOrg(request.ctx.caller.orgId, () => handle.call(this, request, reply));
+    const ready = await cache.ready(request, reply);
+    // Bytes, sent as they are (the Apollo handler's reply type admits strings only).
+    if (ready !== undefined) return (reply as FastifyReply).send(ready) as unknown as string;
+    const body = await runInOrg(request.ctx.caller.orgId, () => handle.call(this, request, reply));
+    cache.sent(request, reply);
+    return body;
   };
   await api.register(async (scope) => {
     scope.setErrorHandler(graphqlRouteErrorHandler(options.toApiError));

@@ -43,6 +43,11 @@ export class AnswerCache<V> {
     return hit.value;
   }
 
+  /** The answer kept under `key` at whatever generation, its recency unchanged (to learn how to check it). */
+  peek(key: string): V | undefined {
+    return this.entries.get(key)?.value;
+  }
+
   /** Keeps `value` (`bytes` long) under `key`, dropping the least recently used answers to make room. */
   set(key: string, generation: string, value: V, bytes: number): void {
     if (bytes > MAX_ANSWER_BYTES || bytes > this.bounds.maxBytes) return;

@@ -13,6 +13,7 @@ import type {
 } from '../domain/types.ts';
 import { apiDocumentJsonOf } from '../shared/api-document.ts';
 import { compact } from '../shared/compact.ts';
+import { topLevelString } from '../shared/json-member.ts';
 import type { ReadyArtifact, ToolAggregateQuery, ToolGroup, ToolRef } from './registry-port.ts';
 import { sqlText } from './sql-values.ts';
 
@@ -20,7 +21,6 @@ export type Row = Record<string, unknown>;
 
 /** A nullable text or number column: SQL NULL becomes an absent field. */
 const opt = (v: unknown): string | undefined => (v === null || v === undefined ? undefined : (v as string));
-const optNumber = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : Number(v));
 
 export function toOrganization(r: Row): Organization {
   return { id: r.id as string, name: r.name as string, status: r.status as Organization['status'] };
@@ -141,6 +141,32 @@ export function readyArtifactColumns(alias?: string): string {
 }
 
 /**
+ * Set only while `docMember` reads a row's `doc`: an unparsed row's getter then answers its text
+ * instead of parsing it (a private protocol of this module; every other read parses).
+ */
+let textPlease = false;
+
+/**
+ * One top-level member of an artifact's document (`source.doc[key]`): read from the document's
+ * text while it is unparsed and the member is a string (shared/json-member.ts), else from `doc`.
+ */
+export function docMember(source: { doc?: unknown }, key: string): unknown {
+  textPlease = true;
+  let doc: unknown;
+  try {
+    doc = source.doc;
+  } finally {
+    textPlease = false;
+  }
+  if (typeof doc === 'string') {
+    const value = topLevelString(doc, key);
+    if (value !== null) return value;
+    doc = source.doc;
+  }
+  return doc !== null && typeof doc === 'object' ? (doc as Record<string, unknown>)[key] : undefined;
+}
+
+/**
  * An artifact version row. Its document is parsed on first read of `doc` (an own, enumerable
  * getter, so copies and comparisons still see it): a GraphQL list asking for names and edges, or
  * a relationship end, never pays for parsing a kilobyte of JSON it does not show.
@@ -161,6 +187,7 @@ export function toArtifact(r: Row): ArtifactVersion {
     updated_at: r.updated_at as string,
     updated_by: r.updated_by as string,
     get doc() {
+      if (doc === undefined && textPlease) return text as unknown as Record<string, unknown>;
       return (doc ??= JSON.parse(text) as Record<string, unknown>);
     },
   };
@@ -173,6 +200,20 @@ export function toArtifact(r: Row): ArtifactVersion {
   const serverId = opt(r.server_id);
   if (serverId !== undefined) a.server_id = serverId;
   return a;
+}
+
+/** Parsed `relationship_ends` lists by their text: pages repeat the same few (frozen, shared by every row). */
+const endLists = new Map<string, readonly string[]>();
+const MAX_END_LISTS = 1000;
+
+function endWorkspacesOf(text: string): readonly string[] {
+  let list = endLists.get(text);
+  if (list === undefined) {
+    list = Object.freeze(JSON.parse(text) as string[]);
+    if (endLists.size >= MAX_END_LISTS) endLists.clear();
+    endLists.set(text, list);
+  }
+  return list;
 }
 
 /** A row of `readyArtifactColumns`. */
@@ -188,26 +229,28 @@ export function toReadyArtifact(r: Row): ReadyArtifact {
   if (r.relationships_json != null) {
     ready.extras = {
       relationships: r.relationships_json as string,
-      endWorkspaces: JSON.parse(r.relationship_ends as string) as string[],
+      endWorkspaces: endWorkspacesOf(r.relationship_ends as string),
     };
     if (r.identity_json != null) ready.extras.identity = r.identity_json as string;
   }
   return ready;
 }
 
+/** A relationship row; optional columns that are NULL are absent (the fields in this order, as `compact` would leave them). */
 export function toRelationship(r: Row): Relationship {
-  return compact({
+  const rel: Relationship = {
     from: { id: r.from_id as string, kind: r.from_kind as string },
     to: { id: r.to_id as string, kind: r.to_kind as string },
     rel_type: r.rel_type as string,
     provenance: r.provenance as string,
     relationship_status: r.relationship_status as string,
-    label: opt(r.label),
-    role: opt(r.role),
-    weight: optNumber(r.weight),
-    confidence: optNumber(r.confidence),
-    attributes: r.attributes == null ? undefined : (JSON.parse(r.attributes as string) as Record<string, unknown>),
-  });
+  };
+  if (r.label != null) rel.label = r.label as string;
+  if (r.role != null) rel.role = r.role as string;
+  if (r.weight != null) rel.weight = Number(r.weight);
+  if (r.confidence != null) rel.confidence = Number(r.confidence);
+  if (r.attributes != null) rel.attributes = JSON.parse(r.attributes as string) as Record<string, unknown>;
+  return rel;
 }
 
 export function toIdentity(r: Row): Identity {

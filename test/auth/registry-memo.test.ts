@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadAccess } from '../../src/auth/access.ts';
 import { orgTree, userMemberships } from '../../src/auth/registry-memo.ts';
 import { parseBundle } from '../../src/bundle/parse.ts';
 import { SqliteRegistryStore } from '../../src/store/sqlite/registry-store.ts';
@@ -112,5 +113,44 @@ describe('org tree cache', () => {
     expect(await roles()).toEqual(['ws-a:editor', 'ws-a-team:viewer']);
     expect(counter.calls()).toEqual({ generation: 1, getMembershipsOfUser: 1 });
     await store.close();
+  });
+});
+
+describe('kept Access', () => {
+  it('is one object per caller and generation, rebuilt when an import moves the generation', async () => {
+    const counter = countingStore();
+    const store = counter.wrap(new SqliteRegistryStore(tempFile()));
+    await store.importBundle(parseBundle(smallBundle()));
+    const viewer = { kind: 'user', orgId: 'org-a', userId: 'u-viewer' } as const;
+    const first = await loadAccess(store, viewer);
+    expect(first.canRead('ws-a-other')).toBe(false);
+    counter.reset();
+    // Another Caller object of the same identity: the same Access, without a store read.
+    expect(await loadAccess(store, { ...viewer })).toBe(first);
+    expect(counter.calls()).toEqual({ generation: 1 });
+    // Another identity never gets it: another user, or a service account of another workspace.
+    const admin = await loadAccess(store, { ...viewer, userId: 'u-admin' });
+    expect(admin).not.toBe(first);
+    expect(admin.canRead('ws-a-other')).toBe(true);
+    const agent = {
+      kind: 'service_account',
+      orgId: 'org-a',
+      agentId: 'ag-1',
+      clientId: 'c',
+      workspaceId: 'ws-a-sub',
+    } as const;
+    const inSub = await loadAccess(store, agent);
+    expect(inSub.readableWorkspaceIds).toEqual(['ws-a-sub']);
+    expect((await loadAccess(store, { ...agent, workspaceId: 'ws-a-team' })).readableWorkspaceIds).toEqual([
+      'ws-a-sub',
+      'ws-a-team',
+    ]);
+
+    const bundle = smallBundle();
+    bundle.memberships.push({ workspace_id: 'ws-a-other', user_id: 'u-viewer', role: 'viewer' });
+    await store.importBundle(parseBundle(bundle));
+    const after = await loadAccess(store, viewer);
+    expect(after).not.toBe(first);
+    expect(after.canRead('ws-a-other')).toBe(true);
   });
 });

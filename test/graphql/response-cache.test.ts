@@ -4,7 +4,8 @@
  * generation; bounded in bytes; off with RESPONSE_CACHE_ENTRIES=0; answers with errors are never
  * kept, answers read from the trace store only until its watermark moves (new spans show at once).
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { ApolloServer } from '@apollo/server';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseBundle } from '../../src/bundle/parse.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
 import { spanRow, toolCallRow } from '../fixtures/span-row.ts';
@@ -83,6 +84,59 @@ describe('GraphQL response cache', () => {
     expect(ids(viewer).length).toBeGreaterThan(0);
     expect(ids(viewer).length).toBeLessThan(ids(admin).length);
     expect((await ask(app, TOOLS, { n: 200 }, 'u-viewer')).body).toBe(viewer.body);
+  });
+
+  it('answers a repeat before Apollo with the bytes and headers Apollo sent, per Accept', async () => {
+    const app = await start();
+    const post = async (accept?: string, extensions?: unknown) => {
+      const res = await app.app.inject({
+        method: 'POST',
+        url: '/graphql',
+        headers: {
+          ...(await app.auth('u-admin')),
+          'content-type': 'application/json',
+          ...(accept !== undefined ? { accept } : {}),
+        },
+        payload: JSON.stringify({
+          query: TOOLS,
+          variables: { n: 3 },
+          ...(extensions !== undefined ? { extensions } : {}),
+        }),
+      });
+      const h = res.headers;
+      return {
+        status: res.statusCode,
+        body: res.body,
+        cache: h['x-cache'],
+        type: h['content-type'],
+        control: h['cache-control'],
+      };
+    };
+    const apollo = vi.spyOn(ApolloServer.prototype, 'executeHTTPGraphQLRequest');
+    try {
+      const first = await post();
+      expect(first.cache).toBeUndefined();
+      expect(apollo).toHaveBeenCalledTimes(1);
+      const again = await post();
+      expect(apollo).toHaveBeenCalledTimes(1);
+      expect(again).toEqual({ ...first, cache: 'hit' });
+      expect(again.type).toBe('application/json; charset=utf-8');
+      expect(again.control).toBe('no-store');
+      // Another Accept: another content type, so another answer, from Apollo.
+      const graphqlJson = await post('application/graphql-response+json');
+      expect(apollo).toHaveBeenCalledTimes(2);
+      expect(graphqlJson.cache).toBeUndefined();
+      expect(graphqlJson.type).toBe('application/graphql-response+json; charset=utf-8');
+      expect(await post('application/graphql-response+json')).toEqual({ ...graphqlJson, cache: 'hit' });
+      expect(apollo).toHaveBeenCalledTimes(2);
+      // Persisted-query extensions are Apollo's to check: a wrong hash is refused, kept answer or not.
+      const wrongHash = await post(undefined, { persistedQuery: { version: 1, sha256Hash: '0'.repeat(64) } });
+      expect(apollo).toHaveBeenCalledTimes(3);
+      expect(wrongHash.status).toBe(400);
+      expect(wrongHash.cache).toBeUndefined();
+    } finally {
+      apollo.mockRestore();
+    }
   });
 
   it('spends the rate-limit quota on a hit as the first execution did', async () => {

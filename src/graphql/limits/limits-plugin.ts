@@ -8,9 +8,16 @@
  */
 import type { ApolloServerPlugin, GraphQLRequestListener } from '@apollo/server';
 import { ApolloServerErrorCode } from '@apollo/server/errors';
-import { GraphQLError, Kind, type FragmentDefinitionNode } from 'graphql';
+import {
+  GraphQLError,
+  Kind,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+} from 'graphql';
 import type { RequestContext } from '../../context.ts';
-import { analyzeOperation, type CostModel } from './analyze-operation.ts';
+import { analyzeOperation, type CostModel, type OperationCost } from './analyze-operation.ts';
 import { openListBudget } from './list-budget.ts';
 import { SERVER_USAGE_WORK, TRACE_WORK_BUDGET, usageWork } from './trace-budget.ts';
 
@@ -36,15 +43,49 @@ function refuse(limit: 'depth' | 'aliases' | 'cost' | 'trace_work', value: numbe
   });
 }
 
-/** Refuses operations over `limits` before they execute; opens the list budget of the others. */
+/** Analyses kept per operation and variables: at most this many variable sets per operation. */
+const MAX_VARIABLE_SETS = 16;
+
+/**
+ * Refuses operations over `limits` before they execute; opens the list budget of the others. An
+ * operation's analysis depends on its document, its variables and the schema only: it is kept
+ * per parsed operation (Apollo reuses the parsed document of a query text it has seen) and per
+ * variables as sent.
+ */
 export function operationLimitsPlugin(limits: OperationLimits = DEFAULT_LIMITS): ApolloServerPlugin<RequestContext> {
+  const analysed = new WeakMap<OperationDefinitionNode, Map<string, OperationCost>>();
+  const analyse = (
+    schema: GraphQLSchema,
+    document: DocumentNode,
+    operation: OperationDefinitionNode,
+    variables: Record<string, unknown>,
+  ): OperationCost => {
+    let key: string | undefined;
+    try {
+      key = JSON.stringify(variables);
+    } catch {
+      key = undefined; // too deep to key: analysed each time
+    }
+    let byVariables = analysed.get(operation);
+    const kept = key === undefined ? undefined : byVariables?.get(key);
+    if (kept !== undefined) return kept;
+    const fragments = document.definitions.filter(
+      (d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION,
+    );
+    const found = analyzeOperation(schema, operation, fragments, variables, limits);
+    if (key === undefined) return found;
+    if (byVariables === undefined) {
+      byVariables = new Map();
+      analysed.set(operation, byVariables);
+    }
+    if (byVariables.size >= MAX_VARIABLE_SETS) byVariables.clear();
+    byVariables.set(key, found);
+    return found;
+  };
   const listener: GraphQLRequestListener<RequestContext> = {
     async didResolveOperation({ schema, document, operation, request, contextValue }) {
       if (operation === undefined) return;
-      const fragments = document.definitions.filter(
-        (d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION,
-      );
-      const found = analyzeOperation(schema, operation, fragments, request.variables ?? {}, limits);
+      const found = analyse(schema, document, operation, request.variables ?? {});
       if (found.depth > limits.maxDepth) throw refuse('depth', found.depth, limits.maxDepth);
       if (found.aliases > limits.maxAliases) throw refuse('aliases', found.aliases, limits.maxAliases);
       if (found.cost > limits.maxCost) throw refuse('cost', found.cost, limits.maxCost);

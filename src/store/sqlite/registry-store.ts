@@ -254,6 +254,9 @@ export class SqliteRegistryStore implements RegistryStore {
   }
 
   async getArtifacts(ids: readonly string[]) {
+    // One id (a lookup by id, an edge of one item): equality, without a JSON list to bind and scan.
+    if (ids.length === 1)
+      return this.all(`SELECT ${ARTIFACT_COLUMNS} FROM ${LATEST_BY_ID} = ?`, ids[0] as string).map(toArtifact);
     return this.all(`SELECT ${ARTIFACT_COLUMNS} FROM ${LATEST_BY_ID} ${IN} ORDER BY id`, JSON.stringify(ids)).map(
       toArtifact,
     );
