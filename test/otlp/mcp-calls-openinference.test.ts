@@ -18,9 +18,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import * as clientHttp from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import * as serverHttp from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { SpanStatusCode } from '@opentelemetry/api';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PG_URL, postgresReachable } from '../contract/pg-schema.ts';
+import { fileDatabase } from '../helpers/pg-database.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import {
   PLAN,
@@ -142,16 +141,5 @@ function suite(engine: string, env: () => Record<string, string>) {
 
 suite('embedded', () => ({}));
 
-const database = `gw_mcp_oi_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-if (await postgresReachable()) {
-  const admin = async (sql: string) => {
-    const client = new pg.Client({ connectionString: PG_URL });
-    await client.connect();
-    await client.query(sql).finally(() => client.end());
-  };
-  beforeAll(async () => admin(`CREATE DATABASE ${database}`));
-  afterAll(async () => admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`));
-  const url = new URL(PG_URL);
-  url.pathname = `/${database}`;
-  suite('postgres', () => ({ DATABASE_URL: url.toString() }));
-}
+const server = await fileDatabase('gw_mcp_oi');
+if (server !== null) suite('postgres', () => server);

@@ -14,9 +14,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { SpanKind, context, propagation } from '@opentelemetry/api';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { PG_URL, postgresReachable } from '../contract/pg-schema.ts';
+import { fileDatabase } from '../helpers/pg-database.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import {
   PLAN,
@@ -125,16 +124,5 @@ function suite(engine: string, env: () => Record<string, string>) {
 
 suite('embedded', () => ({}));
 
-const database = `gw_mcp_tl_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-if (await postgresReachable()) {
-  const admin = async (sql: string) => {
-    const client = new pg.Client({ connectionString: PG_URL });
-    await client.connect();
-    await client.query(sql).finally(() => client.end());
-  };
-  beforeAll(async () => admin(`CREATE DATABASE ${database}`));
-  afterAll(async () => admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`));
-  const url = new URL(PG_URL);
-  url.pathname = `/${database}`;
-  suite('postgres', () => ({ DATABASE_URL: url.toString() }));
-}
+const server = await fileDatabase('gw_mcp_tl');
+if (server !== null) suite('postgres', () => server);
