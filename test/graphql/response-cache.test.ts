@@ -191,10 +191,12 @@ describe('GraphQL response cache', () => {
       server_id?: string;
       workspace_id: string;
     };
+    // One start for every span: a resend is the same span (its identity holds its start).
+    const startS = Math.floor(Date.now() / 1000) - 60;
     const span = (i: number) =>
       toolCallRow(i, tool.tool_name ?? tool.name, tool.server_id ?? null, {
         workspace_id: tool.workspace_id,
-        start_s: Math.floor(Date.now() / 1000) - 60,
+        start_s: startS,
       });
     const query = '{ tool(id: "tl-1") { id usage { calls } } }';
     await app.traces.insertSpans([span(1)]);
