@@ -25,8 +25,8 @@ import {
   PLAN,
   SERVER,
   byTool,
+  expectCountedOnce,
   expectOneTracePerCall,
-  expectToolCalls,
   expectUsage,
   installTracing,
   mcpServer,
@@ -128,13 +128,7 @@ function suite(engine: string, env: () => Record<string, string>) {
       // Then the agent's: the TOOL spans no longer count as calls; the skill counts the server's.
       await agent.flush();
       const spans = agent.spans().length + server.spans().length;
-      for (const step of ['sent', 'sealed', 'sent again'] as const) {
-        if (step === 'sealed') await seal(t);
-        if (step === 'sent again') await Promise.all([agent.resend(), server.resend()]);
-        await expectToolCalls(t, from, spans);
-        await expectUsage(t, from, served, SERVER);
-        await expectUsage(t, from, new Map(), null);
-      }
+      await expectCountedOnce(t, from, spans, served, () => Promise.all([agent.resend(), server.resend()]));
     });
   });
 }

@@ -313,3 +313,24 @@ export async function expectUsage(
 export async function seal(t: TestApp): Promise<void> {
   await (t.traces as unknown as { seal(): Promise<unknown> }).seal();
 }
+
+/**
+ * Once every span of both processes is sent: the counts hold as sent, after sealing, and after
+ * both processes send everything again (an exporter's retry): tool calls `spans` in all, the
+ * server's tools counted from `served`, and nothing counted for a tool of no server.
+ */
+export async function expectCountedOnce(
+  t: TestApp,
+  from: number,
+  spans: number,
+  served: Map<string, ReadableSpan[]>,
+  resend: () => Promise<unknown>,
+): Promise<void> {
+  for (const step of ['sent', 'sealed', 'sent again'] as const) {
+    if (step === 'sealed') await seal(t);
+    if (step === 'sent again') await resend();
+    await expectToolCalls(t, from, spans);
+    await expectUsage(t, from, served, SERVER);
+    await expectUsage(t, from, new Map(), null);
+  }
+}
