@@ -132,18 +132,17 @@ async function resolveAgents(
   spans: SpanBatch,
 ): Promise<{ ids: Set<string>; taken: Set<string> }> {
   const own = ctx.caller.kind === 'service_account' ? ctx.caller.agentId : null;
-  const named = distinctOf(spans.agentId);
-  const ids = new Set<string>(named.filter((id) => id === own));
-  const names = distinctOf(spans.agentName);
-  const lookups = [...new Set([...named.filter((id) => id !== own), ...names])];
+  const named = new Set(distinctOf(spans.agentId));
+  const names = new Set(distinctOf(spans.agentName));
+  const lookups = [...new Set([...named, ...names])].filter((v) => v !== own);
   const found = lookups.length > 0 ? await ctx.registry.getArtifacts(lookups) : [];
-  for (const a of found) if (a.kind === 'agent' && access.canRead(a.workspace_id)) ids.add(a.id);
-  const taken = new Set(found.filter((a) => access.canDiscover(a.workspace_id)).map((a) => a.id));
-  if (own !== null) taken.add(own);
-  return {
-    ids: new Set([...ids].filter((id) => named.includes(id))),
-    taken: new Set(names.filter((n) => taken.has(n))),
-  };
+  const ids = new Set([...named].filter((id) => id === own));
+  const taken = new Set([...names].filter((name) => name === own));
+  for (const a of found) {
+    if (named.has(a.id) && a.kind === 'agent' && access.canRead(a.workspace_id)) ids.add(a.id);
+    if (names.has(a.id) && access.canDiscover(a.workspace_id)) taken.add(a.id);
+  }
+  return { ids, taken };
 }
 
 /**
