@@ -1,0 +1,134 @@
+/**
+ * The insight store port: insights computed from telemetry, the webhook subscriptions that want
+ * them, and the outbox their deliveries leave from. Part of the registry store's engine (SQLite
+ * embedded, PostgreSQL in server mode), so that an insight and the deliveries it owes commit in one
+ * transaction. One contract suite (test/contract/insight-contract.ts) runs against both engines.
+ *
+ * Invariants every engine keeps:
+ * - an insight is immutable and its id deterministic: recording one whose id is stored already
+ *   changes nothing (no second record, no second delivery);
+ * - a delivery is enqueued in the transaction that stores its insight, so a crash loses none;
+ *   a claimed delivery not completed before its lease ends is claimed again (at least once);
+ * - lists are ordered deterministically and page by keyset.
+ */
+
+export const INSIGHT_KINDS = [
+  'usage_summary',
+  'tool_failure_hotspot',
+  'latency_regression',
+  'cost_spike',
+  'token_efficiency',
+  'evaluation_drop',
+] as const;
+export type InsightKind = (typeof INSIGHT_KINDS)[number];
+
+/** What an insight is about: a registry skill or agent (by id), or a tool (by name, with its MCP server). */
+export type InsightSubject =
+  { type: 'skill'; id: string } | { type: 'agent'; id: string } | { type: 'tool'; id: string; server: string | null };
+
+export interface InsightRecord {
+  /** Deterministic: the same (org, workspace, kind, subject, window) always gives the same id. */
+  id: string;
+  org_id: string;
+  /** The workspace whose spans the insight was computed from; readers must be able to read it. */
+  workspace_id: string;
+  kind: InsightKind;
+  subject: InsightSubject;
+  /** Unix seconds, [start, end). */
+  window_start_s: number;
+  window_end_s: number;
+  /** Valid against operation 4's schema of `kind`. */
+  payload: Record<string, unknown>;
+  /** When it was detected, ISO 8601 UTC with milliseconds. */
+  created_at: string;
+}
+
+export interface InsightQuery {
+  orgId: string;
+  /** Only insights of these workspaces (the caller's readable scope). Empty -> none. */
+  workspaceIds: readonly string[];
+  /** Only insights about this subject (tool subjects match on id and server). */
+  subject?: InsightSubject;
+  kinds?: readonly InsightKind[];
+  /** Only insights whose window ends after this time (Unix seconds). */
+  sinceS?: number;
+  /** Newest first: ordered by window_end_s desc, then id asc; keyset after this one. */
+  after?: { window_end_s: number; id: string };
+  limit: number;
+}
+
+export interface WebhookSubscription {
+  id: string;
+  org_id: string;
+  workspace_id: string;
+  url: string;
+  /** Only these kinds; empty: every kind. */
+  kinds: readonly InsightKind[];
+  /** Only insights about these subjects; empty: every subject of the workspace. */
+  subjects: readonly InsightSubject[];
+  /** The user who created it; deliveries stop at what this user can read. */
+  created_by: string;
+  created_at: string;
+  /**
+   * What the signing secret is derived from (never the secret itself): the service derives the
+   * secret from its key and this salt, shows it once at creation and signs with it.
+   */
+  secret_salt: string;
+}
+
+/** One delivery owed: an insight to one subscription. Its id is the `webhook-id` of every attempt. */
+export interface Delivery {
+  id: string;
+  subscription_id: string;
+  insight_id: string;
+  attempts: number;
+  /** Unix milliseconds of the next attempt. */
+  next_attempt_ms: number;
+  /** Unix milliseconds when it was enqueued (retries stop a bounded time after). */
+  enqueued_ms: number;
+}
+
+export interface InsightStore {
+  /**
+   * Stores the insights whose ids are not stored yet and, in the same transaction, one delivery
+   * for each subscription of the insight's workspace whose kinds and subjects match. Answers the
+   * ids newly stored.
+   */
+  recordInsights(insights: readonly InsightRecord[], nowMs: number): Promise<string[]>;
+  listInsights(query: InsightQuery): Promise<InsightRecord[]>;
+  getInsights(orgId: string, ids: readonly string[]): Promise<InsightRecord[]>;
+
+  createSubscription(subscription: WebhookSubscription): Promise<void>;
+  /** Ordered by created_at, then id. */
+  listSubscriptions(orgId: string, workspaceIds: readonly string[]): Promise<WebhookSubscription[]>;
+  getSubscriptions(orgId: string, ids: readonly string[]): Promise<WebhookSubscription[]>;
+  /** Deletes it and its pending deliveries; answers whether it existed. */
+  deleteSubscription(orgId: string, id: string): Promise<boolean>;
+
+  /**
+   * Up to `limit` deliveries due at `nowMs`, oldest first, each leased to the caller until
+   * `nowMs + leaseMs` (another claimer skips them until then).
+   */
+  claimDeliveries(nowMs: number, leaseMs: number, limit: number): Promise<Delivery[]>;
+  /** The delivery succeeded (or was given up): it is removed. */
+  completeDelivery(id: string): Promise<void>;
+  /** The attempt failed: count it and try again at `nextAttemptMs`. */
+  retryDelivery(id: string, nextAttemptMs: number): Promise<void>;
+
+  /**
+   * Per-workspace overrides of detection's rules (names and numbers as src/insights defines them;
+   * the store keeps them as given). Answers the organization's, by workspace id.
+   */
+  detectionSettings(orgId: string): Promise<Record<string, Record<string, number>>>;
+  /** Replaces a workspace's overrides (an empty object: back to the defaults). */
+  setDetectionSettings(orgId: string, workspaceId: string, settings: Record<string, number>): Promise<void>;
+
+  /** Where detection left off in an organization (Unix seconds), or null before its first run. */
+  detectionCursor(orgId: string): Promise<number | null>;
+  setDetectionCursor(orgId: string, cursorS: number): Promise<void>;
+  /**
+   * Takes or renews a named lease for `holder` until `nowMs + ttlMs` when it is free, expired or
+   * already the holder's; answers whether the holder has it (one replica at a time runs detection).
+   */
+  tryLease(name: string, holder: string, nowMs: number, ttlMs: number): Promise<boolean>;
+}
