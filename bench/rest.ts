@@ -62,7 +62,9 @@ const cold = await startDemoApp({ env: { ...env, RESPONSE_CACHE_ENTRIES: '0' } }
 /** A full page of the MCP Registry list: MCP servers published up to 100 in the demo's root workspace. */
 async function fillMcpServers(app: BenchApp): Promise<void> {
   const res = await fetch(`${app.url}/v0.1/servers?limit=100`, { headers: { authorization: `Bearer ${app.token}` } });
-  const have = ((await res.json()) as { metadata: { count: number } }).metadata.count;
+  const body = (await res.json()) as { metadata?: { count: number } };
+  if (body.metadata === undefined) throw new Error(`GET /v0.1/servers answered ${res.status}: ${JSON.stringify(body)}`);
+  const have = body.metadata.count;
   const missing = Array.from({ length: 100 - have }, (_, i) => `io.github.bench/server-${String(i).padStart(3, '0')}`);
   await publishVersions(
     app.registry,
