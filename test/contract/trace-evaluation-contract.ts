@@ -19,7 +19,7 @@ const NAMES = ['relevance', 'groundedness', "x' OR '1'='1", 'tab\tnew\nline\\N']
 const LABELS = ['pass', 'fail', 'PASS', ' Correct ', 'incorrect', 'maybe', null, 'not_relevant'];
 
 /** Evaluations of every third span of `spans`, with the decoys listed above. */
-export function evaluationsOf(spans: readonly SpanRow[]): EvaluationRow[] {
+function evaluationsOf(spans: readonly SpanRow[]): EvaluationRow[] {
   const out: EvaluationRow[] = [];
   spans.forEach((s, i) => {
     if (i % 3 !== 0) return;

@@ -20,7 +20,7 @@ import { NUL_REFUSED, hasNul, timeRefused, type SpanBounds } from '../traces/map
 import type { DecodedLogRecord } from './decode.ts';
 
 /** The event name (semantic conventions: `EVENT_GEN_AI_EVALUATION_RESULT`). */
-export const EVALUATION_EVENT = 'gen_ai.evaluation.result';
+const EVALUATION_EVENT = 'gen_ai.evaluation.result';
 
 /**
  * Labels that pass and that fail, compared trimmed and in lower case: the conventions' examples
@@ -40,7 +40,7 @@ export function verdictOf(label: string | null): boolean | null {
 }
 
 /** The largest score magnitude stored (a sum of many stays exact enough, never infinite). */
-export const MAX_SCORE = 1e9;
+const MAX_SCORE = 1e9;
 /** The longest explanation stored, in UTF-8 bytes (an evaluator's paragraph, not a document). */
 export const MAX_EXPLANATION_BYTES = 16_384;
 

@@ -33,7 +33,7 @@ export type Part =
  * The parts of the evaluation measures (evaluations.ts): evaluations with a score, the sum of their
  * scores, evaluations with a verdict, those that passed.
  */
-export const EVALUATION_PARTS = ['eval_scored', 'eval_sum', 'eval_judged', 'eval_passed'] as const;
+const EVALUATION_PARTS = ['eval_scored', 'eval_sum', 'eval_judged', 'eval_passed'] as const;
 export type EvaluationPart = (typeof EVALUATION_PARTS)[number];
 
 export const PARTS: Record<Measure, Part[]> = {
