@@ -34,6 +34,7 @@ import {
   GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
 } from '@opentelemetry/semantic-conventions/incubating';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { attrs, otlpLogsBody } from '../fixtures/otlp-body.ts';
 import { gql } from '../graphql/helpers.ts';
 import { fileDatabase } from '../helpers/pg-database.ts';
 import { expectProblem } from '../helpers/problem.ts';
@@ -340,6 +341,56 @@ function suite(engine: string, env: () => Record<string, string>) {
           '1 evaluation(s): gen_ai.evaluation.name is missing (a non-empty string is required)',
       });
       expect(await scalar('/skill/v1/skills/sk-1/traces/stats/query')).toEqual(before);
+    });
+
+    it('stores the harness events and the evaluations of one logs request, each under its rule', async () => {
+      const stored = async () => {
+        const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+        return Number(/gateway_otlp_records_total\{signal="logs",outcome="stored"\} (\d+)/.exec(metrics)?.[1]);
+      };
+      const storedBefore = await stored();
+      const evaluated = recording.records[0]?.spanContext as SpanContext;
+      const evaluation = (name: string | undefined, score: number) => ({
+        eventName: EVALUATION_RESULT,
+        timeUnixNano: `${START + 120}000000000`,
+        traceId: evaluated.traceId,
+        spanId: evaluated.spanId,
+        attributes: attrs({
+          ...(name === undefined ? {} : { [ATTR_GEN_AI_EVALUATION_NAME]: name }),
+          [ATTR_GEN_AI_EVALUATION_SCORE_VALUE]: { doubleValue: score },
+        }),
+      });
+      const body = otlpLogsBody({
+        resource: attrs({ 'service.name': 'claude-code', 'workspace.id': 'ws-a-team' }),
+        records: [
+          {
+            timeUnixNano: `${START + 60}000000000`,
+            body: { stringValue: 'claude_code.api_request' },
+            attributes: attrs({ 'prompt.id': 'p-mixed', 'session.id': 's-mixed', input_tokens: '5' }),
+          },
+          evaluation('Relevance', 4.5),
+          evaluation(undefined, 1),
+        ],
+      });
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/v1/logs',
+        headers: { ...(await t.auth('u-admin')), 'content-type': 'application/json' },
+        payload: JSON.stringify(body),
+      });
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toEqual({
+        partialSuccess: {
+          rejectedLogRecords: 1,
+          errorMessage: '1 evaluation(s): gen_ai.evaluation.name is missing (a non-empty string is required)',
+        },
+      });
+      expect(await stored()).toBe(storedBefore + 2);
+      const want = expected([
+        ...counted(),
+        { name: 'Relevance', score: 4.5, label: undefined, timeS: START + 120, counted: true },
+      ]);
+      closeTo((await scalar('/skill/v1/skills/sk-1/traces/stats/query')).score, want.score);
     });
   });
 }
