@@ -6,8 +6,8 @@
  *
  * Each measure is computed from "parts" (measures.ts): additive ones (counts and sums), distinct
  * counts, percentiles, harness metric sums (harness-metrics.ts) and evaluation counts and sums
- * (evaluations.ts). Per-bucket rows come from one
- * GROUP BY over the rows; the per-group totals that rank the groups of a time series are summed
+ * (evaluations.ts). Per-bucket rows come from one GROUP BY over the rows; the per-group totals
+ * that rank the groups of a time series are summed
  * from the bucket rows where that is exact (series.ts). With `top` or `onlyGroups` the statement
  * keeps only some groups (ranking.ts); without them it is the aggregation alone, unchanged. The
  * predicates over span columns are in filters.ts, what differs per engine in dialect.ts, and the
