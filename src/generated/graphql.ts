@@ -1131,6 +1131,8 @@ export type TraceDimension =
   /** A registry agent's id, or the agent name as sent (gen_ai.agent.id, gen_ai.agent.name). */
   | 'agent'
   | 'command'
+  /** An evaluation's name (gen_ai.evaluation.name): groups and filters the evaluation measures only. */
+  | 'evaluation'
   | 'harness'
   | 'mcp'
   | 'model'
@@ -1166,6 +1168,10 @@ export type TraceMeasure =
   | 'commits'
   | 'cost'
   | 'error_rate'
+  /** Share of those evaluations with a verdict label (pass, fail, ...) that passed. */
+  | 'evaluation_pass_rate'
+  /** Mean gen_ai.evaluation.score.value of the evaluations of the selected spans' traces (gen_ai.evaluation.result events on /v1/logs). */
+  | 'evaluation_score'
   | 'latency_p50'
   | 'latency_p90'
   | 'latency_p99'
@@ -2282,11 +2288,11 @@ export type TraceBucketResolvers = { DAY: 'day', WEEK: 'week' };
 
 export type TraceCompareResolvers = { NONE: 'none', PREVIOUS_PERIOD: 'previous_period' };
 
-export type TraceDimensionResolvers = { AGENT: 'agent', COMMAND: 'command', HARNESS: 'harness', MCP: 'mcp', MODEL: 'model', PROVIDER: 'provider', SKILL: 'skill', SKILL_VERSION: 'skill_version', TOOL: 'tool', USER: 'user' };
+export type TraceDimensionResolvers = { AGENT: 'agent', COMMAND: 'command', EVALUATION: 'evaluation', HARNESS: 'harness', MCP: 'mcp', MODEL: 'model', PROVIDER: 'provider', SKILL: 'skill', SKILL_VERSION: 'skill_version', TOOL: 'tool', USER: 'user' };
 
 export type TraceFilterOpResolvers = { EQ: 'eq', EXISTS: 'exists', IN: 'in', NEQ: 'neq', NOT_EXISTS: 'not_exists' };
 
-export type TraceMeasureResolvers = { ACTIVE_TIME: 'active_time', ACTIVE_USERS: 'active_users', CACHE_CREATION_TOKENS: 'cache_creation_tokens', CACHE_READ_TOKENS: 'cache_read_tokens', COMMITS: 'commits', COST: 'cost', ERROR_RATE: 'error_rate', LATENCY_P50: 'latency_p50', LATENCY_P90: 'latency_p90', LATENCY_P99: 'latency_p99', LINES_ADDED: 'lines_added', LINES_REMOVED: 'lines_removed', PULL_REQUESTS: 'pull_requests', SESSIONS: 'sessions', SKILL_INVOCATIONS: 'skill_invocations', SPANS: 'spans', SUCCESS_RATE: 'success_rate', TOKENS: 'tokens', TOKENS_PER_TRACE: 'tokens_per_trace', TOOL_CALLS: 'tool_calls', TRACES: 'traces' };
+export type TraceMeasureResolvers = { ACTIVE_TIME: 'active_time', ACTIVE_USERS: 'active_users', CACHE_CREATION_TOKENS: 'cache_creation_tokens', CACHE_READ_TOKENS: 'cache_read_tokens', COMMITS: 'commits', COST: 'cost', ERROR_RATE: 'error_rate', EVALUATION_PASS_RATE: 'evaluation_pass_rate', EVALUATION_SCORE: 'evaluation_score', LATENCY_P50: 'latency_p50', LATENCY_P90: 'latency_p90', LATENCY_P99: 'latency_p99', LINES_ADDED: 'lines_added', LINES_REMOVED: 'lines_removed', PULL_REQUESTS: 'pull_requests', SESSIONS: 'sessions', SKILL_INVOCATIONS: 'skill_invocations', SPANS: 'spans', SUCCESS_RATE: 'success_rate', TOKENS: 'tokens', TOKENS_PER_TRACE: 'tokens_per_trace', TOOL_CALLS: 'tool_calls', TRACES: 'traces' };
 
 export type TraceStatsComparisonResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['TraceStatsComparison'] = ResolversParentTypes['TraceStatsComparison']> = {
   data?: Resolver<ResolversTypes['TraceStatsData'], ParentType, ContextType>;

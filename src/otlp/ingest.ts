@@ -19,6 +19,8 @@ import type { RequestContext } from '../context.ts';
 import type { ArtifactVersion } from '../domain/types.ts';
 import { QueryCancelledError, type InsertOutcome, type MetricPointRow } from '../store/trace-port.ts';
 import type { MappedPoint } from './metrics/mapping.ts';
+import type { MappedEvaluation } from './logs/evaluations.ts';
+import type { EvaluationRow } from '../store/evaluation-row.ts';
 import { ApiError } from '../errors.ts';
 import { keptColumns, type SpanBatch } from './span-batch.ts';
 
@@ -186,7 +188,7 @@ class Rejections {
   }
 }
 
-export async function ingestSpans(ctx: RequestContext, spans: SpanBatch): Promise<IngestResult> {
+async function ingestSpans(ctx: RequestContext, spans: SpanBatch): Promise<IngestResult> {
   const access = await ctx.access();
   const fallback = defaultWorkspace(ctx, access);
   if (fallback === null) throw new ApiError('access_denied', 'the caller may not create content in any workspace');
@@ -245,7 +247,7 @@ export async function ingestSpans(ctx: RequestContext, spans: SpanBatch): Promis
  * Stores harness metric points (otlp/metrics/mapping.ts) under the same rule as spans: resource
  * `workspace.id`, else the caller's default workspace, where the sender needs can_create_content.
  */
-export async function ingestMetricPoints(ctx: RequestContext, points: readonly MappedPoint[]): Promise<IngestResult> {
+async function ingestMetricPoints(ctx: RequestContext, points: readonly MappedPoint[]): Promise<IngestResult> {
   const access = await ctx.access();
   const fallback = defaultWorkspace(ctx, access);
   if (fallback === null) throw new ApiError('access_denied', 'the caller may not create content in any workspace');
@@ -266,4 +268,55 @@ export async function ingestMetricPoints(ctx: RequestContext, points: readonly M
   }
   const { stored, duplicates } = await store(ctx, (signal) => ctx.traces.insertMetricPoints(rows, signal));
   return { accepted: stored, duplicates, rejected: rejected.count, errorMessage: rejected.message() };
+}
+
+/**
+ * Stores evaluation events (otlp/logs/evaluations.ts) under the same rule as spans: resource
+ * `workspace.id`, else the caller's default workspace, where the sender needs can_create_content.
+ * An evaluation counts with the spans of its own workspace (store/evaluation-row.ts).
+ */
+async function ingestEvaluations(ctx: RequestContext, evaluations: readonly MappedEvaluation[]): Promise<IngestResult> {
+  const access = await ctx.access();
+  const fallback = defaultWorkspace(ctx, access);
+  if (fallback === null) throw new ApiError('access_denied', 'the caller may not create content in any workspace');
+  const rows: EvaluationRow[] = [];
+  const rejected = new Rejections('evaluation(s)');
+  for (const e of evaluations) {
+    if (e.invalid !== null) {
+      rejected.add(e.invalid);
+      continue;
+    }
+    const workspaceId = e.workspace ?? fallback;
+    if (!access.canCreateContent(workspaceId)) {
+      rejected.add(`no permission to write to workspace ${short(workspaceId)}`);
+      continue;
+    }
+    rows.push({ org_id: ctx.caller.orgId, workspace_id: workspaceId, ...e.fields });
+  }
+  const { stored, duplicates } = await store(ctx, (signal) => ctx.traces.insertEvaluations(rows, signal));
+  return { accepted: stored, duplicates, rejected: rejected.count, errorMessage: rejected.message() };
+}
+
+/**
+ * The rows of one decoded request, each kind stored under its own rule (a logs request may carry
+ * harness events, which are spans, and evaluations); the answers summed, their reasons joined.
+ */
+export async function ingestDecoded(
+  ctx: RequestContext,
+  decoded: { spans: SpanBatch; points: readonly MappedPoint[]; evaluations: readonly MappedEvaluation[] },
+): Promise<IngestResult> {
+  const results: IngestResult[] = [];
+  if (decoded.points.length > 0) results.push(await ingestMetricPoints(ctx, decoded.points));
+  if (decoded.spans.length > 0) results.push(await ingestSpans(ctx, decoded.spans));
+  if (decoded.evaluations.length > 0) results.push(await ingestEvaluations(ctx, decoded.evaluations));
+  const sum = (f: (r: IngestResult) => number) => results.reduce((n, r) => n + f(r), 0);
+  return {
+    accepted: sum((r) => r.accepted),
+    duplicates: sum((r) => r.duplicates),
+    rejected: sum((r) => r.rejected),
+    errorMessage: results
+      .map((r) => r.errorMessage)
+      .filter((m) => m !== '')
+      .join('; '),
+  };
 }

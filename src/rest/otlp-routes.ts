@@ -1,6 +1,7 @@
 /**
  * The OTLP/HTTP receiver, `POST /v1/traces`, `/v1/logs` and `/v1/metrics` (protobuf or JSON,
- * optionally gzip; logs carry harness events, mapped to spans by otlp/logs/mapping.ts; metric
+ * optionally gzip; logs carry harness events, mapped to spans by otlp/logs/mapping.ts, and GenAI
+ * evaluation events (otlp/logs/evaluations.ts); metric
  * data points are counted, not stored), bounded
  * before any work (DESIGN §12): the caller's right to write telemetry is checked before the body
  * is read; gzip is inflated as a stream and cut at OTLP_MAX_DECOMPRESSED_BYTES (also the largest
@@ -13,7 +14,7 @@ import zlib from 'node:zlib';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Bounds } from '../config.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import { assertCanIngest, ingestMetricPoints, ingestSpans } from '../otlp/ingest.ts';
+import { assertCanIngest, ingestDecoded } from '../otlp/ingest.ts';
 import { createDecodePool } from '../otlp/decode-pool.ts';
 import { OtlpDecodeError, encodeResponse, encodeStatus } from '../otlp/traces/decode.ts';
 import { problemResponses } from './schemas/problems.ts';
@@ -120,8 +121,9 @@ const SIGNALS = {
   logs: {
     request: 'ExportLogsServiceRequest',
     response: 'ExportLogsServiceResponse',
-    summary: 'OTLP/HTTP logs receiver: harness events (Claude Code, Codex) become spans',
-    note: ' Log records that are no harness event of docs/send-telemetry.md are accepted and counted, not stored.',
+    summary:
+      'OTLP/HTTP logs receiver: harness events (Claude Code, Codex) become spans, GenAI evaluation events evaluations',
+    note: ' Log records that are neither a harness event nor a gen_ai.evaluation.result event of docs/send-telemetry.md are accepted and counted, not stored.',
   },
   metrics: {
     request: 'ExportMetricsServiceRequest',
@@ -214,15 +216,11 @@ export function registerOtlpReceiver(
           const protobuf = isProtobuf(request);
           const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
           const bytes = body.length; // read first: decoding may move a large body to its thread, emptying it here
-          const { spans, points, ignored } = await pool.decode(body, { protobuf, signal }, request.ctx.signal);
+          const decoded = await pool.decode(body, { protobuf, signal }, request.ctx.signal);
+          const { spans, points, evaluations, ignored } = decoded;
           request.ctx.checkDeadline();
-          await spendIngestQuotas(request, reply, spans.length + points.length + ignored, bytes);
-          const result =
-            points.length > 0
-              ? await ingestMetricPoints(request.ctx, points)
-              : spans.length === 0
-                ? { accepted: 0, duplicates: 0, rejected: 0, errorMessage: '' }
-                : await ingestSpans(request.ctx, spans);
+          await spendIngestQuotas(request, reply, spans.length + points.length + evaluations.length + ignored, bytes);
+          const result = await ingestDecoded(request.ctx, decoded);
           countIngested(request.ctx.services.metrics, signal, result, ignored);
           const fault = faults?.afterCommit(body) ?? null;
           if (fault !== null) await injectFault(fault, request);

@@ -6,6 +6,7 @@
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { ApiError, type FieldError } from '../errors.ts';
 import { DIMENSIONS, MEASURES, bucketStart } from '../store/trace-port.ts';
+import { EVALUATION_MEASURES } from '../store/evaluation-row.ts';
 
 const MAX_QUERIES = 20;
 const MAX_GROUP_BY = 3;
@@ -89,6 +90,7 @@ export function checkRules(req: TraceStatsRequest): void {
     if (req.request_type === 'scalar' && groupBy.length > 0) fail(`${at}/group_by`, 'scalar queries take no group_by');
     if (req.request_type === 'table' && JSON.stringify(groupBy) !== firstGroupBy)
       fail(`${at}/group_by`, 'every query of a table must share the same group_by');
+    checkEvaluationDimension(q, at, fail);
     (q.filters ?? []).forEach((f, j) => {
       const fat = `${at}/filters/${j}/value`;
       const v = f.value;
@@ -133,6 +135,19 @@ export function checkRules(req: TraceStatsRequest): void {
     }
   });
   if (errors.length > 0) throw new ApiError('validation_failed', errors.map((e) => e.detail).join('; '), { errors });
+}
+
+/**
+ * Spans have no evaluation name: the dimension `evaluation` groups and filters the evaluation
+ * measures only (store/stats/evaluations.ts).
+ */
+function checkEvaluationDimension(q: PanelQuery, at: string, fail: (field: string, detail: string) => void): void {
+  if ((EVALUATION_MEASURES as readonly string[]).includes(q.measure)) return;
+  const detail = `the dimension evaluation groups and filters only the measures ${EVALUATION_MEASURES.join(' and ')}, not ${q.measure}`;
+  if ((q.group_by ?? []).includes('evaluation')) fail(`${at}/group_by`, detail);
+  (q.filters ?? []).forEach((f, j) => {
+    if (f.key === 'evaluation') fail(`${at}/filters/${j}/key`, detail);
+  });
 }
 
 /** The bucket of a time series: as asked, else days up to 92 days and weeks beyond (DESIGN §9). */

@@ -38,6 +38,9 @@ const UNIT: Record<Measure, string> = {
   commits: 'count',
   pull_requests: 'count',
   active_time: 's',
+  // The evaluator's own scale (docs/api.md).
+  evaluation_score: 'score',
+  evaluation_pass_rate: 'ratio',
 };
 /** Measures that are 0, not null, over no spans. */
 const ADDITIVE = new Set<Measure>([

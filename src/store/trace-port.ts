@@ -3,11 +3,12 @@
  * Engines (store/duckdb, store/postgres) implement it; test/contract/trace-contract.ts runs
  * unchanged against each, comparing with a plain TypeScript reference.
  */
+import { EVALUATION_MEASURES, type EvaluationRow } from './evaluation-row.ts';
 import type { StoredBytes } from './stored-bytes.ts';
 
 export type SpanCategory = 'skill_invocation' | 'tool_call' | 'model_call' | 'other';
 
-export const DIMENSIONS = [
+export const SPAN_DIMENSIONS = [
   'harness',
   'skill',
   'skill_version',
@@ -19,6 +20,8 @@ export const DIMENSIONS = [
   'provider',
   'agent',
 ] as const;
+export type SpanDimension = (typeof SPAN_DIMENSIONS)[number];
+export const DIMENSIONS = [...SPAN_DIMENSIONS, 'evaluation'] as const;
 export type Dimension = (typeof DIMENSIONS)[number];
 
 /**
@@ -47,6 +50,7 @@ export const MEASURES = [
   'latency_p90',
   'latency_p99',
   ...HARNESS_MEASURES,
+  ...EVALUATION_MEASURES,
 ] as const;
 export type Measure = (typeof MEASURES)[number];
 
@@ -197,6 +201,7 @@ export interface AggregateQuery {
   /** Only spans of these workspaces. */
   workspaceIds: readonly string[];
   filters: SpanFilter[];
+  /** `evaluation` (an evaluation's name: evaluation-row.ts) groups or filters evaluation measures only. */
   groupBy: Dimension[];
   measures: Measure[];
   /**
@@ -359,7 +364,7 @@ export interface TraceStore {
   insertColumns(spans: SpanColumns, signal?: AbortSignal): Promise<InsertOutcome>;
   countSpans(): Promise<number>;
   /**
-   * A mark that moves after every write that may change an answer (spans or points stored, even
+   * A mark that moves after every write that may change an answer (spans, points or evaluations stored, even
    * as duplicates; retention), on any replica; sealing does not move it, as it changes no answer.
    * Answers computed while it reads the same may be reused (the GraphQL response cache keys
    * statistics by it). It moves only after the write commits, so an answer older than a mark is
@@ -368,8 +373,10 @@ export interface TraceStore {
   watermark(): Promise<string>;
   /** As insertSpans, for harness metric points, whose identity is (org_id, key, time_s). */
   insertMetricPoints(rows: readonly MetricPointRow[], signal?: AbortSignal): Promise<InsertOutcome>;
+  /** As insertSpans, for evaluations, whose identity is (org_id, key, time_s). */
+  insertEvaluations(rows: readonly EvaluationRow[], signal?: AbortSignal): Promise<InsertOutcome>;
   /**
-   * Retention (TRACE_RETENTION_DAYS): deletes the spans and metric points that start before
+   * Retention (TRACE_RETENTION_DAYS): deletes the spans, metric points and evaluations that start before
    * `cutoffS` and answers how many spans went. A trace's mappings to its skills and agents stay
    * while any of its spans does, so the spans kept count for the subject as before: every answer
    * over a range from `cutoffS` on is unchanged.

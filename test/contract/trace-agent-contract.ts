@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  DIMENSIONS,
+  SPAN_DIMENSIONS,
   HARNESS_MEASURES,
   MEASURES,
   type AggregateQuery,
@@ -131,7 +131,7 @@ export function agentContract(engine: string, open: () => Promise<TraceStore>, o
       await same({ ...q, groupBy: ['model'], bucket: 'day', measures: ['traces', 'tokens', 'cache_read_tokens'] });
     });
 
-    it.each(DIMENSIONS.map((d) => [d]))('computes every measure grouped by %s', async (d) => {
+    it.each(SPAN_DIMENSIONS.map((d) => [d]))('computes every measure grouped by %s', async (d) => {
       await same({ ...base, groupBy: [d] });
     });
 

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  DIMENSIONS,
+  SPAN_DIMENSIONS,
   MEASURES,
   HARNESS_MEASURES,
   bucketStart,
@@ -241,7 +241,7 @@ export function traceContract(engine: string, open: () => Promise<TraceStore>, o
       await same({ ...base, workspaceIds: ['ws-2'], groupBy: ['harness'], measures: ['lines_added'] });
     });
 
-    it.each(DIMENSIONS.map((d) => [d]))('computes every measure grouped by %s', async (d) => {
+    it.each(SPAN_DIMENSIONS.map((d) => [d]))('computes every measure grouped by %s', async (d) => {
       await same({ ...base, groupBy: [d] });
     });
 

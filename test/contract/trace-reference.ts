@@ -3,6 +3,10 @@
  * the engines are compared with. Percentiles are nearest-rank: the value at index
  * ceil(q * n) - 1 of the sorted durations. Harness measures sum the metric points whose (workspace,
  * session) is one of the group's selected spans anywhere in the range, each in the bucket of its own time.
+ * Evaluation measures count the evaluations whose (workspace, trace) is one of the group's selected
+ * spans' anywhere in the range, in [start, end) and the query's workspaces, meeting the filters on
+ * `evaluation` (their name), each in the bucket of its own time; grouped by `evaluation`, the groups
+ * are the evaluations' alone (spans have no name).
  */
 import { expect } from 'vitest';
 import {
@@ -16,16 +20,20 @@ import {
   type Dimension,
   type Measure,
   type MetricPointRow,
+  type SpanDimension,
   type SpanRow,
   type ToolUsageQuery,
   type ToolUsageRow,
 } from '../../src/store/trace-port.ts';
+import { EVALUATION_MEASURES, type EvaluationRow } from '../../src/store/evaluation-row.ts';
 
-const dimValue = (s: SpanRow, d: Dimension) => (d === 'user' ? s.user : s[d]);
+const dimValue = (s: SpanRow, d: SpanDimension) => (d === 'user' ? s.user : s[d]);
 
-function matches(s: SpanRow, q: AggregateQuery): boolean {
+/** Whether `value(key)` meets every filter of `q` on the dimensions `value` answers (undefined: not its filter). */
+function meets(q: AggregateQuery, value: (key: Dimension) => string | number | null | undefined): boolean {
   for (const f of q.filters) {
-    const v = dimValue(s, f.key);
+    const v = value(f.key);
+    if (v === undefined) continue;
     if (f.op === 'exists' && v === null) return false;
     if (f.op === 'not_exists' && v !== null) return false;
     if (f.op === 'eq' && v !== f.values[0]) return false;
@@ -41,14 +49,28 @@ function nearestRank(values: number[], q: number): number | null {
   return sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)] as number;
 }
 
-/** A group's (or bucket's) spans and the metric points attributed to it. */
+const matches = (s: SpanRow, q: AggregateQuery) => meets(q, (d) => (d === 'evaluation' ? undefined : dimValue(s, d)));
+const named = (e: EvaluationRow, q: AggregateQuery) => meets(q, (d) => (d === 'evaluation' ? e.name : undefined));
+
+/** A group's (or bucket's) spans and the metric points and evaluations attributed to it. */
 interface Cell {
   spans: SpanRow[];
   points: MetricPointRow[];
+  evaluations: EvaluationRow[];
 }
 
-/** `m` over `spans`; the harness measures sum the metric points attributed to them. */
-export function measure(spans: SpanRow[], m: Measure, points: readonly MetricPointRow[] = []): number | null {
+/** The mean of the scores given, null without one. */
+function mean(values: number[]): number | null {
+  return values.length === 0 ? null : values.reduce((a, v) => a + v, 0) / values.length;
+}
+
+/** `m` over `spans`; the harness and evaluation measures count the points and evaluations attributed to them. */
+export function measure(
+  spans: SpanRow[],
+  m: Measure,
+  points: readonly MetricPointRow[] = [],
+  evaluations: readonly EvaluationRow[] = [],
+): number | null {
   const distinct = (f: (s: SpanRow) => string | null) => new Set(spans.map(f).filter((v) => v !== null)).size;
   const invocations = spans.filter((s) => s.category === 'skill_invocation');
   const errorRate = invocations.length === 0 ? null : invocations.filter((s) => s.is_error).length / invocations.length;
@@ -102,11 +124,30 @@ export function measure(spans: SpanRow[], m: Measure, points: readonly MetricPoi
     case 'pull_requests':
     case 'active_time':
       return points.filter((p) => p.metric === m).reduce((a, p) => a + p.value, 0);
+    case 'evaluation_score':
+      return mean(evaluations.flatMap((e) => (e.score === null ? [] : [e.score])));
+    case 'evaluation_pass_rate':
+      return mean(evaluations.flatMap((e) => (e.passed === null ? [] : [e.passed ? 1 : 0])));
   }
 }
 
-/** The rows an engine must return for `q` over `all` spans and metric `points`, in a canonical order. */
-export function reference(all: SpanRow[], q: AggregateQuery, points: readonly MetricPointRow[] = []): AggregateRow[] {
+const isEvaluationMeasure = (m: string) => (EVALUATION_MEASURES as readonly string[]).includes(m);
+
+/** The rows an engine must return for `q` over `all` spans, metric `points` and `evaluations`, in a canonical order. */
+export function reference(
+  all: SpanRow[],
+  q: AggregateQuery,
+  points: readonly MetricPointRow[] = [],
+  evaluations: readonly EvaluationRow[] = [],
+): AggregateRow[] {
+  const asked = [
+    ...q.measures,
+    ...(q.top ?? []).map((r) => r.by).filter((by) => (MEASURES as readonly string[]).includes(by)),
+  ];
+  const byName = q.groupBy.includes('evaluation');
+  if ((byName || q.filters.some((f) => f.key === 'evaluation')) && !asked.every(isEvaluationMeasure))
+    throw new Error('the evaluation dimension groups and filters the evaluation measures only');
+  const spanDims = q.groupBy.filter((d): d is SpanDimension => d !== 'evaluation');
   const subject = q.subject;
   // A trace belongs to a skill when one of its invocations names it; to an agent when any span does.
   const ofSubject = (s: SpanRow) =>
@@ -128,7 +169,7 @@ export function reference(all: SpanRow[], q: AggregateQuery, points: readonly Me
   const cells = new Map<string, Cell>();
   const cell = (key: string) => {
     let c = cells.get(key);
-    if (c === undefined) cells.set(key, (c = { spans: [], points: [] }));
+    if (c === undefined) cells.set(key, (c = { spans: [], points: [], evaluations: [] }));
     return c;
   };
   const keysOf = (g: unknown[], time: number) => [
@@ -136,12 +177,19 @@ export function reference(all: SpanRow[], q: AggregateQuery, points: readonly Me
     ...(q.bucket !== undefined ? [JSON.stringify([g, bucketStart(time, q.bucket)])] : []),
   ];
   const sessions = new Map<string, { g: unknown[]; ids: Set<string> }>();
+  // Per group of span dimensions: its values and the (workspace, trace) of its spans.
+  const traces = new Map<string, { values: Partial<Record<Dimension, unknown>>; ids: Set<string> }>();
   for (const s of selected) {
-    const g = q.groupBy.map((d) => dimValue(s, d));
-    for (const key of keysOf(g, s.start_s)) cell(key).spans.push(s);
+    const g = spanDims.map((d) => dimValue(s, d));
     const gk = JSON.stringify(g);
-    if (!sessions.has(gk)) sessions.set(gk, { g, ids: new Set() });
-    if (s.session !== null) sessions.get(gk)?.ids.add(`${s.workspace_id}|${s.session}`);
+    if (!byName) {
+      for (const key of keysOf(g, s.start_s)) cell(key).spans.push(s);
+      if (!sessions.has(gk)) sessions.set(gk, { g, ids: new Set() });
+      if (s.session !== null) sessions.get(gk)?.ids.add(`${s.workspace_id}|${s.session}`);
+    }
+    if (!traces.has(gk))
+      traces.set(gk, { values: Object.fromEntries(spanDims.map((d, i) => [d, g[i]])), ids: new Set() });
+    traces.get(gk)?.ids.add(`${s.workspace_id}|${s.trace_id}`);
   }
   // Metric points make rows (a bucket with points and no spans) only for a query that sums them.
   const sumsPoints = [...q.measures, ...(q.top ?? []).map((r) => r.by)].some((m) =>
@@ -158,6 +206,22 @@ export function reference(all: SpanRow[], q: AggregateQuery, points: readonly Me
   for (const { g, ids } of sessions.values())
     for (const p of inRange)
       if (ids.has(`${p.workspace_id}|${p.session}`)) for (const key of keysOf(g, p.time_s)) cell(key).points.push(p);
+  // Evaluations make rows only for a query that counts them, as points do.
+  const candidates = evaluations.filter(
+    (e) =>
+      asked.some(isEvaluationMeasure) &&
+      e.org_id === q.orgId &&
+      e.time_s >= q.startS &&
+      e.time_s < q.endS &&
+      q.workspaceIds.includes(e.workspace_id) &&
+      named(e, q),
+  );
+  for (const { values, ids } of traces.values())
+    for (const e of candidates)
+      if (ids.has(`${e.workspace_id}|${e.trace_id}`)) {
+        const g = q.groupBy.map((d) => (d === 'evaluation' ? e.name : values[d]));
+        for (const key of keysOf(g, e.time_s)) cell(key).evaluations.push(e);
+      }
   if (q.groupBy.length === 0 && q.bucket === undefined && cells.size === 0) cell(JSON.stringify([[], null]));
   const kept = q.groupBy.length > 0 ? keptGroups(cells, q) : null;
   return [...cells]
@@ -167,7 +231,7 @@ export function reference(all: SpanRow[], q: AggregateQuery, points: readonly Me
       return {
         groups: Object.fromEntries(q.groupBy.map((d, i) => [d, g[i] ?? null])),
         bucket,
-        values: Object.fromEntries(q.measures.map((m) => [m, measure(c.spans, m, c.points)])),
+        values: Object.fromEntries(q.measures.map((m) => [m, measure(c.spans, m, c.points, c.evaluations)])),
       };
     });
 }
@@ -197,7 +261,7 @@ function keptGroups(groups: Map<string, Cell>, q: AggregateQuery): Set<string> |
       const sign = r.direction === 'desc' ? -1 : 1;
       const value = (w: (typeof whole)[number]) =>
         (MEASURES as readonly string[]).includes(r.by)
-          ? measure(w.cell.spans, r.by as Measure, w.cell.points)
+          ? measure(w.cell.spans, r.by as Measure, w.cell.points, w.cell.evaluations)
           : (w.values[r.by as Dimension] ?? null);
       const order = [...whole].sort((a, b) => {
         const va = value(a);

@@ -15,6 +15,7 @@ import { toolUsageContract } from './tool-usage-contract.ts';
 import { serverUsageContract } from './server-usage-contract.ts';
 import { watermarkContract } from './trace-watermark-contract.ts';
 import { callPairsContract } from './call-pairs-contract.ts';
+import { evaluationContract } from './trace-evaluation-contract.ts';
 
 const open = () => DuckDbTraceStore.open(':memory:', { sealEveryMs: 0 });
 const seal = (store: TraceStore) => (store as DuckDbTraceStore).seal();
@@ -80,3 +81,10 @@ callPairsContract(
 callPairsContract('duckdb in a worker thread', () => ThreadedTraceStore.open(':memory:', { sealEveryMs: 0 }), {
   seal: (store) => (store as ThreadedTraceStore).seal(),
 });
+
+evaluationContract('duckdb, unsealed', open);
+evaluationContract(
+  'duckdb in a worker thread, sealed part of the way, 8 dictionary values in memory',
+  () => ThreadedTraceStore.open(':memory:', { sealEveryMs: 0, dictionaryValues: 8, memoryLimitMb: 256 }),
+  { afterChunk: async (store, chunk) => (chunk === 2 ? (store as ThreadedTraceStore).seal() : undefined) },
+);

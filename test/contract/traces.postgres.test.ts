@@ -18,6 +18,7 @@ import { toolUsageContract } from './tool-usage-contract.ts';
 import { serverUsageContract } from './server-usage-contract.ts';
 import { watermarkContract } from './trace-watermark-contract.ts';
 import { callPairsContract } from './call-pairs-contract.ts';
+import { evaluationContract } from './trace-evaluation-contract.ts';
 
 const schemas: string[] = [];
 if (await postgresReachable()) {
@@ -50,6 +51,12 @@ if (await postgresReachable()) {
   // The replica opens the schema the contract's store was opened in (the last one made).
   watermarkContract('postgres', open, { seal, replica: async () => openIn(schemas.at(-1) as string) });
   callPairsContract('postgres', open, { seal });
+  evaluationContract('postgres, unsealed', open);
+  evaluationContract('postgres, sealed part of the way', open, {
+    afterChunk: async (store, chunk) => {
+      if (chunk === 1) await seal(store);
+    },
+  });
   afterAll(async () => {
     for (const s of schemas) await dropSchema(s);
   });

@@ -137,6 +137,7 @@ const dimension = fc.constantFrom(
   'tool',
   'model',
   'user',
+  'evaluation',
   'bogus',
 );
 const statsBody = fc.record(
@@ -151,7 +152,10 @@ const statsBody = fc.record(
       fc.record(
         {
           name: anyText,
-          measure: fc.oneof(fc.constantFrom('spans', 'traces', 'error_rate', 'latency_p99', 'tokens'), anyText),
+          measure: fc.oneof(
+            fc.constantFrom('spans', 'traces', 'error_rate', 'latency_p99', 'tokens', 'evaluation_score'),
+            anyText,
+          ),
           group_by: fc.array(dimension, { maxLength: 4 }),
           limit: fc.oneof(fc.integer({ min: -1, max: 5000 }), fc.constant(null)),
           order: fc.oneof(

@@ -311,6 +311,50 @@ describe('checkRules: every broken rule is named, with its pointer and sentence'
       [f('/queries/0/order/by', 'order.by of a time series ranks its own values: a or spans')],
     ],
     [
+      'the evaluation dimension with evaluation measures, grouped and filtered',
+      req({
+        request_type: 'table',
+        queries: [
+          { name: 'a', measure: 'evaluation_score', group_by: ['evaluation', 'model'] },
+          {
+            name: 'b',
+            measure: 'evaluation_pass_rate',
+            group_by: ['evaluation', 'model'],
+            filters: [{ key: 'evaluation', op: 'eq', value: 'relevance' }],
+          },
+        ],
+      }),
+      [],
+    ],
+    [
+      'the evaluation dimension with other measures (spans have no evaluation name)',
+      req({
+        request_type: 'table',
+        queries: [
+          { name: 'a', measure: 'evaluation_score', group_by: ['evaluation'] },
+          {
+            name: 'b',
+            measure: 'spans',
+            group_by: ['evaluation'],
+            filters: [
+              { key: 'model', op: 'exists' },
+              { key: 'evaluation', op: 'in', value: ['relevance'] },
+            ],
+          },
+        ],
+      }),
+      [
+        f(
+          '/queries/1/group_by',
+          'the dimension evaluation groups and filters only the measures evaluation_score and evaluation_pass_rate, not spans',
+        ),
+        f(
+          '/queries/1/filters/1/key',
+          'the dimension evaluation groups and filters only the measures evaluation_score and evaluation_pass_rate, not spans',
+        ),
+      ],
+    ],
+    [
       'several broken rules at once',
       req({
         end_time_unix_seconds: START,

@@ -11,7 +11,7 @@ import {
   compareValues,
   type AggregateQuery,
   type AggregateRow,
-  type Dimension,
+  type SpanDimension as Dimension,
   type GroupValues,
   type Measure,
   type SpanRow,

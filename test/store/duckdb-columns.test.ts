@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  EVALUATIONS_COLUMNS,
   METRIC_POINTS_COLUMNS,
   SKILL_SPANS_COLUMNS,
   SPANS_COLUMNS,
@@ -45,6 +46,7 @@ describe('DuckDB column order, declared once', () => {
     ['trace_skills', TRACE_SKILLS_COLUMNS],
     ['trace_agents', TRACE_AGENTS_COLUMNS],
     ['metric_points', METRIC_POINTS_COLUMNS],
+    ['evaluations', EVALUATIONS_COLUMNS],
   ] as const)('%s has the declared columns in the declared order', async (table, declared) => {
     expect(await describeTable(table)).toEqual([...declared]);
   });

@@ -54,6 +54,18 @@ const QUERIES: Record<string, AggregateQuery> = {
     measures: ['commits', 'spans'],
     bucket: 'day',
   },
+  'evaluation measures: score and traces by model': {
+    ...base,
+    groupBy: ['model'],
+    measures: ['evaluation_score', 'traces'],
+  },
+  'evaluation measures: daily score and pass rate by evaluation, one name out': {
+    ...base,
+    filters: [{ key: 'evaluation', op: 'neq', values: ['toxicity'] }],
+    groupBy: ['evaluation'],
+    measures: ['evaluation_score', 'evaluation_pass_rate'],
+    bucket: 'day',
+  },
 };
 
 let dir: string;

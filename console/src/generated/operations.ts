@@ -95,6 +95,8 @@ export type TraceDimension =
   /** A registry agent's id, or the agent name as sent (gen_ai.agent.id, gen_ai.agent.name). */
   | 'AGENT'
   | 'COMMAND'
+  /** An evaluation's name (gen_ai.evaluation.name): groups and filters the evaluation measures only. */
+  | 'EVALUATION'
   | 'HARNESS'
   | 'MCP'
   | 'MODEL'
@@ -130,6 +132,10 @@ export type TraceMeasure =
   | 'COMMITS'
   | 'COST'
   | 'ERROR_RATE'
+  /** Share of those evaluations with a verdict label (pass, fail, ...) that passed. */
+  | 'EVALUATION_PASS_RATE'
+  /** Mean gen_ai.evaluation.score.value of the evaluations of the selected spans' traces (gen_ai.evaluation.result events on /v1/logs). */
+  | 'EVALUATION_SCORE'
   | 'LATENCY_P50'
   | 'LATENCY_P90'
   | 'LATENCY_P99'

@@ -16,6 +16,8 @@ export interface DecodedLogRecord {
   eventName: string | null;
   body: AttrValue;
   traceId: string;
+  /** The span the record was emitted in (an evaluation's evaluated span), or ''. */
+  spanId: string;
   attributes: Attributes;
   resource: Attributes;
 }
@@ -57,6 +59,7 @@ export function collectLogRecords(message: Obj, hexId: (v: unknown) => string, m
           eventName: stringOrNull(r.eventName) ?? stringOrNull(attrs.get('event.name')),
           body: bodyValue(r.body),
           traceId: hexId(r.traceId),
+          spanId: hexId(r.spanId),
           attributes: attrs,
           resource,
         });

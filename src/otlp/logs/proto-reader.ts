@@ -4,7 +4,7 @@
  * built. Past `maxRecords` records, or a record or resource with more than MAX_ATTRIBUTES distinct
  * attributes, the body is refused (400) as soon as the reader gets there, so a 16 MiB body of empty
  * records or attributes costs a scan, not millions of objects. Fields the receiver does not use
- * (severity, flags, dropped counts, span id, scope) are skipped; array, kvlist and bytes values read as null.
+ * (severity, flags, dropped counts, scope) are skipped; array, kvlist and bytes values read as null.
  */
 import type { DecodedLogRecord } from './decode.ts';
 import { readAnyValue, readKeyValue, SpanReader } from '../traces/proto-reader.ts';
@@ -20,6 +20,7 @@ const LOG_TIME = tag(1, I64);
 const LOG_BODY = tag(5, LEN);
 const LOG_ATTRIBUTES = tag(6, LEN);
 const LOG_TRACE_ID = tag(9, LEN);
+const LOG_SPAN_ID = tag(10, LEN);
 const LOG_OBSERVED_TIME = tag(11, I64);
 const LOG_EVENT_NAME = tag(12, LEN);
 
@@ -88,6 +89,7 @@ function readLogRecord(r: SpanReader, end: number, resource: Attributes): Decode
   let observedNs = 0n;
   let body: AttrValue = null;
   let traceId = '';
+  let spanId = '';
   let eventName = '';
   while (r.pos < end) {
     const t = readTag(r, end);
@@ -108,6 +110,9 @@ function readLogRecord(r: SpanReader, end: number, resource: Attributes): Decode
       case LOG_TRACE_ID:
         traceId = readHex(r, end);
         break;
+      case LOG_SPAN_ID:
+        spanId = readHex(r, end);
+        break;
       case LOG_EVENT_NAME:
         eventName = readString(r, end);
         break;
@@ -122,6 +127,7 @@ function readLogRecord(r: SpanReader, end: number, resource: Attributes): Decode
     eventName: eventName !== '' ? eventName : typeof named === 'string' && named !== '' ? named : null,
     body,
     traceId,
+    spanId,
     attributes,
     resource,
   };

@@ -18,8 +18,15 @@ import {
   type DuckDBValue,
 } from '@duckdb/node-api';
 import type { MetricPointRow, SpanRow } from '../trace-port.ts';
+import type { EvaluationRow } from '../evaluation-row.ts';
 import { ENCODED, type Dictionary, type DictionaryBatch, type EncodedDimension } from './dictionary.ts';
-import { METRIC_POINTS_COLUMNS, SPANS_COLUMNS, TRACE_AGENTS_COLUMNS, type SpansColumn } from './columns.ts';
+import {
+  EVALUATIONS_COLUMNS,
+  METRIC_POINTS_COLUMNS,
+  SPANS_COLUMNS,
+  TRACE_AGENTS_COLUMNS,
+  type SpansColumn,
+} from './columns.ts';
 
 const CHUNK_ROWS = 2048;
 const TRACE_ID = /^[0-9a-f]{32}$/;
@@ -111,6 +118,22 @@ const POINT_VALUES: Record<(typeof METRIC_POINTS_COLUMNS)[number], [DuckDBType, 
   point_key: [VARCHAR, (p) => p.key],
 };
 const POINT_LAYOUT: Layout<MetricPointRow> = METRIC_POINTS_COLUMNS.map((c) => POINT_VALUES[c]);
+const EVALUATION_VALUES: Record<(typeof EVALUATIONS_COLUMNS)[number], [DuckDBType, (e: EvaluationRow) => DuckDBValue]> =
+  {
+    org_id: [VARCHAR, (e) => e.org_id],
+    workspace_id: [VARCHAR, (e) => e.workspace_id],
+    eval_key: [VARCHAR, (e) => e.key],
+    trace_key: [UHUGEINT, (e) => traceKey(e.trace_id)],
+    span_id: [VARCHAR, (e) => e.span_id],
+    response_id: [VARCHAR, (e) => e.response_id],
+    name: [VARCHAR, (e) => e.name],
+    score: [DOUBLE, (e) => e.score],
+    label: [VARCHAR, (e) => e.label],
+    passed: [BOOLEAN, (e) => e.passed],
+    explanation: [VARCHAR, (e) => e.explanation],
+    time_s: [BIGINT, (e) => BigInt(e.time_s)],
+  };
+const EVALUATION_LAYOUT: Layout<EvaluationRow> = EVALUATIONS_COLUMNS.map((c) => EVALUATION_VALUES[c]);
 const DICTIONARY_LAYOUT: Layout<[number, string]> = [
   [INTEGER, ([id]) => id],
   [VARCHAR, ([, value]) => value],
@@ -126,8 +149,23 @@ export function unstorablePoint(p: MetricPointRow): string | null {
   return null;
 }
 
+/** Why an evaluation cannot be stored, or null (ingestion checks what it maps). */
+export function unstorableEvaluation(e: EvaluationRow): string | null {
+  if (!TRACE_ID.test(e.trace_id))
+    return `trace_id must be 32 lowercase hex digits, got ${JSON.stringify(e.trace_id.slice(0, 40))}`;
+  if (!Number.isSafeInteger(e.time_s)) return 'time_s out of range';
+  if (e.score !== null && !Number.isFinite(e.score)) return 'score is not a finite number';
+  return null;
+}
+
+/** What one append writes besides spans: harness metric points and evaluations. */
+export interface AppendExtras {
+  points: readonly MetricPointRow[];
+  evaluations: readonly EvaluationRow[];
+}
+
 /**
- * Appends `rows` numbered from `firstSeq`, and harness metric `points`, and commits. Dimension values the dictionary's cache
+ * Appends `rows` numbered from `firstSeq`, harness metric points and evaluations, and commits. Dimension values the dictionary's cache
  * misses are looked up in dim_values inside the transaction, new ones get codes stored with the
  * spans; the codes assigned are taken back unless the transaction commits (a later batch then
  * assigns and stores them again), and enter the cache only once committed. `inTransaction` runs
@@ -138,7 +176,7 @@ export async function appendSpans(
   dictionary: Dictionary,
   rows: readonly SpanRow[],
   firstSeq: number,
-  points: readonly MetricPointRow[] = [],
+  extras: AppendExtras = { points: [], evaluations: [] },
   inTransaction: () => Promise<void> = () => Promise.resolve(),
 ): Promise<void> {
   const values = new Set<string>();
@@ -174,7 +212,8 @@ export async function appendSpans(
     await appendChunks(w, 'trace_skills', MAPPING_LAYOUT, [...mappings.values()]);
     await appendChunks(w, 'trace_agents', AGENT_MAPPING_LAYOUT, [...agents.values()]);
     await appendChunks(w, 'dim_values', DICTIONARY_LAYOUT, batch.added);
-    await appendChunks(w, 'metric_points', POINT_LAYOUT, [...points]);
+    await appendChunks(w, 'metric_points', POINT_LAYOUT, extras.points);
+    await appendChunks(w, 'evaluations', EVALUATION_LAYOUT, extras.evaluations);
     await inTransaction();
     await w.run('COMMIT');
   } catch (err) {

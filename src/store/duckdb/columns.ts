@@ -51,4 +51,20 @@ export const METRIC_POINTS_COLUMNS = [
   'point_key',
 ] as const;
 
+/** `evaluations`: one row per stored evaluation (store/evaluation-row.ts), the trace as its 128-bit key. */
+export const EVALUATIONS_COLUMNS = [
+  'org_id',
+  'workspace_id',
+  'eval_key',
+  'trace_key',
+  'span_id',
+  'response_id',
+  'name',
+  'score',
+  'label',
+  'passed',
+  'explanation',
+  'time_s',
+] as const;
+
 export type SpansColumn = (typeof SPANS_COLUMNS)[number];

@@ -1,7 +1,7 @@
 /**
  * Exactly once for the DuckDB writer (DESIGN §12): which rows of an append group are stored
- * already, by identity: a span by (org_id, trace_id, span_id, start_s), a metric point by (org_id,
- * key, time_s). Rows repeated within the group count once; the others are answered by what the
+ * already, by identity: a span by (org_id, trace_id, span_id, start_s), a metric point or an
+ * evaluation by (org_id, key, time_s). Rows repeated within the group count once; the others are answered by what the
  * writer holds of their days (day-identities.ts: every stored row of a held day, loaded from the
  * table once and kept by the commits), so a write reads the table only to load a day it has not
  * held yet. A day too large to hold, or past the loads one group may make, is looked up in the
@@ -21,6 +21,7 @@ import {
   type DuckDBValue,
 } from '@duckdb/node-api';
 import type { MetricPointRow, SpanRow } from '../trace-port.ts';
+import type { EvaluationRow } from '../evaluation-row.ts';
 import { DAY_S, DayIdentities, PRINT_WORDS, fingerprintInto } from './day-identities.ts';
 
 /** Days one group may load from the table; rows of further unheld days are looked up instead. */
@@ -151,7 +152,7 @@ function repeatedRows<Row>(rows: readonly Row[], prints: Uint32Array, key: (row:
 
 /** How one table's rows are identified, held and looked up. */
 interface IdentityOf<Row> {
-  table: 'spans' | 'metric_points';
+  table: 'spans' | 'metric_points' | 'evaluations';
   timeColumn: 'start_s' | 'time_s';
   time(row: Row): number;
   /** The identity's text fields, in the order the load's SELECT gives them (the time last). */
@@ -193,6 +194,21 @@ const POINTS: IdentityOf<MetricPointRow> = {
     [VARCHAR, (p) => p.org_id],
     [VARCHAR, (p) => p.key],
     [BIGINT, (p) => BigInt(p.time_s)],
+  ],
+};
+
+const EVALUATIONS: IdentityOf<EvaluationRow> = {
+  table: 'evaluations',
+  timeColumn: 'time_s',
+  time: (e) => e.time_s,
+  fields: (e) => [e.org_id, e.key],
+  key: (e) => `${e.org_id}\n${e.key}\n${e.time_s}`,
+  loadSql: `SELECT org_id, eval_key, time_s FROM evaluations WHERE time_s >= $1 AND time_s < $2`,
+  probeColumns: ['org_id', 'eval_key', 'time_s'],
+  probe: [
+    [VARCHAR, (e) => e.org_id],
+    [VARCHAR, (e) => e.key],
+    [BIGINT, (e) => BigInt(e.time_s)],
   ],
 };
 
@@ -272,19 +288,22 @@ class TableIdentities<Row> {
   }
 }
 
-/** The writer's identities of spans and of metric points, each bounded by `maxKeys`. */
+/** The writer's identities of spans, of metric points and of evaluations, each bounded by `maxKeys`. */
 export class Identities {
   readonly spans: TableIdentities<SpanRow>;
   readonly points: TableIdentities<MetricPointRow>;
+  readonly evaluations: TableIdentities<EvaluationRow>;
 
   constructor(conn: DuckDBConnection, maxKeys: number) {
     this.spans = new TableIdentities(conn, SPANS, maxKeys);
     this.points = new TableIdentities(conn, POINTS, maxKeys);
+    this.evaluations = new TableIdentities(conn, EVALUATIONS, maxKeys);
   }
 
   /** Retention deleted every row before `cutoffS`. */
   forgetBefore(cutoffS: number): void {
     this.spans.forgetBefore(cutoffS);
     this.points.forgetBefore(cutoffS);
+    this.evaluations.forgetBefore(cutoffS);
   }
 }

@@ -1,6 +1,6 @@
 /**
  * Retention for the DuckDB trace store (TRACE_RETENTION_DAYS): one transaction on the writer that
- * deletes the spans, sealed rows and metric points before the cutoff. A trace's mappings to its
+ * deletes the spans, sealed rows, metric points and evaluations before the cutoff. A trace's mappings to its
  * skills and agents stay while any of its spans does (the spans kept still count for the skill or
  * agent, sealed or not); day records older than the cutoff go, and with them the crossing marks they
  * alone justified (marks are a superset: one too many only costs time, sealing.ts), and the sides of
@@ -25,6 +25,7 @@ export async function pruneBefore(conn: DuckDBConnection, cutoffS: number): Prom
     await conn.run(`DELETE FROM skill_crossing c
       WHERE NOT EXISTS (SELECT 1 FROM skill_trace_days d WHERE d.of_key = c.of_key AND d.trace_key = c.trace_key)`);
     await conn.run('DELETE FROM metric_points WHERE time_s < $1', cutoff);
+    await conn.run('DELETE FROM evaluations WHERE time_s < $1', cutoff);
     await conn.run('DELETE FROM tool_call_sides WHERE start_s < $1', cutoff);
     await conn.run('COMMIT');
     return spans;

@@ -24,6 +24,7 @@ import {
   type TraceStore,
 } from '../trace-port.ts';
 import type { StoredBytes } from '../stored-bytes.ts';
+import type { EvaluationRow } from '../evaluation-row.ts';
 import { SettledWrites } from '../watermark.ts';
 import type { DuckDbTraceOptions } from './trace-store.ts';
 import type { WorkerInit, WorkerReply, WorkerRequest } from './trace-worker.ts';
@@ -132,6 +133,10 @@ export class ThreadedTraceStore implements TraceStore {
 
   insertMetricPoints(points: readonly MetricPointRow[], signal?: AbortSignal): Promise<InsertOutcome> {
     return this.writes.after(this.withdrawable({ op: 'insertPoints', points: [...points] }, signal));
+  }
+
+  insertEvaluations(evaluations: readonly EvaluationRow[], signal?: AbortSignal): Promise<InsertOutcome> {
+    return this.writes.after(this.withdrawable({ op: 'insertEvaluations', evaluations: [...evaluations] }, signal));
   }
 
   async watermark(): Promise<string> {

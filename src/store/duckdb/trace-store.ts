@@ -26,7 +26,8 @@ import {
   type ServerUsageRow,
   type TraceStore,
 } from '../trace-port.ts';
-import { unstorable, unstorablePoint } from './append.ts';
+import { unstorable, unstorableEvaluation, unstorablePoint } from './append.ts';
+import type { EvaluationRow } from '../evaluation-row.ts';
 import { Dictionary } from './dictionary.ts';
 import { TraceQueries } from './queries.ts';
 import { migrate } from './schema.ts';
@@ -51,7 +52,7 @@ export interface DuckDbTraceOptions {
   memoryLimitMb?: number;
   /**
    * Recognizing resent rows without reading the table on every write (day-identities.ts): the
-   * fingerprints held at most, per table (spans; metric points), default 4,000,000, 17 to 34
+   * fingerprints held at most, per table (spans; metric points; evaluations), default 4,000,000, 17 to 34
    * bytes each. Days beyond it are loaded again when needed; a day larger than it is looked up.
    */
   identityMaxKeys?: number;
@@ -170,7 +171,7 @@ export class DuckDbTraceStore implements TraceStore {
       const why = unstorable(r);
       if (why !== null) return Promise.reject(new Error(why));
     }
-    return this.writes.after(this.writer.append(rows, [], signal));
+    return this.writes.after(this.writer.append({ rows, points: [], evaluations: [] }, signal));
   }
 
   /** Stored with the next group of appends (one transaction). */
@@ -180,7 +181,17 @@ export class DuckDbTraceStore implements TraceStore {
       const why = unstorablePoint(p);
       if (why !== null) return Promise.reject(new Error(why));
     }
-    return this.writes.after(this.writer.append([], points, signal));
+    return this.writes.after(this.writer.append({ rows: [], points, evaluations: [] }, signal));
+  }
+
+  /** Stored with the next group of appends (one transaction). */
+  insertEvaluations(evaluations: readonly EvaluationRow[], signal?: AbortSignal): Promise<InsertOutcome> {
+    this.live();
+    for (const e of evaluations) {
+      const why = unstorableEvaluation(e);
+      if (why !== null) return Promise.reject(new Error(why));
+    }
+    return this.writes.after(this.writer.append({ rows: [], points: [], evaluations }, signal));
   }
 
   async watermark(): Promise<string> {

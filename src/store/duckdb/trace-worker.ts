@@ -8,12 +8,14 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { StatementType } from '@duckdb/node-api';
 import type { AggregateQuery, MetricPointRow, ServerUsageQuery, SpanColumns, ToolUsageQuery } from '../trace-port.ts';
 import type { CompiledAggregate } from '../stats/compile.ts';
+import type { EvaluationRow } from '../evaluation-row.ts';
 import { DuckDbTraceStore, type DuckDbTraceOptions } from './trace-store.ts';
 import { databaseFileBytes } from '../stored-bytes.ts';
 
 export type WorkerRequest =
   | { id: number; op: 'insert'; spans: SpanColumns }
   | { id: number; op: 'insertPoints'; points: MetricPointRow[] }
+  | { id: number; op: 'insertEvaluations'; evaluations: EvaluationRow[] }
   | { id: number; op: 'prune'; cutoffS: number }
   | { id: number; op: 'aggregate'; query: AggregateQuery }
   | { id: number; op: 'toolUsage'; query: ToolUsageQuery }
@@ -118,6 +120,10 @@ function handle(m: WorkerRequest): void {
     }
     case 'insertPoints': {
       reply(m.id, () => cancellable(m.id, (signal) => store.insertMetricPoints(m.points, signal)));
+      return;
+    }
+    case 'insertEvaluations': {
+      reply(m.id, () => cancellable(m.id, (signal) => store.insertEvaluations(m.evaluations, signal)));
       return;
     }
     case 'prune': {

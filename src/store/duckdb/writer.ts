@@ -8,6 +8,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { QueryCancelledError, type InsertOutcome, type MetricPointRow, type SpanRow } from '../trace-port.ts';
+import type { EvaluationRow } from '../evaluation-row.ts';
 import { sqlText } from '../sql-values.ts';
 import { appendSpans } from './append.ts';
 import { applyPairs } from './call-pairs.ts';
@@ -20,9 +21,14 @@ import { seal } from './sealing.ts';
 const SEAL_STEP = 500_000;
 const SEAL_TURN_MS = 1_000;
 
-interface PendingAppend {
+/** What one append stores: spans, harness metric points, evaluations (any may be empty). */
+export interface AppendBatch {
   rows: readonly SpanRow[];
   points: readonly MetricPointRow[];
+  evaluations: readonly EvaluationRow[];
+}
+
+interface PendingAppend extends AppendBatch {
   resolve: (outcome: InsertOutcome) => void;
   reject: (err: unknown) => void;
   /** Removes the abort listener (once the append leaves the queue). */
@@ -44,7 +50,7 @@ export interface WriterOptions {
   sealAgeMs: number;
   /** Progress of long seals. */
   notice: (message: string) => void;
-  /** Fingerprints held per table (day-identities.ts): at most this many of spans, and of metric points. */
+  /** Fingerprints held per table (day-identities.ts): at most this many of spans, of metric points, of evaluations. */
   identityMaxKeys: number;
 }
 
@@ -113,15 +119,17 @@ export class TraceWriter {
   }
 
   /**
-   * Resolves once the new rows and points are committed (concurrent calls share one transaction),
-   * with what was stored and what was left out as stored already. An abort of `signal` while the
-   * append waits in the queue withdraws it (QueryCancelledError); once taken up it is not withdrawn.
+   * Resolves once the new rows, points and evaluations are committed (concurrent calls share one
+   * transaction), with what was stored and what was left out as stored already. An abort of
+   * `signal` while the append waits in the queue withdraws it (QueryCancelledError); once taken up
+   * it is not withdrawn.
    */
-  append(rows: readonly SpanRow[], points: readonly MetricPointRow[], signal?: AbortSignal): Promise<InsertOutcome> {
-    if (rows.length === 0 && points.length === 0) return Promise.resolve({ stored: 0, duplicates: 0 });
+  append(batch: AppendBatch, signal?: AbortSignal): Promise<InsertOutcome> {
+    if (batch.rows.length + batch.points.length + batch.evaluations.length === 0)
+      return Promise.resolve({ stored: 0, duplicates: 0 });
     if (signal?.aborted) return Promise.reject(new QueryCancelledError());
     return new Promise((resolve, reject) => {
-      const pending: PendingAppend = { rows, points, resolve, reject, release: () => undefined };
+      const pending: PendingAppend = { ...batch, resolve, reject, release: () => undefined };
       if (signal !== undefined) {
         const withdraw = () => {
           const at = this.appends.indexOf(pending);
@@ -137,9 +145,10 @@ export class TraceWriter {
     });
   }
 
-  /** What the writer holds of the identities of spans and of metric points (day-identities.ts). */
-  get identityStats(): { spans: Identities['spans']['stats']; points: Identities['points']['stats'] } {
-    return { spans: this.identities.spans.stats, points: this.identities.points.stats };
+  /** What the writer holds of the identities of spans, metric points and evaluations (day-identities.ts). */
+  get identityStats(): Record<'spans' | 'points' | 'evaluations', Identities['spans']['stats']> {
+    const { spans, points, evaluations } = this.identities;
+    return { spans: spans.stats, points: points.stats, evaluations: evaluations.stats };
   }
 
   /** Retention: between appends and seal steps (pruning.ts). */
@@ -253,35 +262,44 @@ export class TraceWriter {
   }
 
   /**
-   * Appends the rows and points of a group not stored already (identities.ts), in one transaction,
-   * and answers each append's outcome in group order.
+   * Appends the rows, points and evaluations of a group not stored already (identities.ts), in one
+   * transaction, and answers each append's outcome in group order.
    */
   private async appendGroup(group: readonly PendingAppend[]): Promise<InsertOutcome[]> {
     const rows = group.flatMap((g) => g.rows);
     const points = group.flatMap((g) => g.points);
+    const evaluations = group.flatMap((g) => g.evaluations);
     const check = await this.identities.spans.check(rows);
     const pointCheck = await this.identities.points.check(points);
+    const evaluationCheck = await this.identities.evaluations.check(evaluations);
     const freshRows = check.fresh;
-    const freshOfPoints = pointCheck.fresh;
     const keptRows = rows.filter((_, i) => freshRows[i]);
-    const keptPoints = points.filter((_, i) => freshOfPoints[i]);
-    if (keptRows.length > 0 || keptPoints.length > 0)
-      await appendSpans(this.conn, this.dictionary, keptRows, this.committedSeq + 1, keptPoints, async () =>
+    const extras = {
+      points: points.filter((_, i) => pointCheck.fresh[i]),
+      evaluations: evaluations.filter((_, i) => evaluationCheck.fresh[i]),
+    };
+    if (keptRows.length + extras.points.length + extras.evaluations.length > 0)
+      await appendSpans(this.conn, this.dictionary, keptRows, this.committedSeq + 1, extras, async () =>
         applyPairs(this.conn, await this.calls.pair(keptRows), this.sealedSeq),
       );
     this.identities.spans.committed(rows, check);
     this.identities.points.committed(points, pointCheck);
+    this.identities.evaluations.committed(evaluations, evaluationCheck);
     if (keptRows.length > 0) {
       this.committedSeq += keptRows.length;
       this.commits.push({ seq: this.committedSeq, at: Date.now() });
     }
-    let r = 0;
-    let p = 0;
+    // Each append's rows of each kind, in group order: their verdicts are consecutive.
+    const at = { rows: 0, points: 0, evaluations: 0 };
+    const freshOf = { rows: freshRows, points: pointCheck.fresh, evaluations: evaluationCheck.fresh };
     return group.map((g) => {
       let stored = 0;
-      for (let end = r + g.rows.length; r < end; r++) if (freshRows[r] === true) stored++;
-      for (let end = p + g.points.length; p < end; p++) if (freshOfPoints[p] === true) stored++;
-      return { stored, duplicates: g.rows.length + g.points.length - stored };
+      let total = 0;
+      for (const kind of ['rows', 'points', 'evaluations'] as const) {
+        for (let end = at[kind] + g[kind].length; at[kind] < end; at[kind]++) if (freshOf[kind][at[kind]]) stored++;
+        total += g[kind].length;
+      }
+      return { stored, duplicates: total - stored };
     });
   }
 }

@@ -1,7 +1,8 @@
 /**
  * Writing spans and metric points to PostgreSQL exactly once (DESIGN §12). Unique indexes hold the
- * identities (trace migration 006): a span's (trace_id, span_id, org_id, start_s), a metric point's
- * (org_id, point_key, time_s), each including its table's partition key. Rows go in by COPY, the
+ * identities (trace migrations 006, 011): a span's (trace_id, span_id, org_id, start_s), a metric
+ * point's (org_id, point_key, time_s), each including its table's partition key, an evaluation's
+ * (org_id, eval_key, time_s). Rows go in by COPY, the
  * fast path; when a row of the batch is stored already (a resent request, on this replica or
  * another), the COPY fails on the index and the caller writes the batch again carefully: through
  * a staging table with INSERT ... ON CONFLICT DO NOTHING, which keeps the new rows only. Two
@@ -13,6 +14,7 @@ import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { InsertOutcome, MetricPointRow, SpanRow } from '../trace-port.ts';
+import type { EvaluationRow } from '../evaluation-row.ts';
 import { pairCalls } from './call-pairs.ts';
 
 const ROWS_PER_CHUNK = 1000;
@@ -64,6 +66,22 @@ const POINT_VALUES: [string, (p: MetricPointRow) => CopyValue][] = [
   ['point_key', (p) => p.key],
 ];
 
+const EVALUATION_VALUES: [string, (e: EvaluationRow) => CopyValue][] = [
+  ['org_id', (e) => e.org_id],
+  ['workspace_id', (e) => e.workspace_id],
+  ['eval_key', (e) => e.key],
+  // 32 hex digits are a uuid's text form too.
+  ['trace_key', (e) => e.trace_id],
+  ['span_id', (e) => e.span_id],
+  ['response_id', (e) => e.response_id],
+  ['name', (e) => e.name],
+  ['score', (e) => e.score],
+  ['label', (e) => e.label],
+  ['passed', (e) => e.passed],
+  ['explanation', (e) => e.explanation],
+  ['time_s', (e) => e.time_s],
+];
+
 const ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 
 /** A value in COPY's text format: \N for null, t/f, numbers as JavaScript writes them (integers within
@@ -113,7 +131,7 @@ export const retryCarefully = (err: unknown) => ['23505', '40P01'].includes((err
  */
 async function writeNew<T>(
   client: pg.ClientBase,
-  table: 'spans' | 'metric_points',
+  table: 'spans' | 'metric_points' | 'evaluations',
   layout: [string, (row: T) => CopyValue][],
   rows: readonly T[],
   returning: string,
@@ -202,4 +220,16 @@ export async function writePoints(
   const written = await writeNew(client, 'metric_points', POINT_VALUES, unique, 'point_key', careful);
   const stored = written === null ? unique.length : written.length;
   return { stored, duplicates: points.length - stored };
+}
+
+/** The write of the evaluations not stored yet, run in the caller's transaction (`careful` as writeNew). */
+export function writeEvaluations(
+  evaluations: readonly EvaluationRow[],
+): (client: pg.ClientBase, careful: boolean) => Promise<InsertOutcome> {
+  return async (client, careful) => {
+    const unique = firstOfEach(evaluations, (e) => `${e.org_id}\n${e.key}\n${e.time_s}`);
+    const written = await writeNew(client, 'evaluations', EVALUATION_VALUES, unique, 'eval_key', careful);
+    const stored = written === null ? unique.length : written.length;
+    return { stored, duplicates: evaluations.length - stored };
+  };
 }

@@ -20,6 +20,7 @@ export const TRACE_TABLES = [
   'skill_rollup',
   'skill_special',
   'tool_call_pairs',
+  'evaluations',
   'traces_schema_migrations',
 ] as const;
 

@@ -35,7 +35,8 @@ import { agentRows } from './agent-rows.ts';
 import { sealedMarks, skillRows } from './skill-rows.ts';
 import { EMPTY_ROLLUPS_SQL, KEEPS_ROLLUPS, cutPairsSql, rollupDeltaSql, rollupReturning } from './rollups.ts';
 import { MonthPartitions, pruneMonths } from './partitions.ts';
-import { retryCarefully, writePoints, writeSpans } from './span-writes.ts';
+import { retryCarefully, writeEvaluations, writePoints, writeSpans } from './span-writes.ts';
+import type { EvaluationRow } from '../evaluation-row.ts';
 import type { StoredBytes } from '../stored-bytes.ts';
 import { TRACE_TABLES, tableBytes } from './stored-bytes.ts';
 
@@ -269,11 +270,16 @@ export class PostgresTraceStore implements TraceStore {
     );
   }
 
+  async insertEvaluations(rows: readonly EvaluationRow[], signal?: AbortSignal): Promise<InsertOutcome> {
+    if (rows.length === 0) return { stored: 0, duplicates: 0 };
+    return movingWatermark(this.pool, this.inTransaction(writeEvaluations(rows), signal));
+  }
+
   /**
    * Retention (under RETENTION_LOCKS), without the request statement timeout, in one transaction:
    * the sealed rows before the cutoff with the rollups that count them, the mappings of traces
-   * left with no span (a trace's mappings stay while any of its spans does), then the spans and
-   * metric points (partitions.ts: the months that end by the cutoff dropped whole, last).
+   * left with no span (a trace's mappings stay while any of its spans does), the evaluations, then
+   * the spans and metric points (partitions.ts: the months that end by the cutoff dropped whole, last).
    */
   async pruneBefore(cutoffS: number): Promise<number> {
     let deleted = 0;
@@ -304,6 +310,7 @@ export class PostgresTraceStore implements TraceStore {
             AND NOT EXISTS (SELECT 1 FROM spans s WHERE s.trace_id = t.trace_id AND s.org_id = t.org_id AND s.start_s >= $1)`,
             [cutoffS],
           );
+        await client.query('DELETE FROM evaluations WHERE time_s < $1', [cutoffS]);
         deleted = await pruneMonths(client, cutoffS);
       }),
     );

@@ -5,7 +5,7 @@
  */
 import type { AggregateQuery, Dimension, SpanFilter } from '../trace-port.ts';
 import type { Param, SqlDialect } from './dialect.ts';
-import { DIMENSION_COLUMN, type RowSource } from './row-source.ts';
+import { DIMENSION_COLUMN, isSpanDimension, type RowSource } from './row-source.ts';
 
 /** `col IN (values)`, as the dialect writes it. */
 export function inListSql(
@@ -19,13 +19,14 @@ export function inListSql(
   return dialect.inList(col, placeholders);
 }
 
-function filterSql(
+/** `f` as a predicate over `col`, each value bound as `encode` stores it. */
+export function filterSql(
   f: SpanFilter,
+  col: string,
   param: Param,
   dialect: SqlDialect,
-  encode: (v: string | number) => string | number,
+  encode: (v: string | number) => string | number = (v) => v,
 ): string {
-  const col = DIMENSION_COLUMN[f.key];
   switch (f.op) {
     case 'exists':
       return `${col} IS NOT NULL`;
@@ -46,8 +47,9 @@ export const storedValue = (source: RowSource, dim: Dimension, v: string | numbe
 
 /**
  * The predicate every source applies to its span columns: time range (unless `time` is false: a
- * summed query bounds its rollups by days), workspaces, filters, and `extra` (the rows of
- * onlyGroups, when they can be narrowed before aggregating).
+ * summed query bounds its rollups by days), workspaces, the filters on span dimensions (those on
+ * `evaluation` select evaluations: evaluations.ts), and `extra` (the rows of onlyGroups, when they
+ * can be narrowed before aggregating).
  */
 export function commonWhere(
   q: AggregateQuery,
@@ -60,7 +62,11 @@ export function commonWhere(
   return [
     ...(time ? [`start_s >= ${param(q.startS)}`, `start_s < ${param(q.endS)}`] : []),
     inListSql('workspace_id', q.workspaceIds, param, dialect),
-    ...q.filters.map((f) => filterSql(f, param, dialect, (v) => storedValue(source, f.key, v))),
+    ...q.filters.flatMap((f) =>
+      isSpanDimension(f.key)
+        ? [filterSql(f, DIMENSION_COLUMN[f.key], param, dialect, (v) => storedValue(source, f.key, v))]
+        : [],
+    ),
     ...(extra === null ? [] : [extra()]),
   ].join(' AND ');
 }

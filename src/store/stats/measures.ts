@@ -1,7 +1,8 @@
 /**
  * The statistics compiler's measure catalogue. Each measure of an AggregateQuery is computed from
- * "parts": additive ones (counts and sums), distinct counts, percentiles, and the harness measures
- * summed from metric points (harness-metrics.ts). Here: the parts of each measure, a part's SQL
+ * "parts": additive ones (counts and sums), distinct counts, percentiles, the harness measures
+ * summed from metric points (harness-metrics.ts) and the evaluation measures' counts and sums over
+ * evaluations (evaluations.ts). Here: the parts of each measure, a part's SQL
  * over the source rows (its column p_<part>), and a measure from its parts. Part names are
  * identifiers of the compiled SQL from this whitelist, never text of a request.
  */
@@ -25,7 +26,15 @@ export type Part =
   | 'p50'
   | 'p90'
   | 'p99'
-  | HarnessMeasure;
+  | HarnessMeasure
+  | EvaluationPart;
+
+/**
+ * The parts of the evaluation measures (evaluations.ts): evaluations with a score, the sum of their
+ * scores, evaluations with a verdict, those that passed.
+ */
+const EVALUATION_PARTS = ['eval_scored', 'eval_sum', 'eval_judged', 'eval_passed'] as const;
+export type EvaluationPart = (typeof EVALUATION_PARTS)[number];
 
 export const PARTS: Record<Measure, Part[]> = {
   sessions: ['sessions'],
@@ -49,9 +58,15 @@ export const PARTS: Record<Measure, Part[]> = {
   commits: ['commits'],
   pull_requests: ['pull_requests'],
   active_time: ['active_time'],
+  evaluation_score: ['eval_scored', 'eval_sum'],
+  evaluation_pass_rate: ['eval_judged', 'eval_passed'],
 };
 /** Parts summed from the metric points of the groups' sessions (harness-metrics.ts), not from span rows. */
 export const isMetricPart = (p: Part): p is HarnessMeasure => (HARNESS_MEASURES as readonly Part[]).includes(p);
+/** Parts counted from the evaluations of the groups' traces (evaluations.ts), not from span rows. */
+export const isEvaluationPart = (p: Part): p is EvaluationPart => (EVALUATION_PARTS as readonly Part[]).includes(p);
+/** Parts that come from rows joined to the span rows' groups rather than from the span rows. */
+export const isJoinedPart = (p: Part): boolean => isMetricPart(p) || isEvaluationPart(p);
 export const ADDITIVE = new Set<Part>([
   'spans',
   'inv',
@@ -117,7 +132,7 @@ export function partSql(p: Part, dialect: SqlDialect): string {
       case 'p99':
         return percentileSql(QUANTILE[p] as number, dialect, true);
       default:
-        throw new Error(`part ${p} is summed from metric points, not from span rows`);
+        throw new Error(`part ${p} is summed from metric points or evaluations, not from span rows`);
     }
   })();
   return `(${sql})::${dbl(dialect)}`;
@@ -167,5 +182,9 @@ export function finalSql(m: Measure): string {
       return 'p_p90';
     case 'latency_p99':
       return 'p_p99';
+    case 'evaluation_score':
+      return 'p_eval_sum / NULLIF(p_eval_scored, 0)';
+    case 'evaluation_pass_rate':
+      return 'p_eval_passed / NULLIF(p_eval_judged, 0)';
   }
 }

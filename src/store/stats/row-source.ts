@@ -3,13 +3,16 @@
  * the column names of SOURCE_COLUMNS, optionally the codes it stores instead of values and the
  * summed form of a query from its rollups (`SummedShape`). The engines' skill-rows.ts implement it.
  */
-import type { AggregateQuery, Dimension } from '../trace-port.ts';
+import { SPAN_DIMENSIONS, type AggregateQuery, type Dimension, type SpanDimension } from '../trace-port.ts';
 import type { Param, SqlDialect } from './dialect.ts';
 import type { SummedPart } from './measures.ts';
 import { SPAN_DIMENSION_COLUMNS, SPAN_LATER_COLUMNS, SPAN_MEASURE_COLUMNS } from './span-columns.ts';
 
-/** The span (and rollup) column of each dimension. */
-export const DIMENSION_COLUMN: Record<Dimension, string> = {
+/** Whether a dimension is one of spans (not `evaluation`, which only evaluations have). */
+export const isSpanDimension = (d: Dimension): d is SpanDimension => (SPAN_DIMENSIONS as readonly string[]).includes(d);
+
+/** The span (and rollup) column of each span dimension. */
+export const DIMENSION_COLUMN: Record<SpanDimension, string> = {
   harness: 'harness',
   skill: 'skill',
   skill_version: 'skill_version',

@@ -11,6 +11,8 @@ import {
   INVOCATION,
   QUANTILE,
   dbl,
+  isEvaluationPart,
+  isJoinedPart,
   isMetricPart,
   partSql,
   percentileSql,
@@ -39,6 +41,14 @@ export function combineSql(
   return `SELECT ${[...keys, ...parts.map((p) => `SUM(p_${p}) AS p_${p}`)].join(', ')} FROM (${selects.join('\nUNION ALL ')}) branches${groupBy}`;
 }
 
+/** The CTEs of rows joined to the groups (`mb` harness metric points, `eb` evaluations) and the parts each sets. */
+function joinedRows(s: Shape): { from: string; owns: (p: Part) => boolean }[] {
+  return [
+    ...(s.metrics !== null ? [{ from: 'mb', owns: isMetricPart }] : []),
+    ...(s.evaluations !== null ? [{ from: 'eb', owns: isEvaluationPart }] : []),
+  ];
+}
+
 interface Shape {
   parts: Part[];
   groups: string[];
@@ -47,6 +57,8 @@ interface Shape {
   dialect: SqlDialect;
   /** metricSelect's rows (per group and bucket) when the query asks for harness measures. */
   metrics: string | null;
+  /** evaluationSelect's rows (per group and bucket) when the query asks for evaluation measures. */
+  evaluations: string | null;
 }
 
 /**
@@ -57,7 +69,8 @@ interface Shape {
  *   and adding their distinct count, instead of a second exact distinct count over every row;
  * - sessions and users (a user is active on many days): a distinct count per group;
  * - percentiles: the group rows of `pct`;
- * - harness measures: the sums of their bucket rows (`mb`: a point is in one bucket).
+ * - harness and evaluation measures: the sums of their bucket rows (`mb`, `eb`: a point or an
+ *   evaluation is in one bucket).
  */
 function totalsSql(s: Shape): string {
   const only = (part: Part, sql: string) => (p: Part) => (p === part ? sql : null);
@@ -98,16 +111,12 @@ function totalsSql(s: Shape): string {
             },
           ]
         : []),
-      ...(s.metrics !== null
-        ? [
-            {
-              from: 'mb',
-              keys: s.groups,
-              groupBy: groupsBy,
-              set: (p: Part) => (isMetricPart(p) ? `SUM(p_${p})` : null),
-            },
-          ]
-        : []),
+      ...joinedRows(s).map(({ from, owns }) => ({
+        from,
+        keys: s.groups,
+        groupBy: groupsBy,
+        set: (p: Part) => (owns(p) ? `SUM(p_${p})` : null),
+      })),
       ...(s.parts.some((p) => QUANTILE[p] !== undefined)
         ? [
             {
@@ -130,7 +139,7 @@ function totalsSql(s: Shape): string {
  */
 export function groupedSeriesSql(s: Shape, base: string, reuse: string, crossing: string): string {
   const quantiles = s.parts.filter((p) => QUANTILE[p] !== undefined);
-  const others = s.parts.filter((p) => QUANTILE[p] === undefined && !isMetricPart(p));
+  const others = s.parts.filter((p) => QUANTILE[p] === undefined && !isJoinedPart(p));
   const keys = [...s.dimCols.map((c, i) => `${c} AS ${s.groups[i]}`), `${s.bucket} AS bucket`];
   const gb = `SELECT ${[...keys, ...others.map((p) => `${partSql(p, s.dialect)} AS p_${p}`)].join(', ')} FROM base GROUP BY ${[...s.dimCols, s.bucket].join(', ')}`;
   const pct = `SELECT ${[...keys, ...quantiles.map((p) => `(${percentileSql(QUANTILE[p] as number, s.dialect, false)})::${dbl(s.dialect)} AS p_${p}`)].join(', ')}
@@ -151,14 +160,17 @@ FROM base WHERE ${INVOCATION} GROUP BY GROUPING SETS ((${[...s.dimCols, s.bucket
             },
           ]
         : []),
-      ...(s.metrics !== null
-        ? [{ from: 'mb', keys: bucketKeys, groupBy: '', set: (p: Part) => (isMetricPart(p) ? `p_${p}` : null) }]
-        : []),
+      ...joinedRows(s).map(({ from, owns }) => ({
+        from,
+        keys: bucketKeys,
+        groupBy: '',
+        set: (p: Part) => (owns(p) ? `p_${p}` : null),
+      })),
     ],
     s.dialect,
   );
   return `WITH base AS ${reuse} (${base}),
-gb AS MATERIALIZED (${gb})${quantiles.length > 0 ? `,\npct AS MATERIALIZED (${pct})` : ''}${s.metrics !== null ? `,\nmb AS MATERIALIZED (${s.metrics})` : ''}${s.parts.includes('traces') ? `,\ncrossing AS MATERIALIZED (${crossing})` : ''}
+gb AS MATERIALIZED (${gb})${quantiles.length > 0 ? `,\npct AS MATERIALIZED (${pct})` : ''}${s.metrics !== null ? `,\nmb AS MATERIALIZED (${s.metrics})` : ''}${s.evaluations !== null ? `,\neb AS MATERIALIZED (${s.evaluations})` : ''}${s.parts.includes('traces') ? `,\ncrossing AS MATERIALIZED (${crossing})` : ''}
 SELECT ${[...bucketKeys, ...s.parts.map((p) => `p_${p}`)].join(', ')} FROM (${bucketRows}) bucket_rows
 UNION ALL SELECT ${[...s.groups, 'NULL AS bucket', ...s.parts.map((p) => `p_${p}`)].join(', ')} FROM (${totalsSql(s)}) totals`;
 }
