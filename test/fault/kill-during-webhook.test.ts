@@ -115,6 +115,9 @@ describe('kill -9 between commit and delivery', () => {
       await until(() => [...owed.keys()].every((id) => answered().has(id)), 'every delivery after the restart');
       await until(() => outbox().size === 0, 'the outbox to empty');
       expect(await sample(second.origin, 'gateway_webhook_outbox_deliveries')).toBe(0);
+      const claims =
+        'gateway_store_query_duration_seconds_count{store="registry",method="insights.claimDeliveries",outcome="ok"}';
+      expect(await sample(second.origin, claims)).toBeGreaterThan(0);
       expect(
         await sample(second.origin, 'gateway_webhook_deliveries_total{outcome="succeeded"}'),
       ).toBeGreaterThanOrEqual(24);
