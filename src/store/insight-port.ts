@@ -1,8 +1,9 @@
 /**
  * The insight store port: insights computed from telemetry, the webhook subscriptions that want
  * them, and the outbox their deliveries leave from. Part of the registry store's engine (SQLite
- * embedded, PostgreSQL in server mode), so that an insight and the deliveries it owes commit in one
- * transaction. One contract suite (test/contract/insight-contract.ts) runs against both engines.
+ * embedded, PostgreSQL in server mode; `RegistryStore.insights`), so that an insight and the
+ * deliveries it owes commit in one transaction. One contract suite
+ * (test/contract/insight-contract.ts) runs against both engines.
  *
  * Invariants every engine keeps:
  * - an insight is immutable and its id deterministic: recording one whose id is stored already
@@ -64,7 +65,7 @@ export interface WebhookSubscription {
   url: string;
   /** Only these kinds; empty: every kind. */
   kinds: readonly InsightKind[];
-  /** Only insights about these subjects; empty: every subject of the workspace. */
+  /** Only insights about these subjects (a tool matches on id and server); empty: every subject of the workspace. */
   subjects: readonly InsightSubject[];
   /** The user who created it; deliveries stop at what this user can read. */
   created_by: string;
@@ -79,6 +80,8 @@ export interface WebhookSubscription {
 /** One delivery owed: an insight to one subscription. Its id is the `webhook-id` of every attempt. */
 export interface Delivery {
   id: string;
+  /** The organization of its subscription and insight. */
+  org_id: string;
   subscription_id: string;
   insight_id: string;
   attempts: number;
@@ -112,8 +115,10 @@ export interface InsightStore {
   claimDeliveries(nowMs: number, leaseMs: number, limit: number): Promise<Delivery[]>;
   /** The delivery succeeded (or was given up): it is removed. */
   completeDelivery(id: string): Promise<void>;
-  /** The attempt failed: count it and try again at `nextAttemptMs`. */
+  /** The attempt failed: count it and try again at `nextAttemptMs` (its lease ends). */
   retryDelivery(id: string, nextAttemptMs: number): Promise<void>;
+  /** Deliveries owed, due or not (the outbox's depth, for /metrics). */
+  countDeliveries(): Promise<number>;
 
   /**
    * Per-workspace overrides of detection's rules (names and numbers as src/insights defines them;
