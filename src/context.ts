@@ -21,8 +21,8 @@ export interface Services {
   config: Config;
   registry: RegistryStore;
   traces: TraceStore;
-  /** The signing secrets of webhook subscriptions and where their deliveries may go. */
-  webhooks: WebhookGuard;
+  /** The signing secrets of webhook subscriptions and where their deliveries may go; without it none can be created. */
+  webhooks?: WebhookGuard;
   /** Present when the process exports metrics (main.ts); counters are skipped otherwise. */
   metrics?: Metrics;
 }

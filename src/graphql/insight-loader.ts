@@ -57,11 +57,17 @@ export function insightInput(args: InsightArgs): InsightListInput {
 }
 
 /** The connection of a list's page: `after` must be a cursor of this very list (else invalid_field). */
-export async function insightConnection(ctx: RequestContext, list: InsightList, input: InsightListInput, after: string | null | undefined) {
+export async function insightConnection(
+  ctx: RequestContext,
+  list: InsightList,
+  input: InsightListInput,
+  after: string | null | undefined,
+) {
   let position = input;
   if (after != null) {
     const decoded = decodeInsightCursor(after, list);
-    if (decoded === null) throw new ApiError('invalid_field', 'after is not a cursor of this list', { field: '/after' });
+    if (decoded === null)
+      throw new ApiError('invalid_field', 'after is not a cursor of this list', { field: '/after' });
     position = { ...input, after: decoded };
   }
   const page = await pageOf(ctx, { list, input: position });

@@ -80,7 +80,11 @@ function listKey(base: string, input: Pick<InsightListInput, 'kinds' | 'sinceS'>
 }
 
 /** One page of a list: newest window first (then id), `limit` + 1 asked to know whether more follow. */
-export async function findInsights(ctx: RequestContext, list: InsightList, input: InsightListInput): Promise<InsightPage> {
+export async function findInsights(
+  ctx: RequestContext,
+  list: InsightList,
+  input: InsightListInput,
+): Promise<InsightPage> {
   const limit = insightLimit(input.limit);
   if (limit === 0 || list.workspaceIds.length === 0) return { items: [] };
   const rows = await ctx.insights.listInsights({

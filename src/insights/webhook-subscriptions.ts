@@ -11,7 +11,12 @@ import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { Access } from '../auth/access.ts';
 import type { RequestContext } from '../context.ts';
 import { ApiError, fieldErrors, ruleBroken, type FieldError } from '../errors.ts';
-import { INSIGHT_KINDS, type InsightKind, type InsightSubject, type WebhookSubscription } from '../store/insight-port.ts';
+import {
+  INSIGHT_KINDS,
+  type InsightKind,
+  type InsightSubject,
+  type WebhookSubscription,
+} from '../store/insight-port.ts';
 
 /** Subscriptions a workspace holds at most: each one is a delivery per matching insight. */
 export const MAX_SUBSCRIPTIONS_PER_WORKSPACE = 20;
@@ -136,11 +141,11 @@ async function checkSubjects(
   subjects: NonNullable<SubscriptionBody['subjects']>,
 ): Promise<{ subjects: InsightSubject[]; errors: FieldError[] }> {
   const errors: FieldError[] = [];
-  const artifacts = await ctx.loaders.artifact.loadMany(
-    subjects.filter((s) => s.type !== 'tool').map((s) => s.id),
-  );
+  const artifacts = await ctx.loaders.artifact.loadMany(subjects.filter((s) => s.type !== 'tool').map((s) => s.id));
   const readable = new Set(
-    artifacts.flatMap((a) => (a !== null && !(a instanceof Error) && access.canRead(a.workspace_id) ? [`${a.kind}:${a.id}`] : [])),
+    artifacts.flatMap((a) =>
+      a !== null && !(a instanceof Error) && access.canRead(a.workspace_id) ? [`${a.kind}:${a.id}`] : [],
+    ),
   );
   const out = new Map<string, InsightSubject>();
   for (const [i, s] of subjects.entries()) {
@@ -169,10 +174,13 @@ export async function createSubscription(
   body: SubscriptionBody,
 ): Promise<CreatedSubscription> {
   const { access, userId } = await adminOf(ctx, workspaceId);
+  const guard = ctx.services.webhooks;
+  if (guard === undefined)
+    throw new ApiError('service_unavailable', 'this service is not configured to deliver webhooks');
   const url = parseUrl(body.url);
   const { subjects, errors } = await checkSubjects(ctx, access, body.subjects ?? []);
   if (url instanceof URL) {
-    const refused = await ctx.services.webhooks.refusal(url);
+    const refused = await guard.refusal(url);
     if (refused !== null) errors.unshift({ field: '/url', detail: `/url ${refused}` });
   } else errors.unshift(url);
   if (errors.length > 0) throw fieldErrors(errors);
@@ -195,7 +203,7 @@ export async function createSubscription(
     secret_salt: salt,
   };
   await ctx.write(() => ctx.insights.createSubscription(subscription));
-  return { ...presentSubscription(subscription), secret: ctx.services.webhooks.secretOf(salt) };
+  return { ...presentSubscription(subscription), secret: guard.secretOf(salt) };
 }
 
 /** The subscriptions of a workspace, oldest first (admins only; never their secrets). */

@@ -47,10 +47,12 @@ const subscriptionParams = {
  */
 async function kindsAsList(request: FastifyRequest): Promise<void> {
   const query = request.query as Record<string, unknown>;
-  const raw = query.kind;
+  const raw: unknown = query.kind;
   if (raw === undefined) return;
-  const values = (Array.isArray(raw) ? raw : [raw]).flatMap((v) => (typeof v === 'string' ? v.split(',') : [v]));
-  query.kind = [...new Set(values.map((v) => (typeof v === 'string' ? v.trim() : v)))];
+  const values = (Array.isArray(raw) ? (raw as unknown[]) : [raw]).flatMap((v) =>
+    typeof v === 'string' ? v.split(',').map((k) => k.trim()) : [v],
+  );
+  query.kind = [...new Set(values)];
 }
 
 const listProblems = problemResponses(['invalid_query', 'not_found']);

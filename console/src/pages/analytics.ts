@@ -289,6 +289,8 @@ export function analyticsView(
     ),
     body,
     el('h2', {}, 'Insights in this range'),
-    insights.problem !== undefined ? problemView(insights.problem) : insightTable(shown, false, 'No insight in this range.'),
+    insights.problem !== undefined
+      ? problemView(insights.problem)
+      : insightTable(shown, false, 'No insight in this range.'),
   ];
 }

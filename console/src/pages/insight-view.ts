@@ -90,7 +90,7 @@ export function keyNumbers(kind: string, p: Record<string, unknown>): string {
         ...(num(p.cost_usd) !== null ? [formatValue(num(p.cost_usd), 'usd')] : []),
       ].join(' · ');
     case 'latency_regression':
-      return `${String(p.percentile ?? 'p90')} ${formatValue(num(p.current_ms), 'ms')} against ${formatValue(num(p.previous_ms), 'ms')} (${formatValue(num(p.change_ratio), null)}×)`;
+      return `${typeof p.percentile === 'string' ? p.percentile : 'latency'} ${formatValue(num(p.current_ms), 'ms')} against ${formatValue(num(p.previous_ms), 'ms')} (${formatValue(num(p.change_ratio), null)}×)`;
     case 'cost_spike':
       return `${formatValue(num(p.cost_usd), 'usd')} against a baseline of ${formatValue(num(p.baseline_usd), 'usd')}`;
     case 'token_efficiency':

@@ -17,14 +17,15 @@ import WORKSPACES from '../queries/workspaces.graphql';
 import type { View } from './analytics.ts';
 import { fromRest, insightTable, kindLabel, type InsightListAnswer, type ShownInsight } from './insight-view.ts';
 
-const KINDS = [
-  'usage_summary',
-  'tool_failure_hotspot',
-  'latency_regression',
-  'cost_spike',
-  'token_efficiency',
-  'evaluation_drop',
-];
+/** The kinds, as REST and the URL spell them and as the schema does. */
+const KINDS = new Map<string, InsightKind>([
+  ['usage_summary', 'USAGE_SUMMARY'],
+  ['tool_failure_hotspot', 'TOOL_FAILURE_HOTSPOT'],
+  ['latency_regression', 'LATENCY_REGRESSION'],
+  ['cost_spike', 'COST_SPIKE'],
+  ['token_efficiency', 'TOKEN_EFFICIENCY'],
+  ['evaluation_drop', 'EVALUATION_DROP'],
+]);
 /** Pages of 100 the skill and agent pages read at most: the insights of a range beyond them are not marked. */
 const MAX_PAGES = 3;
 
@@ -86,11 +87,12 @@ export async function insightsPage(main: HTMLElement, query: URLSearchParams): P
   }
   const workspaces = tree.data.viewer.workspaces;
   const ws = query.get('workspace') ?? firstRoot(workspaces);
-  const kind = KINDS.includes(query.get('kind') ?? '') ? (query.get('kind') ?? '') : '';
+  const kind = query.get('kind') ?? '';
+  const asked = KINDS.get(kind);
   const after = query.get('after');
   const variables: WorkspaceInsightsQueryVariables = {
     id: ws,
-    ...(kind !== '' ? { kind: [kind.toUpperCase() as InsightKind] } : {}),
+    ...(asked !== undefined ? { kind: [asked] } : {}),
     ...(after !== null ? { after } : {}),
   };
   const answer = await graphql<WorkspaceInsightsQuery>(FEED, variables);
@@ -122,7 +124,7 @@ export async function insightsPage(main: HTMLElement, query: URLSearchParams): P
       workspaces.map((w) => [w.id, w.displayName]),
       ws,
     ),
-    select('kind', [['', 'any'], ...KINDS.map((k): [string, string] => [k, kindLabel(k)])], kind),
+    select('kind', [['', 'any'], ...[...KINDS.keys()].map((k): [string, string] => [k, kindLabel(k)])], kind),
   );
   if (answer.problem !== undefined || answer.data.workspace === null) {
     const problem = answer.problem ?? { title: 'Not found', detail: `no workspace ${ws}` };

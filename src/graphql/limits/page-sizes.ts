@@ -38,7 +38,6 @@ export const PAGE_SIZES: Readonly<Record<string, PageSize>> = {
   'Workspace.insights': INSIGHTS,
 };
 
-
 /**
  * A paged field missing from PAGE_SIZES is priced at the largest page any field serves, with or
  * without `first`: a new field is over-priced until it is listed, never under-priced.

@@ -24,7 +24,11 @@ import type { RequestContext } from '../../context.ts';
 import { loadedAccess, readableWorkspaceOrNull } from '../authorize.ts';
 
 /** The skill or agent `id` names, when it is one of that kind the caller can read; else null. */
-async function readableSubject(ctx: RequestContext, id: string, kind: 'skill' | 'agent'): Promise<ArtifactVersion | null> {
+async function readableSubject(
+  ctx: RequestContext,
+  id: string,
+  kind: 'skill' | 'agent',
+): Promise<ArtifactVersion | null> {
   const [row, access] = await Promise.all([ctx.loaders.artifact.load(id), loadedAccess(ctx)]);
   return row !== null && row.kind === kind && access.canRead(row.workspace_id) ? row : null;
 }
@@ -57,7 +61,7 @@ function subscriptionBody(input: CreateWebhookSubscriptionInput): SubscriptionBo
       : {}),
   };
   if (!validate(body)) throw fieldErrors(toFieldErrors(validate.errors ?? []));
-  return body as SubscriptionBody;
+  return body;
 }
 
 export const mutations: MutationResolvers = {

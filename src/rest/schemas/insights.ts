@@ -86,7 +86,10 @@ export const subscriptionListSchema = {
   type: 'object',
   required: ['items'],
   properties: {
-    items: { type: 'array', items: { type: 'object', required: subscriptionRequired, properties: subscriptionProperties } },
+    items: {
+      type: 'array',
+      items: { type: 'object', required: subscriptionRequired, properties: subscriptionProperties },
+    },
   },
 } as const;
 
