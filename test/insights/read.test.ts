@@ -256,3 +256,43 @@ describe('GraphQL', () => {
     expect(negative.errors?.[0]?.extensions).toMatchObject({ code: 'invalid_field', field: '/first' });
   });
 });
+
+describe('GraphQL batching', () => {
+  it('equal pages asked together are read once: one store call per distinct page', async () => {
+    const calls: string[] = [];
+    const counted = await startTestApp({
+      wrapRegistry: (store) =>
+        new Proxy(store, {
+          get(target, key, receiver) {
+            if (key !== 'insights') return Reflect.get(target, key, receiver) as unknown;
+            const insights = target.insights;
+            return new Proxy(insights, {
+              get(i, k, r) {
+                if (k !== 'listInsights') return Reflect.get(i, k, r) as unknown;
+                return (q: Parameters<typeof insights.listInsights>[0]) => {
+                  calls.push(q.subject?.id ?? 'feed');
+                  return insights.listInsights(q);
+                };
+              },
+            });
+          },
+        }),
+    });
+    try {
+      const res = await counted.app.inject({
+        method: 'POST',
+        url: '/graphql',
+        headers: await counted.auth('u-admin'),
+        payload: {
+          query:
+            '{ a: skill(id: "sk-1") { insights { nodes { id } } } b: skill(id: "sk-1") { insights { nodes { id } } } c: agent(id: "ag-1") { usedSkills { insights { nodes { id } } } } d: skill(id: "sk-1") { insights(first: 3) { nodes { id } } } }',
+        },
+      });
+      expect(res.json<{ errors?: unknown }>().errors).toBeUndefined();
+      // a, b and ag-1's skill sk-1 (the same page) once; d's page of 3 once more.
+      expect(calls).toEqual(['sk-1', 'sk-1']);
+    } finally {
+      await counted.close();
+    }
+  });
+});
