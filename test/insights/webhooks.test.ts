@@ -177,7 +177,7 @@ describe('REST', () => {
     expect((await create('ws-a-team', wadmin, { url: 'https://hooks.example.com/x' })).statusCode).toBe(201);
     // Oldest first; those created within one millisecond by id.
     const oldestFirst = made
-      .map((m) => [String(m.created_at), m.id])
+      .map((m): [string, string] => [String(m.created_at), m.id])
       .sort(([a, x], [b, y]) => (a === b ? (x < y ? -1 : 1) : a < b ? -1 : 1))
       .map(([, id]) => id);
     const listed = (await list('ws-a-sub', wadmin)).json<{ items: { id: string }[] }>();

@@ -191,7 +191,7 @@ function chart(
   const opts: uPlot.Options = {
     width,
     height: 200,
-    plugins: [markerPlugin(insights)],
+    plugins: [markerPlugin(insights, stamps.length > 1 ? (stamps[1] ?? 0) - (stamps[0] ?? 0) : DAY)],
     series: [
       {},
       ...columns.map((c) => ({

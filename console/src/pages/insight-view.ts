@@ -53,8 +53,13 @@ const COLORS: Record<string, string> = {
 
 export const kindLabel = (kind: string) => kind.replace(/_/g, ' ');
 
-/** Bands over the insights' windows (clipped to the chart), drawn under the series. */
-export function markerPlugin(insights: readonly ShownInsight[]): uPlot.Plugin {
+/**
+ * Bands over the insights' windows (clipped to the chart), drawn under the series. A point stands
+ * for the bucket that starts at it, so a window is drawn over the points of the buckets it
+ * covers: shifted back by half a bucket (`bucketS`, the distance between two points).
+ */
+export function markerPlugin(insights: readonly ShownInsight[], bucketS: number): uPlot.Plugin {
+  const half = bucketS / 2;
   return {
     hooks: {
       drawClear: [
@@ -62,8 +67,8 @@ export function markerPlugin(insights: readonly ShownInsight[]): uPlot.Plugin {
           const { ctx, bbox } = u;
           ctx.save();
           for (const i of insights) {
-            const x0 = Math.max(bbox.left, u.valToPos(i.start, 'x', true));
-            const x1 = Math.min(bbox.left + bbox.width, u.valToPos(i.end, 'x', true));
+            const x0 = Math.max(bbox.left, u.valToPos(i.start - half, 'x', true));
+            const x1 = Math.min(bbox.left + bbox.width, u.valToPos(i.end - half, 'x', true));
             if (x1 <= x0) continue;
             ctx.fillStyle = COLORS[i.kind] ?? 'rgba(87, 96, 106, 0.15)';
             ctx.fillRect(x0, bbox.top, Math.max(2, x1 - x0), bbox.height);
@@ -102,6 +107,8 @@ export function keyNumbers(kind: string, p: Record<string, unknown>): string {
       const more = tools.length > 1 ? ` and ${tools.length - 1} more` : '';
       return `${String(top.tool)}: ${formatValue(num(top.errors), null)} of ${formatValue(num(top.calls), null)} calls failed (${pct(top.error_rate)})${more}`;
     }
+    case 'evaluation_drop':
+      return `${typeof p.evaluation_name === 'string' ? p.evaluation_name : 'score'} ${formatValue(num(p.current_score), null)} against ${formatValue(num(p.previous_score), null)} (${formatValue(num(p.samples), null)} samples)`;
     default:
       return Object.entries(p)
         .filter(([, v]) => typeof v === 'number')
@@ -110,7 +117,15 @@ export function keyNumbers(kind: string, p: Record<string, unknown>): string {
   }
 }
 
-const day = (s: number) => new Date(s * 1000).toISOString().slice(0, 16).replace('T', ' ');
+const DAY = 86_400;
+const date = (s: number) => new Date(s * 1000).toISOString().slice(0, 10);
+const minute = (s: number) => new Date(s * 1000).toISOString().slice(0, 16).replace('T', ' ');
+
+/** A window as text: whole UTC days as their dates (the last one included), else from and to the minute. */
+export function windowText(start: number, end: number): string {
+  if (start % DAY !== 0 || end % DAY !== 0) return `${minute(start)} to ${minute(end)}`;
+  return end - start === DAY ? date(start) : `${date(start)} to ${date(end - DAY)}`;
+}
 
 /** The insights as a table: kind, subject (a link when the page knows one), window, key numbers. */
 export function insightTable(insights: readonly ShownInsight[], withSubject: boolean, none: string): HTMLElement {
@@ -152,7 +167,7 @@ export function insightTable(insights: readonly ShownInsight[], withSubject: boo
                   ),
                 ]
               : []),
-            el('td', {}, `${day(i.start)} to ${day(i.end)}`),
+            el('td', { className: 'window' }, windowText(i.start, i.end)),
             el('td', { className: 'found' }, keyNumbers(i.kind, i.payload)),
           ),
         ),
