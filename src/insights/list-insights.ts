@@ -70,7 +70,7 @@ export function presentInsight(r: InsightRecord): InsightItem {
 }
 
 /** The page size of a list: default 20, at most 100. */
-export function insightLimit(limit: number | undefined): number {
+function insightLimit(limit: number | undefined): number {
   return Math.min(limit ?? INSIGHTS_DEFAULT_LIMIT, INSIGHTS_MAX_LIMIT);
 }
 

@@ -21,9 +21,9 @@ import {
 /** Subscriptions a workspace holds at most: each one is a delivery per matching insight. */
 export const MAX_SUBSCRIPTIONS_PER_WORKSPACE = 20;
 /** Subjects one subscription names at most. */
-export const MAX_SUBSCRIPTION_SUBJECTS = 50;
+const MAX_SUBSCRIPTION_SUBJECTS = 50;
 /** The longest URL a subscription takes. */
-export const MAX_WEBHOOK_URL_LENGTH = 2048;
+const MAX_WEBHOOK_URL_LENGTH = 2048;
 
 const SUBJECT_TYPES = ['skill', 'agent', 'tool'] as const;
 
@@ -98,7 +98,7 @@ export type SubscriptionItem = {
 
 export type CreatedSubscription = SubscriptionItem & { secret: string };
 
-export function presentSubscription(s: WebhookSubscription): SubscriptionItem {
+function presentSubscription(s: WebhookSubscription): SubscriptionItem {
   return {
     id: s.id,
     workspace_id: s.workspace_id,

@@ -10,6 +10,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { InsightRecord } from '../../src/store/insight-port.ts';
+import { subscription } from '../contract/insight-contract.ts';
 import { insightRecord } from '../fixtures/insights.ts';
 import {
   CALLERS,
@@ -64,17 +65,9 @@ let made = 0;
 async function storedSubscription(workspace: string): Promise<string> {
   const id = `whs_matrix_${++made}`;
   if (workspace === 'ws-none') return id;
-  await matrixApp().registry.insights.createSubscription({
-    id,
-    org_id: workspace === 'ws-b' ? 'org-b' : 'org-a',
-    workspace_id: workspace,
-    url: 'https://hooks.example.com/matrix',
-    kinds: [],
-    subjects: [],
-    created_by: 'u-admin',
-    created_at: new Date().toISOString(),
-    secret_salt: `salt-${id}`,
-  });
+  await matrixApp().registry.insights.createSubscription(
+    subscription(id, { org_id: workspace === 'ws-b' ? 'org-b' : 'org-a', workspace_id: workspace }),
+  );
   return id;
 }
 
@@ -196,7 +189,7 @@ describe('insight lists hold exactly the insights of the readable workspaces', (
           .json<{ items: { id: string }[] }>()
           .items.map((i) => i.id)
           .sort();
-        expect(ids, `${path}`).toEqual(want(subject));
+        expect(ids, path).toEqual(want(subject));
       }
       const feed = await matrixApp().app.inject({
         method: 'POST',

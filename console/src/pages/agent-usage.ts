@@ -7,7 +7,8 @@
  * GraphQL query (the skills it declares show by name).
  */
 import { graphql, rest, type Answer } from '../api.ts';
-import { el, empty, formatValue, loading, problemView } from '../dom.ts';
+import { el, empty, loading, problemView } from '../dom.ts';
+import { formatValue } from '../format.ts';
 import type { AgentUsageHeadQuery } from '../generated/operations.ts';
 import HEAD from '../queries/agent-usage.graphql';
 import {

@@ -8,7 +8,8 @@
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import type { Answer } from '../api.ts';
-import { el, empty, formatValue, navigate, problemView } from '../dom.ts';
+import { el, empty, navigate, problemView } from '../dom.ts';
+import { formatValue } from '../format.ts';
 import { csvText } from './csv.ts';
 import { insightTable, markerPlugin, type ShownInsight } from './insight-view.ts';
 import { stampsAndValues, toCsv, type GroupNames, type Series, type StatsAnswer } from './series.ts';

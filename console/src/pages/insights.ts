@@ -15,7 +15,8 @@ import type {
 import FEED from '../queries/workspace-insights.graphql';
 import WORKSPACES from '../queries/workspaces.graphql';
 import type { View } from './analytics.ts';
-import { fromRest, insightTable, kindLabel, type InsightListAnswer, type ShownInsight } from './insight-view.ts';
+import { fromRest, insightTable, type InsightListAnswer, type ShownInsight } from './insight-view.ts';
+import { kindLabel } from './insight-text.ts';
 
 /** The kinds, as REST and the URL spell them and as the schema does. */
 const KINDS = new Map<string, InsightKind>([

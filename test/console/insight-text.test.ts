@@ -1,9 +1,9 @@
 /**
- * What the console says of an insight (console/src/pages/insight-view.ts): each kind's key numbers
+ * What the console says of an insight (console/src/pages/insight-text.ts): each kind's key numbers
  * read from a payload of operation 4's schemas, and a window as whole UTC days or to the minute.
  */
 import { describe, expect, it } from 'vitest';
-import { keyNumbers, windowText } from '../../console/src/pages/insight-view.ts';
+import { keyNumbers, windowText } from '../../console/src/pages/insight-text.ts';
 import { demoInsights } from '../../src/seed/demo-insights.ts';
 
 const DAY = 86_400;
