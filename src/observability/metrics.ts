@@ -13,6 +13,8 @@ export interface Metrics {
   telemetryRecords: Counter<'signal' | 'outcome'>;
   jwksRefreshes: Counter<'outcome'>;
   connectionsClosed: Counter<'port' | 'reason'>;
+  webhookDeliveries: Counter<'outcome'>;
+  webhookAttemptFailures: Counter<'reason'>;
 }
 
 const GAUGES_NAMED_LIKE_COUNTERS = [
@@ -75,22 +77,49 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       labelNames: ['port', 'reason'],
       registers: [registry],
     }),
+    webhookDeliveries: new Counter({
+      name: 'gateway_webhook_deliveries_total',
+      help: 'Webhook deliveries leaving the outbox, by outcome (succeeded: answered 2xx; given_up: still failing when the retry bound ended, or its body too large; unauthorized: its subscription creator can no longer read the insight, not sent; dropped: its subscription or insight is gone)',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    webhookAttemptFailures: new Counter({
+      name: 'gateway_webhook_attempt_failures_total',
+      help: 'Failed webhook attempts, by reason (status: not 2xx; timeout; network; refused: the host resolves to an address not allowed; unresolved; too_large)',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
   };
 }
 
 /**
  * Wraps a store so every async port method is timed. Methods are wrapped once, on first use;
- * properties that are not functions pass through.
+ * properties that are not functions pass through, except the store's parts (`parts`, e.g. the
+ * registry's `insights`), whose methods are timed as `part.method`.
  */
-export function instrumentStore<T extends object>(store: T, name: string, metrics: Metrics): T {
+export function instrumentStore<T extends object>(
+  store: T,
+  name: string,
+  metrics: Metrics,
+  parts: readonly string[] = [],
+  prefix = '',
+): T {
   const wrapped = new Map<PropertyKey, unknown>();
   return new Proxy(store, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof prop === 'string' && parts.includes(prop) && typeof value === 'object' && value !== null) {
+        let part = wrapped.get(prop);
+        if (part === undefined) {
+          part = instrumentStore(value, name, metrics, [], `${prefix}${prop}.`);
+          wrapped.set(prop, part);
+        }
+        return part;
+      }
       if (typeof value !== 'function' || prop === 'constructor') return value;
       let fn = wrapped.get(prop);
       if (fn === undefined) {
-        const method = String(prop);
+        const method = `${prefix}${String(prop)}`;
         fn = (...args: unknown[]) => {
           const end = metrics.storeDuration.startTimer({ store: name, method });
           let result: unknown;

@@ -5,7 +5,12 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseBundle } from '../../src/bundle/parse.ts';
-import type { InsightRecord, InsightStore, WebhookSubscription } from '../../src/store/insight-port.ts';
+import {
+  INSIGHT_KINDS,
+  type InsightRecord,
+  type InsightStore,
+  type WebhookSubscription,
+} from '../../src/store/insight-port.ts';
 import type { RegistryStore } from '../../src/store/registry-port.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
 
@@ -193,6 +198,7 @@ export function insightContract(engine: string, open: () => Promise<OpenedStore>
       expect(await ids({ subject: { type: 'tool', id: 'search', server: null } })).toEqual(['f']);
       expect(await ids({ kinds: ['cost_spike', 'usage_summary'] })).toEqual(['b']);
       expect(await ids({ kinds: [] })).toEqual([]);
+      expect(await ids({ kinds: INSIGHT_KINDS })).toEqual(['g', 'c', 'a', 'b', 'e', 'd', 'f']);
       expect(await ids({ sinceS: end(5) })).toEqual(['g', 'c']);
       expect(await ids({ sinceS: end(5) - 1, subject: { type: 'skill', id: 'sk-1' }, limit: 1 })).toEqual(['a']);
       expect(await s.listInsights({ ...scope, limit: 0 })).toEqual([]);
