@@ -11,7 +11,8 @@ import { abuseBundle } from '../abuse/fixture.ts';
 import { TEST_API_KEY } from '../fixtures/small-bundle.ts';
 import { expectProblem } from '../helpers/problem.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
-import { testWebhookGuard } from '../helpers/webhook-guard.ts';
+import { Webhook } from 'standardwebhooks';
+import { loadSigningKey, subscriptionSecret } from '../../src/insights/webhooks/secret.ts';
 
 let t: TestApp;
 type Headers = { authorization: string };
@@ -48,7 +49,7 @@ type Created = Record<string, unknown> & { id: string; secret: string };
 describe('REST', () => {
   it('an admin creates one: 201 with its secret, shown once; the list never shows it; delete removes it', async () => {
     const body = {
-      url: 'HTTPS://Hooks.Example.com/insights?team=a',
+      url: 'HTTPS://203.0.113.10:443/insights?team=a',
       kinds: ['cost_spike', 'latency_regression'],
       subjects: [
         { type: 'skill', id: 'sk-1' },
@@ -63,7 +64,7 @@ describe('REST', () => {
     expect(created).toEqual({
       id: expect.stringMatching(/^whs_[\w-]{16}$/),
       workspace_id: 'ws-a-team',
-      url: 'https://hooks.example.com/insights?team=a',
+      url: 'https://203.0.113.10/insights?team=a',
       kinds: ['cost_spike', 'latency_regression'],
       subjects: [
         { type: 'skill', id: 'sk-1' },
@@ -78,7 +79,17 @@ describe('REST', () => {
     const [stored] = await t.registry.insights.getSubscriptions('org-a', [created.id]);
     expect(stored?.secret_salt).toBeDefined();
     expect(JSON.stringify(stored)).not.toContain(created.secret);
-    expect(testWebhookGuard().secretOf(stored?.secret_salt ?? '')).toBe(created.secret);
+    const key = (await loadSigningKey(t.config)) ?? '';
+    expect(subscriptionSecret(key, stored?.secret_salt ?? '')).toBe(created.secret);
+    // A receiver verifies with it what the service signs with it (Standard Webhooks).
+    const signed = new Webhook(subscriptionSecret(key, stored?.secret_salt ?? ''));
+    const at = new Date();
+    const headers = {
+      'webhook-id': 'msg_1',
+      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+      'webhook-signature': signed.sign('msg_1', at, '{"a":1}'),
+    };
+    expect(new Webhook(created.secret).verify('{"a":1}', headers)).toEqual({ a: 1 });
 
     const listed = await list('ws-a-team', wadmin);
     expect(listed.statusCode).toBe(200);
@@ -94,7 +105,7 @@ describe('REST', () => {
   });
 
   it('only admins: viewers, editors, service accounts and other workspaces’ admins are refused', async () => {
-    const ok = { url: 'https://hooks.example.com/x' };
+    const ok = { url: 'https://203.0.113.10/x' };
     const mine = (await create('ws-a-team', wadmin, ok)).json<Created>();
     const cases: [Headers, string, number, string][] = [
       [await t.auth('u-viewer'), 'ws-a-team', 403, 'access_denied'],
@@ -130,21 +141,21 @@ describe('REST', () => {
     await field({}, '/url');
     await field({ url: 'ftp://hooks.example.com/x' }, '/url');
     await field({ url: 'https://user:secret@hooks.example.com/x' }, '/url');
-    await field({ url: `https://hooks.example.com/${'a'.repeat(2048)}` }, '/url');
+    await field({ url: `https://203.0.113.10/${'a'.repeat(2048)}` }, '/url');
     await field({ url: 'https://[::1' }, '/url');
-    await field({ url: 'https://hooks.example.com/x', kinds: ['nope'] }, '/kinds/0');
-    await field({ url: 'https://hooks.example.com/x', kinds: ['cost_spike', 'cost_spike'] }, '/kinds');
-    await field({ url: 'https://hooks.example.com/x', secret: 'mine' }, '/secret');
+    await field({ url: 'https://203.0.113.10/x', kinds: ['nope'] }, '/kinds/0');
+    await field({ url: 'https://203.0.113.10/x', kinds: ['cost_spike', 'cost_spike'] }, '/kinds');
+    await field({ url: 'https://203.0.113.10/x', secret: 'mine' }, '/secret');
     // The creator reads ws-a-team and ws-a-sub: ag-3 (ws-a-other) and sk-b1 (org-b) are not theirs to name.
-    await field({ url: 'https://hooks.example.com/x', subjects: [{ type: 'agent', id: 'ag-3' }] }, '/subjects/0/id');
-    await field({ url: 'https://hooks.example.com/x', subjects: [{ type: 'skill', id: 'sk-b1' }] }, '/subjects/0/id');
-    await field({ url: 'https://hooks.example.com/x', subjects: [{ type: 'skill', id: 'ag-1' }] }, '/subjects/0/id');
+    await field({ url: 'https://203.0.113.10/x', subjects: [{ type: 'agent', id: 'ag-3' }] }, '/subjects/0/id');
+    await field({ url: 'https://203.0.113.10/x', subjects: [{ type: 'skill', id: 'sk-b1' }] }, '/subjects/0/id');
+    await field({ url: 'https://203.0.113.10/x', subjects: [{ type: 'skill', id: 'ag-1' }] }, '/subjects/0/id');
     await field(
-      { url: 'https://hooks.example.com/x', subjects: [{ type: 'skill', id: 'sk-1', server: 'srv' }] },
+      { url: 'https://203.0.113.10/x', subjects: [{ type: 'skill', id: 'sk-1', server: 'srv' }] },
       '/subjects/0/server',
     );
     const many = Array.from({ length: 51 }, (_, i) => ({ type: 'tool', id: `tool-${i}` }));
-    await field({ url: 'https://hooks.example.com/x', subjects: many }, '/subjects');
+    await field({ url: 'https://203.0.113.10/x', subjects: many }, '/subjects');
     const several = expectProblem(
       await create('ws-a-team', wadmin, {
         url: 'https://user@hooks.example.com/x',
@@ -160,21 +171,57 @@ describe('REST', () => {
     expect((await list('ws-a-team', wadmin)).json()).toEqual({ items: [] });
   });
 
+  it('refuses targets deliveries may not reach: private, loopback and link-local addresses, unresolvable hosts', async () => {
+    const targets: [string, string][] = [
+      ['http://127.0.0.1:8080/hook', 'a loopback address'],
+      ['https://10.1.2.3/hook', 'a private address'],
+      ['https://[::1]/hook', 'a loopback address'],
+      ['https://[::ffff:192.168.1.9]/hook', 'a private address'],
+      ['http://169.254.169.254/latest/meta-data', 'a link-local address'],
+      ['https://no-such-host.invalid/hook', 'does not resolve'],
+    ];
+    for (const [url, reason] of targets) {
+      const problem = expectProblem(await create('ws-a-team', wadmin, { url }), 422, 'invalid_field');
+      expect([url, problem.field, problem.detail]).toEqual([url, '/url', expect.stringContaining(reason)]);
+    }
+    expect((await list('ws-a-team', wadmin)).json()).toEqual({ items: [] });
+  });
+
+  it('a target named by WEBHOOK_ALLOWED_TARGETS is allowed although private', async () => {
+    const allowed = await startTestApp({ env: { WEBHOOK_ALLOWED_TARGETS: '127.0.0.1,10.9.0.0/16' } });
+    try {
+      const headers = await allowed.auth('u-admin');
+      for (const url of ['http://127.0.0.1:9/hook', 'https://10.9.8.7/hook']) {
+        const res = await allowed.app.inject({ method: 'POST', url: hooks('ws-a'), headers, payload: { url } });
+        expect([url, res.statusCode]).toEqual([url, 201]);
+      }
+      const refused = await allowed.app.inject({
+        method: 'POST',
+        url: hooks('ws-a'),
+        headers,
+        payload: { url: 'https://10.10.0.1/hook' },
+      });
+      expectProblem(refused, 422, 'invalid_field');
+    } finally {
+      await allowed.close();
+    }
+  });
+
   it(`a workspace holds at most ${MAX_SUBSCRIPTIONS_PER_WORKSPACE} subscriptions`, async () => {
     const made: Created[] = [];
     for (let i = 0; i < MAX_SUBSCRIPTIONS_PER_WORKSPACE; i++) {
-      const res = await create('ws-a-sub', wadmin, { url: `https://hooks.example.com/${i}` });
+      const res = await create('ws-a-sub', wadmin, { url: `https://203.0.113.10/${i}` });
       expect(res.statusCode).toBe(201);
       made.push(res.json<Created>());
     }
     const over = expectProblem(
-      await create('ws-a-sub', wadmin, { url: 'https://hooks.example.com/x' }),
+      await create('ws-a-sub', wadmin, { url: 'https://203.0.113.10/x' }),
       422,
       'validation_failed',
     );
     expect(over.detail).toContain(`holds ${MAX_SUBSCRIPTIONS_PER_WORKSPACE} webhook subscriptions`);
     // Another workspace has its own room.
-    expect((await create('ws-a-team', wadmin, { url: 'https://hooks.example.com/x' })).statusCode).toBe(201);
+    expect((await create('ws-a-team', wadmin, { url: 'https://203.0.113.10/x' })).statusCode).toBe(201);
     // Oldest first; those created within one millisecond by id.
     const oldestFirst = made
       .map((m): [string, string] => [String(m.created_at), m.id])
@@ -201,7 +248,7 @@ describe('GraphQL', () => {
   it('the mutations and Workspace.webhookSubscriptions answer as REST, with the same rules', async () => {
     const input = {
       workspaceId: 'ws-a-team',
-      url: 'https://hooks.example.com/graph',
+      url: 'https://203.0.113.10/graph',
       kinds: ['COST_SPIKE'],
       subjects: [{ type: 'SKILL', id: 'sk-1' }],
     };
