@@ -90,7 +90,7 @@ const config: CodegenConfig = {
           ToolGroupKey: restAnswer('RecordParent'),
           InsightSchema: restAnswer('InsightSchemaParent'),
           Insight: '../insights/list-insights.ts#InsightItem',
-          InsightSubject: '../insights/list-insights.ts#InsightSubjectItem',
+          InsightSubject: '../store/insight-port.ts#InsightSubject',
           InsightWindow: restAnswer('RecordParent'),
           WebhookSubscription: '../insights/webhook-subscriptions.ts#SubscriptionItem',
           CreatedWebhookSubscription: restAnswer('CreatedSubscriptionParent'),

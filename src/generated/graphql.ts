@@ -6,7 +6,8 @@ import type { ArtifactPermissions as ArtifactPermissionsModel, WorkspacePermissi
 import type { ToolGroup as ToolGroupModel } from '../store/registry-port.ts';
 import type { RelationshipParent as RelationshipParentModel, RelationshipsParent as RelationshipsParentModel } from '../graphql/relationships.ts';
 import type { IdentityParent as IdentityParentModel, KindCountsParent as KindCountsParentModel, RecordParent as RecordParentModel, InsightSchemaParent as InsightSchemaParentModel, CreatedSubscriptionParent as CreatedSubscriptionParentModel, TraceStatsParent as TraceStatsParentModel, TraceStatsDataParent as TraceStatsDataParentModel } from '../graphql/rest-answer-types.ts';
-import type { InsightItem as InsightItemModel, InsightSubjectItem as InsightSubjectItemModel } from '../insights/list-insights.ts';
+import type { InsightItem as InsightItemModel } from '../insights/list-insights.ts';
+import type { InsightSubject as InsightSubjectModel } from '../store/insight-port.ts';
 import type { SubscriptionItem as SubscriptionItemModel } from '../insights/webhook-subscriptions.ts';
 import type { RequestContext } from '../context.ts';
 export type Maybe<T> = T | null;
@@ -1645,7 +1646,7 @@ export type ResolversTypes = {
   InsightEdge: ResolverTypeWrapper<Omit<InsightEdge, 'node'> & { node: ResolversTypes['Insight'] }>;
   InsightKind: ResolverTypeWrapper<InsightKind>;
   InsightSchema: ResolverTypeWrapper<InsightSchemaParentModel>;
-  InsightSubject: ResolverTypeWrapper<InsightSubjectItemModel>;
+  InsightSubject: ResolverTypeWrapper<InsightSubjectModel>;
   InsightSubjectInput: InsightSubjectInput;
   InsightSubjectType: ResolverTypeWrapper<InsightSubjectType>;
   InsightWindow: ResolverTypeWrapper<RecordParentModel>;
@@ -1749,7 +1750,7 @@ export type ResolversParentTypes = {
   InsightConnection: Omit<InsightConnection, 'edges' | 'nodes'> & { edges: Array<ResolversParentTypes['InsightEdge']>, nodes: Array<ResolversParentTypes['Insight']> };
   InsightEdge: Omit<InsightEdge, 'node'> & { node: ResolversParentTypes['Insight'] };
   InsightSchema: InsightSchemaParentModel;
-  InsightSubject: InsightSubjectItemModel;
+  InsightSubject: InsightSubjectModel;
   InsightSubjectInput: InsightSubjectInput;
   InsightWindow: RecordParentModel;
   Int64: Scalars['Int64']['output'];

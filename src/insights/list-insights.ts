@@ -8,7 +8,8 @@
 import type { RequestContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { fingerprint } from '../shared/paging.ts';
-import type { InsightKind, InsightRecord, InsightSubject } from '../store/insight-port.ts';
+import type { InsightKind, InsightSubject } from '../store/insight-port.ts';
+import { insightResource, type InsightResource } from './resource.ts';
 
 export const INSIGHTS_DEFAULT_LIMIT = 20;
 export const INSIGHTS_MAX_LIMIT = 100;
@@ -37,36 +38,13 @@ export interface InsightList {
   key: string;
 }
 
-/** An insight as both transports show it. */
-export type InsightItem = {
-  id: string;
-  kind: InsightKind;
-  subject: InsightSubjectItem;
-  workspace_id: string;
-  window: { start_time_unix_seconds: number; end_time_unix_seconds: number };
-  payload: Record<string, unknown>;
-  created_at: string;
-};
-
-export type InsightSubjectItem =
-  { type: 'skill' | 'agent'; id: string } | { type: 'tool'; id: string; server: string | null };
+/** An insight as both transports show it (and webhooks carry it): resource.ts's, as a type alias. */
+export type InsightItem = { [K in keyof InsightResource]: InsightResource[K] };
 
 export interface InsightPage {
   items: InsightItem[];
   /** The position after the last item, when more follow. */
   next?: InsightPosition;
-}
-
-export function presentInsight(r: InsightRecord): InsightItem {
-  return {
-    id: r.id,
-    kind: r.kind,
-    subject: r.subject.type === 'tool' ? { type: 'tool', id: r.subject.id, server: r.subject.server } : r.subject,
-    workspace_id: r.workspace_id,
-    window: { start_time_unix_seconds: r.window_start_s, end_time_unix_seconds: r.window_end_s },
-    payload: r.payload,
-    created_at: r.created_at,
-  };
 }
 
 /** The page size of a list: default 20, at most 100. */
@@ -100,7 +78,7 @@ export async function findInsights(
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   return {
-    items: page.map(presentInsight),
+    items: page.map(insightResource),
     ...(rows.length > limit && last !== undefined ? { next: { window_end_s: last.window_end_s, id: last.id } } : {}),
   };
 }

@@ -7,7 +7,7 @@
  * answer the same items as REST, and the workspace feed holds its readable descendants.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { presentInsight } from '../../src/insights/list-insights.ts';
+import { insightResource } from '../../src/insights/resource.ts';
 import { INSIGHT_KINDS, type InsightRecord } from '../../src/store/insight-port.ts';
 import { insightRecord, newestFirst } from '../fixtures/insights.ts';
 import { expectProblem } from '../helpers/problem.ts';
@@ -56,7 +56,7 @@ function expected(type: string, id: string, workspaces: string[], keep: (r: Insi
   return records
     .filter((r) => r.subject.type === type && r.subject.id === id && workspaces.includes(r.workspace_id) && keep(r))
     .sort(newestFirst)
-    .map(presentInsight);
+    .map(insightResource);
 }
 
 let t: TestApp;
@@ -79,7 +79,7 @@ async function get(url: string, headers: { authorization: string }) {
   return t.app.inject({ method: 'GET', url, headers });
 }
 
-type Page = { items: ReturnType<typeof presentInsight>[]; next_cursor?: string };
+type Page = { items: ReturnType<typeof insightResource>[]; next_cursor?: string };
 
 /** Every item of a list, page by page through next_cursor; the page sizes seen. */
 async function allPages(path: string, query: string, headers: { authorization: string }) {
@@ -176,7 +176,7 @@ async function graph(query: string, headers: { authorization: string }, variable
 const NODE =
   'id kind subject { type id server } workspaceId window { startTimeUnixSeconds endTimeUnixSeconds } payload createdAt';
 /** A REST item as GraphQL shows it. */
-const asNode = (i: ReturnType<typeof presentInsight>) => ({
+const asNode = (i: ReturnType<typeof insightResource>) => ({
   id: i.id,
   kind: i.kind.toUpperCase(),
   subject: {
