@@ -38,6 +38,7 @@ import { baseUrlOf } from './shared/base-url.ts';
 import { registerRegistryRoutes } from './rest/registry-routes.ts';
 import { registerToolRoutes } from './rest/tool-routes.ts';
 import { registerTraceRoutes } from './rest/trace-routes.ts';
+import { registerInsightRoutes } from './rest/insight-routes.ts';
 import { registerOtlpReceiver, type OtlpFaults } from './rest/otlp-routes.ts';
 import { registerMcpRegistryRoutes } from './rest/mcp-registry-routes.ts';
 import { registerGraphql, type GraphqlOptions } from './graphql/server.ts';
@@ -310,6 +311,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     registerToolRoutes(api);
     registerRegistryRoutes(api);
     registerTraceRoutes(api);
+    registerInsightRoutes(api);
     registerOtlpReceiver(
       api,
       { ...services.config.bounds, retentionDays: services.config.traceRetentionDays },

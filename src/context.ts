@@ -7,18 +7,22 @@ import { loadAccess, type Access } from './auth/access.ts';
 import type { Caller } from './auth/caller.ts';
 import type { Config } from './config.ts';
 import { createLoaders, type Loaders } from './loaders.ts';
+import type { InsightStore } from './store/insight-port.ts';
 import type { RegistryStore } from './store/registry-port.ts';
 import type { TraceStore } from './store/trace-port.ts';
 import type { Metrics } from './observability/metrics.ts';
 import { checkDeadline, type Deadline } from './shared/deadline.ts';
 import type { LimitedOperation, Quota, RateLimits } from './rate-limits.ts';
 import type { IngestQuota, IngestQuotas, IngestUsage, IngestVerdict } from './otlp/ingest-quotas.ts';
+import type { WebhookGuard } from './insights/webhook-subscriptions.ts';
 
 /** The long-lived parts of the service, built by main.ts (or a test) and handed to buildApp. */
 export interface Services {
   config: Config;
   registry: RegistryStore;
   traces: TraceStore;
+  /** The signing secrets of webhook subscriptions and where their deliveries may go; without it none can be created. */
+  webhooks?: WebhookGuard;
   /** Present when the process exports metrics (main.ts); counters are skipped otherwise. */
   metrics?: Metrics;
 }
@@ -28,6 +32,8 @@ export interface RequestContext {
   readonly services: Services;
   readonly registry: RegistryStore;
   readonly traces: TraceStore;
+  /** Insights, webhook subscriptions and their deliveries: the registry store's (in its engine). */
+  readonly insights: InsightStore;
   /** W3C trace id of the request. */
   readonly traceId: string;
   /** Aborted at the request deadline; store work listens to it. */
@@ -79,6 +85,7 @@ export function createContext(
     services,
     registry: services.registry,
     traces: services.traces,
+    insights: services.registry.insights,
     traceId,
     signal: deadline.signal,
     checkDeadline: () => checkDeadline(deadline),

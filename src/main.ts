@@ -19,6 +19,8 @@ import type { RateLimiter } from './store/rate-limit-port.ts';
 import { demoApiKeys, seedDemoIfEmpty, seedDemoTracesIfEmpty } from './seed/seed.ts';
 import { startRetention } from './otlp/retention.ts';
 import { startWebhooks } from './insights/webhooks/start.ts';
+import { webhookGuard } from './insights/webhook-guard.ts';
+import { compact } from './shared/compact.ts';
 
 async function printDevHint(config: Config, origin: string): Promise<void> {
   if (!config.auth.devIssuer || !config.seedDemo) return;
@@ -87,7 +89,7 @@ async function main(): Promise<void> {
     config.redisUrl !== undefined ? new RedisRateLimiter(config.redisUrl) : new InProcessRateLimiter();
   const apqCache = config.redisUrl !== undefined ? new RedisKeyValueCache(config.redisUrl) : undefined;
   const app = await buildApp({
-    services: { config, registry, traces, metrics },
+    services: { config, registry, traces, metrics, ...compact({ webhooks: await webhookGuard(config) }) },
     authenticator,
     logger: { level: config.logLevel },
     metrics,

@@ -8,6 +8,7 @@ import { el, loading, problemView, type Problem } from './dom.ts';
 import type { ViewerQuery } from './generated/operations.ts';
 import { agentUsagePage } from './pages/agent-usage.ts';
 import { agentPage, catalogPage } from './pages/catalog.ts';
+import { insightsPage } from './pages/insights.ts';
 import { skillPage } from './pages/skill.ts';
 import { skillsPage } from './pages/skills.ts';
 import { toolsPage } from './pages/tools.ts';
@@ -34,6 +35,7 @@ const ROUTES: {
   },
   { pattern: /^\/console\/tools$/, render: (main, _params, query) => toolsPage(main, query) },
   { pattern: /^\/console\/workspaces$/, render: (main) => workspacesPage(main) },
+  { pattern: /^\/console\/insights$/, render: (main, _params, query) => insightsPage(main, query) },
 ];
 
 function signInForm(main: HTMLElement, problem?: Problem): void {
@@ -77,6 +79,7 @@ function header(viewer: ViewerQuery['viewer']): HTMLElement {
       el('a', { href: '/console/skills', 'data-link': true }, 'Skills'),
       el('a', { href: '/console/catalog', 'data-link': true }, 'Agents'),
       el('a', { href: '/console/tools', 'data-link': true }, 'Tools'),
+      el('a', { href: '/console/insights', 'data-link': true }, 'Insights'),
       el('a', { href: '/console/workspaces', 'data-link': true }, 'Workspaces'),
       el('a', { href: '/graphql' }, 'GraphQL explorer'),
     ),

@@ -33,15 +33,6 @@ export function problemView(p: Problem): HTMLElement {
 export const loading = () => el('p', { className: 'loading' }, 'Loading…');
 export const empty = (text: string) => el('p', { className: 'empty' }, text);
 
-/** A number as the console prints it: `–` for none, ratios as percentages, small values with decimals. */
-export function formatValue(value: number | null, unit: string | null): string {
-  if (value === null) return '–';
-  if (unit === 'ratio') return `${(value * 100).toFixed(1)} %`;
-  if (unit === 'usd') return `$${value.toFixed(value < 1 ? 4 : 2)}`;
-  if (unit === 'ms') return `${Math.round(value).toLocaleString('en-US')} ms`;
-  return Number.isInteger(value) ? value.toLocaleString('en-US') : value.toFixed(2);
-}
-
 /** Moves the console to `path` (same page, new URL): the shell renders the page it names. */
 export function navigate(path: string): void {
   history.pushState(null, '', path);

@@ -5,7 +5,10 @@ import type { Caller as CallerModel } from '../auth/caller.ts';
 import type { ArtifactPermissions as ArtifactPermissionsModel, WorkspacePermissions as WorkspacePermissionsModel } from '../auth/access.ts';
 import type { ToolGroup as ToolGroupModel } from '../store/registry-port.ts';
 import type { RelationshipParent as RelationshipParentModel, RelationshipsParent as RelationshipsParentModel } from '../graphql/relationships.ts';
-import type { IdentityParent as IdentityParentModel, KindCountsParent as KindCountsParentModel, RecordParent as RecordParentModel, InsightSchemaParent as InsightSchemaParentModel, TraceStatsParent as TraceStatsParentModel, TraceStatsDataParent as TraceStatsDataParentModel } from '../graphql/rest-answer-types.ts';
+import type { IdentityParent as IdentityParentModel, KindCountsParent as KindCountsParentModel, RecordParent as RecordParentModel, InsightSchemaParent as InsightSchemaParentModel, CreatedSubscriptionParent as CreatedSubscriptionParentModel, TraceStatsParent as TraceStatsParentModel, TraceStatsDataParent as TraceStatsDataParentModel } from '../graphql/rest-answer-types.ts';
+import type { InsightItem as InsightItemModel } from '../insights/list-insights.ts';
+import type { InsightSubject as InsightSubjectModel } from '../store/insight-port.ts';
+import type { SubscriptionItem as SubscriptionItemModel } from '../insights/webhook-subscriptions.ts';
 import type { RequestContext } from '../context.ts';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
@@ -46,6 +49,8 @@ export type Agent = Artifact & {
   extension: Scalars['String']['output'];
   id: Scalars['ID']['output'];
   identity?: Maybe<AgentIdentity>;
+  /** Insights about this agent in the workspaces the caller can read, newest window first (REST `GET /agent/v1/agents/{agent_id}/insights`). */
+  insights: InsightConnection;
   instructions?: Maybe<Scalars['String']['output']>;
   isLatest: Scalars['Boolean']['output'];
   isSystem?: Maybe<Scalars['Boolean']['output']>;
@@ -95,6 +100,15 @@ export type Agent = Artifact & {
   versions: Array<Agent>;
   workspace?: Maybe<Workspace>;
   workspaceId: Scalars['ID']['output'];
+};
+
+
+/** An agent (the REST agent resource plus its graph edges). */
+export type AgentInsightsArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  kind?: InputMaybe<Array<InsightKind>>;
+  since?: InputMaybe<Scalars['Int64']['input']>;
 };
 
 
@@ -260,6 +274,23 @@ export type ContainerPermissions = {
   canUpdate: Scalars['Boolean']['output'];
 };
 
+/** A subscription to create: the rules of REST `POST /skill/v1/workspaces/{workspace_id}/webhooks`. */
+export type CreateWebhookSubscriptionInput = {
+  kinds?: InputMaybe<Array<InsightKind>>;
+  subjects?: InputMaybe<Array<InsightSubjectInput>>;
+  /** An http(s) URL without credentials; private and loopback addresses only when configuration allows them. */
+  url: Scalars['String']['input'];
+  workspaceId: Scalars['ID']['input'];
+};
+
+/** A subscription just created, with its signing secret: shown this once. */
+export type CreatedWebhookSubscription = {
+  __typename?: 'CreatedWebhookSubscription';
+  /** The signing secret of its deliveries (whsec_…, Standard Webhooks). */
+  secret: Scalars['String']['output'];
+  subscription: WebhookSubscription;
+};
+
 export type CredentialKind =
   | 'api_key'
   | 'oidc_client';
@@ -338,6 +369,46 @@ export type EnrichmentProfile = {
   websiteUrl?: Maybe<Scalars['String']['output']>;
 };
 
+/** An insight computed from telemetry: stored once, never changed (the REST insight). */
+export type Insight = {
+  __typename?: 'Insight';
+  /** When it was detected (ISO 8601, UTC). */
+  createdAt: Scalars['String']['output'];
+  /** Deterministic: a recomputation of the same insight has the same id. */
+  id: Scalars['ID']['output'];
+  kind: InsightKind;
+  /** Valid against the schema of its kind (insightSchemas). */
+  payload: Scalars['JSON']['output'];
+  subject: InsightSubject;
+  window: InsightWindow;
+  workspace?: Maybe<Workspace>;
+  /** The workspace whose telemetry it was computed from. */
+  workspaceId: Scalars['ID']['output'];
+};
+
+/** Insights, newest window first; the cursor names the last insight of a page, so there is no totalCount. */
+export type InsightConnection = {
+  __typename?: 'InsightConnection';
+  edges: Array<InsightEdge>;
+  nodes: Array<Insight>;
+  pageInfo: PageInfo;
+};
+
+export type InsightEdge = {
+  __typename?: 'InsightEdge';
+  cursor: Scalars['String']['output'];
+  node: Insight;
+};
+
+/** The kinds of insight (REST operation 4 lists each payload's schema). */
+export type InsightKind =
+  | 'cost_spike'
+  | 'evaluation_drop'
+  | 'latency_regression'
+  | 'token_efficiency'
+  | 'tool_failure_hotspot'
+  | 'usage_summary';
+
 /** The JSON Schema (2020-12) of one insight payload kind. */
 export type InsightSchema = {
   __typename?: 'InsightSchema';
@@ -346,6 +417,40 @@ export type InsightSchema = {
   schema: Scalars['JSON']['output'];
   title: Scalars['String']['output'];
   version: Scalars['String']['output'];
+};
+
+/** What an insight is about: a skill or an agent of the registry (by id), or a tool (by name, with its MCP server). */
+export type InsightSubject = {
+  __typename?: 'InsightSubject';
+  /** The agent, when the subject is one the caller can read. */
+  agent?: Maybe<Agent>;
+  /** A skill or agent id, or a tool name. */
+  id: Scalars['ID']['output'];
+  /** A tool's MCP server (tool subjects only). */
+  server?: Maybe<Scalars['String']['output']>;
+  /** The skill, when the subject is one the caller can read. */
+  skill?: Maybe<Skill>;
+  type: InsightSubjectType;
+};
+
+export type InsightSubjectInput = {
+  /** A skill or agent id the creator can read, or a tool name. */
+  id: Scalars['ID']['input'];
+  /** A tool's MCP server (tools only). */
+  server?: InputMaybe<Scalars['String']['input']>;
+  type: InsightSubjectType;
+};
+
+export type InsightSubjectType =
+  | 'agent'
+  | 'skill'
+  | 'tool';
+
+/** A window of time, Unix seconds, [start, end). */
+export type InsightWindow = {
+  __typename?: 'InsightWindow';
+  endTimeUnixSeconds: Scalars['Int64']['output'];
+  startTimeUnixSeconds: Scalars['Int64']['output'];
 };
 
 /**
@@ -502,6 +607,28 @@ export type Member = {
   role: Role;
   user?: Maybe<User>;
   workspace: Workspace;
+};
+
+/** Changes: a workspace's webhook subscriptions, by its admins. */
+export type Mutation = {
+  __typename?: 'Mutation';
+  /** Subscribes a URL to a workspace's insights (admins of the workspace); the answer carries the secret, shown once. */
+  createWebhookSubscription: CreatedWebhookSubscription;
+  /** Deletes a subscription of a workspace and the deliveries it still owes (admins of the workspace); true once deleted. */
+  deleteWebhookSubscription: Scalars['Boolean']['output'];
+};
+
+
+/** Changes: a workspace's webhook subscriptions, by its admins. */
+export type MutationCreateWebhookSubscriptionArgs = {
+  input: CreateWebhookSubscriptionInput;
+};
+
+
+/** Changes: a workspace's webhook subscriptions, by its admins. */
+export type MutationDeleteWebhookSubscriptionArgs = {
+  id: Scalars['ID']['input'];
+  workspaceId: Scalars['ID']['input'];
 };
 
 /** Relay page information of a connection. */
@@ -871,6 +998,8 @@ export type Skill = Artifact & {
   extension: Scalars['String']['output'];
   id: Scalars['ID']['output'];
   identity?: Maybe<AgentIdentity>;
+  /** Insights about this skill in the workspaces the caller can read, newest window first (REST `GET /skill/v1/skills/{skill_id}/insights`). */
+  insights: InsightConnection;
   isLatest: Scalars['Boolean']['output'];
   kind: ArtifactKind;
   metadata?: Maybe<Scalars['JSON']['output']>;
@@ -908,6 +1037,15 @@ export type Skill = Artifact & {
   versions: Array<Skill>;
   workspace?: Maybe<Workspace>;
   workspaceId: Scalars['ID']['output'];
+};
+
+
+/** A skill; its trace statistics answer from the trace store. */
+export type SkillInsightsArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  kind?: InputMaybe<Array<InsightKind>>;
+  since?: InputMaybe<Scalars['Int64']['input']>;
 };
 
 
@@ -1279,6 +1417,21 @@ export type Viewer = {
   workspaces: Array<Workspace>;
 };
 
+/** A URL a workspace's insights are delivered to (Standard Webhooks), never with its secret. */
+export type WebhookSubscription = {
+  __typename?: 'WebhookSubscription';
+  createdAt: Scalars['String']['output'];
+  /** The admin who created it: deliveries stop at what this user can read. */
+  createdBy: Scalars['String']['output'];
+  id: Scalars['ID']['output'];
+  /** Only insights of these kinds; empty: every kind. */
+  kinds: Array<InsightKind>;
+  /** Only insights about these subjects; empty: every subject. */
+  subjects: Array<InsightSubject>;
+  url: Scalars['String']['output'];
+  workspaceId: Scalars['ID']['output'];
+};
+
 /** A node of an organization's workspace tree (the REST exported workspace plus its edges). */
 export type Workspace = {
   __typename?: 'Workspace';
@@ -1293,6 +1446,8 @@ export type Workspace = {
   displayName: Scalars['String']['output'];
   effectiveRole?: Maybe<Role>;
   id: Scalars['ID']['output'];
+  /** The insights of this workspace and of its descendants the caller can read, newest window first. */
+  insights: InsightConnection;
   kind: WorkspaceKind;
   memberCount: Scalars['Int']['output'];
   /** Direct memberships of this workspace. */
@@ -1313,6 +1468,8 @@ export type Workspace = {
   subtree: Array<Workspace>;
   updatedAt: Scalars['String']['output'];
   updatedBy: Scalars['String']['output'];
+  /** Its webhook subscriptions, oldest first; an error (access_denied) for anyone but its admins. */
+  webhookSubscriptions?: Maybe<Array<WebhookSubscription>>;
   workspaceStatus: WorkspaceStatus;
 };
 
@@ -1322,6 +1479,15 @@ export type WorkspaceArtifactsArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
   kind?: InputMaybe<ArtifactKind>;
+};
+
+
+/** A node of an organization's workspace tree (the REST exported workspace plus its edges). */
+export type WorkspaceInsightsArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  kind?: InputMaybe<Array<InsightKind>>;
+  since?: InputMaybe<Scalars['Int64']['input']>;
 };
 
 export type WorkspaceKind =
@@ -1458,8 +1624,8 @@ export type ResolversTypes = {
   Agent: ResolverTypeWrapper<ArtifactVersionModel>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
-  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
+  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   AgentConnection: ResolverTypeWrapper<Omit<AgentConnection, 'edges' | 'nodes'> & { edges: Array<ResolversTypes['AgentEdge']>, nodes: Array<ResolversTypes['Agent']> }>;
   AgentEdge: ResolverTypeWrapper<Omit<AgentEdge, 'node'> & { node: ResolversTypes['Agent'] }>;
   AgentIdentity: ResolverTypeWrapper<IdentityParentModel>;
@@ -1475,11 +1641,21 @@ export type ResolversTypes = {
   ArtifactStatus: ResolverTypeWrapper<ArtifactStatus>;
   CallerKind: ResolverTypeWrapper<CallerKind>;
   ContainerPermissions: ResolverTypeWrapper<WorkspacePermissionsModel>;
+  CreateWebhookSubscriptionInput: CreateWebhookSubscriptionInput;
+  CreatedWebhookSubscription: ResolverTypeWrapper<CreatedSubscriptionParentModel>;
   CredentialKind: ResolverTypeWrapper<CredentialKind>;
   Document: ResolverTypeWrapper<ArtifactVersionModel>;
   Enrichment: ResolverTypeWrapper<EnrichmentModel>;
   EnrichmentProfile: ResolverTypeWrapper<RecordParentModel>;
+  Insight: ResolverTypeWrapper<InsightItemModel>;
+  InsightConnection: ResolverTypeWrapper<Omit<InsightConnection, 'edges' | 'nodes'> & { edges: Array<ResolversTypes['InsightEdge']>, nodes: Array<ResolversTypes['Insight']> }>;
+  InsightEdge: ResolverTypeWrapper<Omit<InsightEdge, 'node'> & { node: ResolversTypes['Insight'] }>;
+  InsightKind: ResolverTypeWrapper<InsightKind>;
   InsightSchema: ResolverTypeWrapper<InsightSchemaParentModel>;
+  InsightSubject: ResolverTypeWrapper<InsightSubjectModel>;
+  InsightSubjectInput: InsightSubjectInput;
+  InsightSubjectType: ResolverTypeWrapper<InsightSubjectType>;
+  InsightWindow: ResolverTypeWrapper<RecordParentModel>;
   Int64: ResolverTypeWrapper<Scalars['Int64']['output']>;
   JSON: ResolverTypeWrapper<Scalars['JSON']['output']>;
   McpServer: ResolverTypeWrapper<McpServerVersionModel>;
@@ -1493,6 +1669,7 @@ export type ResolversTypes = {
   Float: ResolverTypeWrapper<Scalars['Float']['output']>;
   McpServerVersion: ResolverTypeWrapper<McpServerVersionModel>;
   Member: ResolverTypeWrapper<MembershipModel>;
+  Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   PageInfo: ResolverTypeWrapper<PageInfo>;
   PanelOrderInput: PanelOrderInput;
   PanelQueryInput: PanelQueryInput;
@@ -1546,6 +1723,7 @@ export type ResolversTypes = {
   UserConnection: ResolverTypeWrapper<Omit<UserConnection, 'edges' | 'nodes'> & { edges: Array<ResolversTypes['UserEdge']>, nodes: Array<ResolversTypes['User']> }>;
   UserEdge: ResolverTypeWrapper<Omit<UserEdge, 'node'> & { node: ResolversTypes['User'] }>;
   Viewer: ResolverTypeWrapper<CallerModel>;
+  WebhookSubscription: ResolverTypeWrapper<SubscriptionItemModel>;
   Workspace: ResolverTypeWrapper<WorkspaceModel>;
   WorkspaceKind: ResolverTypeWrapper<WorkspaceKind>;
   WorkspaceStatus: ResolverTypeWrapper<WorkspaceStatus>;
@@ -1556,8 +1734,8 @@ export type ResolversParentTypes = {
   Agent: ArtifactVersionModel;
   String: Scalars['String']['output'];
   ID: Scalars['ID']['output'];
-  Boolean: Scalars['Boolean']['output'];
   Int: Scalars['Int']['output'];
+  Boolean: Scalars['Boolean']['output'];
   AgentConnection: Omit<AgentConnection, 'edges' | 'nodes'> & { edges: Array<ResolversParentTypes['AgentEdge']>, nodes: Array<ResolversParentTypes['Agent']> };
   AgentEdge: Omit<AgentEdge, 'node'> & { node: ResolversParentTypes['Agent'] };
   AgentIdentity: IdentityParentModel;
@@ -1569,10 +1747,18 @@ export type ResolversParentTypes = {
   ArtifactEdge: Omit<ArtifactEdge, 'node'> & { node: ResolversParentTypes['Artifact'] };
   ArtifactPermissions: ArtifactPermissionsModel;
   ContainerPermissions: WorkspacePermissionsModel;
+  CreateWebhookSubscriptionInput: CreateWebhookSubscriptionInput;
+  CreatedWebhookSubscription: CreatedSubscriptionParentModel;
   Document: ArtifactVersionModel;
   Enrichment: EnrichmentModel;
   EnrichmentProfile: RecordParentModel;
+  Insight: InsightItemModel;
+  InsightConnection: Omit<InsightConnection, 'edges' | 'nodes'> & { edges: Array<ResolversParentTypes['InsightEdge']>, nodes: Array<ResolversParentTypes['Insight']> };
+  InsightEdge: Omit<InsightEdge, 'node'> & { node: ResolversParentTypes['Insight'] };
   InsightSchema: InsightSchemaParentModel;
+  InsightSubject: InsightSubjectModel;
+  InsightSubjectInput: InsightSubjectInput;
+  InsightWindow: RecordParentModel;
   Int64: Scalars['Int64']['output'];
   JSON: Scalars['JSON']['output'];
   McpServer: McpServerVersionModel;
@@ -1585,6 +1771,7 @@ export type ResolversParentTypes = {
   Float: Scalars['Float']['output'];
   McpServerVersion: McpServerVersionModel;
   Member: MembershipModel;
+  Mutation: Record<PropertyKey, never>;
   PageInfo: PageInfo;
   PanelOrderInput: PanelOrderInput;
   PanelQueryInput: PanelQueryInput;
@@ -1623,6 +1810,7 @@ export type ResolversParentTypes = {
   UserConnection: Omit<UserConnection, 'edges' | 'nodes'> & { edges: Array<ResolversParentTypes['UserEdge']>, nodes: Array<ResolversParentTypes['User']> };
   UserEdge: Omit<UserEdge, 'node'> & { node: ResolversParentTypes['User'] };
   Viewer: CallerModel;
+  WebhookSubscription: SubscriptionItemModel;
   Workspace: WorkspaceModel;
 };
 
@@ -1641,6 +1829,7 @@ export type AgentResolvers<ContextType = RequestContext, ParentType extends Reso
   extension?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   identity?: Resolver<Maybe<ResolversTypes['AgentIdentity']>, ParentType, ContextType>;
+  insights?: Resolver<ResolversTypes['InsightConnection'], ParentType, ContextType, RequireFields<AgentInsightsArgs, 'first'>>;
   instructions?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   isLatest?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   isSystem?: Resolver<Maybe<ResolversTypes['Boolean']>, ParentType, ContextType>;
@@ -1762,6 +1951,11 @@ export type ContainerPermissionsResolvers<ContextType = RequestContext, ParentTy
   canUpdate?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
 };
 
+export type CreatedWebhookSubscriptionResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['CreatedWebhookSubscription'] = ResolversParentTypes['CreatedWebhookSubscription']> = {
+  secret?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  subscription?: Resolver<ResolversTypes['WebhookSubscription'], ParentType, ContextType>;
+};
+
 export type CredentialKindResolvers = { API_KEY: 'api_key', OIDC_CLIENT: 'oidc_client' };
 
 export type DocumentResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Document'] = ResolversParentTypes['Document']> = {
@@ -1831,12 +2025,51 @@ export type EnrichmentProfileResolvers<ContextType = RequestContext, ParentType 
   websiteUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 };
 
+export type InsightResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Insight'] = ResolversParentTypes['Insight']> = {
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  kind?: Resolver<ResolversTypes['InsightKind'], ParentType, ContextType>;
+  payload?: Resolver<ResolversTypes['JSON'], ParentType, ContextType>;
+  subject?: Resolver<ResolversTypes['InsightSubject'], ParentType, ContextType>;
+  window?: Resolver<ResolversTypes['InsightWindow'], ParentType, ContextType>;
+  workspace?: Resolver<Maybe<ResolversTypes['Workspace']>, ParentType, ContextType>;
+  workspaceId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+};
+
+export type InsightConnectionResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['InsightConnection'] = ResolversParentTypes['InsightConnection']> = {
+  edges?: Resolver<Array<ResolversTypes['InsightEdge']>, ParentType, ContextType>;
+  nodes?: Resolver<Array<ResolversTypes['Insight']>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
+};
+
+export type InsightEdgeResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['InsightEdge'] = ResolversParentTypes['InsightEdge']> = {
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  node?: Resolver<ResolversTypes['Insight'], ParentType, ContextType>;
+};
+
+export type InsightKindResolvers = { COST_SPIKE: 'cost_spike', EVALUATION_DROP: 'evaluation_drop', LATENCY_REGRESSION: 'latency_regression', TOKEN_EFFICIENCY: 'token_efficiency', TOOL_FAILURE_HOTSPOT: 'tool_failure_hotspot', USAGE_SUMMARY: 'usage_summary' };
+
 export type InsightSchemaResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['InsightSchema'] = ResolversParentTypes['InsightSchema']> = {
   description?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   schema?: Resolver<ResolversTypes['JSON'], ParentType, ContextType>;
   title?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   version?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type InsightSubjectResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['InsightSubject'] = ResolversParentTypes['InsightSubject']> = {
+  agent?: Resolver<Maybe<ResolversTypes['Agent']>, ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  server?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  skill?: Resolver<Maybe<ResolversTypes['Skill']>, ParentType, ContextType>;
+  type?: Resolver<ResolversTypes['InsightSubjectType'], ParentType, ContextType>;
+};
+
+export type InsightSubjectTypeResolvers = { AGENT: 'agent', SKILL: 'skill', TOOL: 'tool' };
+
+export type InsightWindowResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['InsightWindow'] = ResolversParentTypes['InsightWindow']> = {
+  endTimeUnixSeconds?: Resolver<ResolversTypes['Int64'], ParentType, ContextType>;
+  startTimeUnixSeconds?: Resolver<ResolversTypes['Int64'], ParentType, ContextType>;
 };
 
 export interface Int64ScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['Int64'], any> {
@@ -1932,6 +2165,11 @@ export type MemberResolvers<ContextType = RequestContext, ParentType extends Res
   role?: Resolver<ResolversTypes['Role'], ParentType, ContextType>;
   user?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType>;
   workspace?: Resolver<ResolversTypes['Workspace'], ParentType, ContextType>;
+};
+
+export type MutationResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
+  createWebhookSubscription?: Resolver<ResolversTypes['CreatedWebhookSubscription'], ParentType, ContextType, RequireFields<MutationCreateWebhookSubscriptionArgs, 'input'>>;
+  deleteWebhookSubscription?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteWebhookSubscriptionArgs, 'id' | 'workspaceId'>>;
 };
 
 export type PageInfoResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['PageInfo'] = ResolversParentTypes['PageInfo']> = {
@@ -2103,6 +2341,7 @@ export type SkillResolvers<ContextType = RequestContext, ParentType extends Reso
   extension?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   identity?: Resolver<Maybe<ResolversTypes['AgentIdentity']>, ParentType, ContextType>;
+  insights?: Resolver<ResolversTypes['InsightConnection'], ParentType, ContextType, RequireFields<SkillInsightsArgs, 'first'>>;
   isLatest?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   kind?: Resolver<ResolversTypes['ArtifactKind'], ParentType, ContextType>;
   metadata?: Resolver<Maybe<ResolversTypes['JSON']>, ParentType, ContextType>;
@@ -2349,6 +2588,16 @@ export type ViewerResolvers<ContextType = RequestContext, ParentType extends Res
   workspaces?: Resolver<Array<ResolversTypes['Workspace']>, ParentType, ContextType>;
 };
 
+export type WebhookSubscriptionResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['WebhookSubscription'] = ResolversParentTypes['WebhookSubscription']> = {
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  createdBy?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  kinds?: Resolver<Array<ResolversTypes['InsightKind']>, ParentType, ContextType>;
+  subjects?: Resolver<Array<ResolversTypes['InsightSubject']>, ParentType, ContextType>;
+  url?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  workspaceId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+};
+
 export type WorkspaceResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Workspace'] = ResolversParentTypes['Workspace'], FederationReferenceType extends FederationReferenceTypes['Workspace'] = FederationReferenceTypes['Workspace']> = {
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Workspace']> | FederationReferenceType, FederationReferenceType, ContextType>;
   artifactCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
@@ -2360,6 +2609,7 @@ export type WorkspaceResolvers<ContextType = RequestContext, ParentType extends 
   displayName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   effectiveRole?: Resolver<Maybe<ResolversTypes['Role']>, ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  insights?: Resolver<ResolversTypes['InsightConnection'], ParentType, ContextType, RequireFields<WorkspaceInsightsArgs, 'first'>>;
   kind?: Resolver<ResolversTypes['WorkspaceKind'], ParentType, ContextType>;
   memberCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   members?: Resolver<Array<ResolversTypes['Member']>, ParentType, ContextType>;
@@ -2374,6 +2624,7 @@ export type WorkspaceResolvers<ContextType = RequestContext, ParentType extends 
   subtree?: Resolver<Array<ResolversTypes['Workspace']>, ParentType, ContextType>;
   updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   updatedBy?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  webhookSubscriptions?: Resolver<Maybe<Array<ResolversTypes['WebhookSubscription']>>, ParentType, ContextType>;
   workspaceStatus?: Resolver<ResolversTypes['WorkspaceStatus'], ParentType, ContextType>;
 };
 
@@ -2397,11 +2648,19 @@ export type Resolvers<ContextType = RequestContext> = {
   ArtifactStatus?: ArtifactStatusResolvers;
   CallerKind?: CallerKindResolvers;
   ContainerPermissions?: ContainerPermissionsResolvers<ContextType>;
+  CreatedWebhookSubscription?: CreatedWebhookSubscriptionResolvers<ContextType>;
   CredentialKind?: CredentialKindResolvers;
   Document?: DocumentResolvers<ContextType>;
   Enrichment?: EnrichmentResolvers<ContextType>;
   EnrichmentProfile?: EnrichmentProfileResolvers<ContextType>;
+  Insight?: InsightResolvers<ContextType>;
+  InsightConnection?: InsightConnectionResolvers<ContextType>;
+  InsightEdge?: InsightEdgeResolvers<ContextType>;
+  InsightKind?: InsightKindResolvers;
   InsightSchema?: InsightSchemaResolvers<ContextType>;
+  InsightSubject?: InsightSubjectResolvers<ContextType>;
+  InsightSubjectType?: InsightSubjectTypeResolvers;
+  InsightWindow?: InsightWindowResolvers<ContextType>;
   Int64?: GraphQLScalarType;
   JSON?: GraphQLScalarType;
   McpServer?: McpServerResolvers<ContextType>;
@@ -2414,6 +2673,7 @@ export type Resolvers<ContextType = RequestContext> = {
   McpServerUsage?: McpServerUsageResolvers<ContextType>;
   McpServerVersion?: McpServerVersionResolvers<ContextType>;
   Member?: MemberResolvers<ContextType>;
+  Mutation?: MutationResolvers<ContextType>;
   PageInfo?: PageInfoResolvers<ContextType>;
   ProfileImage?: ProfileImageResolvers<ContextType>;
   Project?: ProjectResolvers<ContextType>;
@@ -2462,6 +2722,7 @@ export type Resolvers<ContextType = RequestContext> = {
   UserConnection?: UserConnectionResolvers<ContextType>;
   UserEdge?: UserEdgeResolvers<ContextType>;
   Viewer?: ViewerResolvers<ContextType>;
+  WebhookSubscription?: WebhookSubscriptionResolvers<ContextType>;
   Workspace?: WorkspaceResolvers<ContextType>;
   WorkspaceKind?: WorkspaceKindResolvers;
   WorkspaceStatus?: WorkspaceStatusResolvers;

@@ -38,11 +38,19 @@ import { AnswerCache, answerCacheEnabled, type AnswerCacheBounds } from '../shar
 /**
  * Fields (`Type.field`) whose answer depends on more than the registry: those read from the trace
  * store (kept under its watermark too), and those never kept: `McpServer.usage` slides with the
- * clock, and `Agent.card`'s URLs may come from the request's `Host` (the key does not hold it; REST
- * caches cards only when PUBLIC_BASE_URL is set).
+ * clock, `Agent.card`'s URLs may come from the request's `Host` (the key does not hold it; REST
+ * caches cards only when PUBLIC_BASE_URL is set), and insights and webhook subscriptions change
+ * with writes that move no generation on PostgreSQL (detection, subscription changes).
  */
 const TRACE_FIELDS = new Set(['Skill.traceStats', 'Agent.traceStats', 'Tool.usage']);
-const NEVER_FIELDS = new Set(['McpServer.usage', 'Agent.card']);
+const NEVER_FIELDS = new Set([
+  'McpServer.usage',
+  'Agent.card',
+  'Skill.insights',
+  'Agent.insights',
+  'Workspace.insights',
+  'Workspace.webhookSubscriptions',
+]);
 
 interface Entry {
   /**

@@ -3,6 +3,7 @@
  * both transports show one answer. codegen.ts maps the schema's types to these ("parents"), so
  * every resolver is typed against what its parent really is.
  */
+import type { SubscriptionItem } from '../insights/webhook-subscriptions.ts';
 import type { InsightSchema } from '../skills/insight-schemas.ts';
 import type { queryTraceStats } from '../skills/trace-stats.ts';
 import type { maskIdentity } from '../shared/masked-identity.ts';
@@ -24,3 +25,6 @@ export type TraceStatsDataParent = { request_type: string } & RecordParent;
 
 /** An insight schema exactly as REST operation 4 lists it. */
 export type InsightSchemaParent = InsightSchema;
+
+/** A subscription just created, and its secret (REST answers them as one object). */
+export type CreatedSubscriptionParent = { subscription: SubscriptionItem; secret: string };

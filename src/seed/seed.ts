@@ -6,6 +6,7 @@ import { demoBundle } from './demo-bundle.ts';
 import type { TraceStore } from '../store/trace-port.ts';
 import { toolNameOf } from '../tools/tool-usage.ts';
 import { demoSpans, type DemoTraceOptions } from './demo-traces.ts';
+import { demoInsights } from './demo-insights.ts';
 
 /** Imports the demo bundle when the registry has no organization yet; true when it did. */
 export async function seedDemoIfEmpty(store: RegistryStore): Promise<boolean> {
@@ -57,7 +58,8 @@ export async function demoTraceOptions(
 
 /**
  * First-start telemetry: `spans` demo spans for the skills of org-acme over the last 30 days,
- * into an empty trace store only.
+ * into an empty trace store only, and a few insights about its first skills and agent
+ * (demo-insights.ts).
  */
 export async function seedDemoTracesIfEmpty(
   registry: RegistryStore,
@@ -69,6 +71,14 @@ export async function seedDemoTracesIfEmpty(
   const options = await demoTraceOptions(registry, endS, 30);
   if (options === null) return false;
   for (const batch of demoSpans({ ...options, spans })) await traces.insertSpans(batch);
+  const agents = await registry.getArtifacts(options.agents?.filter((a) => a.skills.length > 0).map((a) => a.id) ?? []);
+  const insights = demoInsights({
+    orgId: options.orgId,
+    skills: options.skills,
+    agents: agents.map((a) => ({ id: a.id, workspaceId: a.workspace_id })).sort((a, b) => (a.id < b.id ? -1 : 1)),
+    endS,
+  });
+  await registry.insights.recordInsights(insights, endS * 1000);
   return true;
 }
 

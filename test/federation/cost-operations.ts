@@ -148,6 +148,21 @@ export const COST_OPERATIONS: readonly (readonly [string, string, Record<string,
   ],
   ['insight schemas', '{ insightSchemas { name version schema } }', {}],
   [
+    'a skill’s insights, default page, subjects resolved',
+    '{ skill(id: "s") { insights(kind: [COST_SPIKE, LATENCY_REGRESSION]) { nodes { id kind payload window { endTimeUnixSeconds } subject { type skill { id } } } } } }',
+    {},
+  ],
+  [
+    'a workspace’s insight feed, first 50 with edges',
+    'query($n: Int) { workspace(id: "w") { insights(first: $n, since: 1767225600) { edges { cursor node { id } } pageInfo { hasNextPage } } } }',
+    { n: 50 },
+  ],
+  [
+    'a workspace’s webhook subscriptions',
+    '{ workspace(id: "w") { webhookSubscriptions { id url kinds subjects { type id } } } }',
+    {},
+  ],
+  [
     'fragments spread twice',
     '{ a: viewer { ...W } b: viewer { ...W } } fragment W on Viewer { workspaces { id parent { id } } }',
     {},

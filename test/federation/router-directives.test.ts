@@ -102,6 +102,13 @@ describe('authentication and policies', () => {
   it('every root field and entity type needs an authenticated caller (the service authenticates all of /graphql)', () => {
     expect(rootFields.length).toBeGreaterThan(15);
     expect(rootFields.filter((f) => !directivesOf(f).includes('authenticated')).map((f) => f.name)).toEqual([]);
+    // The mutations too, each with registry.read: whether the caller administers the workspace is the subgraph's to decide.
+    const mutations = Object.values(schema.getMutationType()?.getFields() ?? {});
+    expect(mutations.map((f) => f.name).sort()).toEqual(['createWebhookSubscription', 'deleteWebhookSubscription']);
+    for (const f of mutations) {
+      expect([f.name, directivesOf(f)]).toEqual([f.name, ['authenticated', 'policy']]);
+      expect(JSON.stringify(argOf(f, 'policy', 'policies'))).toBe('[["registry.read"]]');
+    }
     expect(entityTypes.map((t) => t.name).sort()).toEqual([
       'Agent',
       'McpServer',
@@ -225,6 +232,8 @@ describe('the partner contract: @tag(name: "public")', () => {
       /^type (User|Member|Workspace|Project|Repo|Viewer) /m,
       /^\s+(users|user|viewer|workspace|toolAggregate|artifact)[(:]/m,
       /^\s+(creator|createdBy|updatedBy|permissions|workspaceId|traceStats|usage|identity|relationships)[(:]/m,
+      /^\s+(insights|webhookSubscriptions|createWebhookSubscription|deleteWebhookSubscription)[(:]/m,
+      /^type (Mutation|Insight|WebhookSubscription) /m,
     ])
       expect([String(hidden), hidden.test(sdl)]).toEqual([String(hidden), false]);
   });

@@ -10,6 +10,7 @@ import { buildRegistrySubgraph } from '../../src/graphql/schema.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { gql, type GraphqlResponse } from './helpers.ts';
 import { wideBundle } from '../fixtures/wide-bundle.ts';
+import { insightRecord } from '../fixtures/insights.ts';
 
 const MANY = 210;
 const T0 = '2026-01-01T00:00:00Z';
@@ -80,6 +81,18 @@ const PAGES: Record<string, { query: string; nodes: (data: GraphqlResponse['data
     query: 'query($first: Int) { mcpServer(id: "srv-many") { p: tools(first: $first) { nodes { id } } } }',
     nodes: (d) => d.mcpServer.p.nodes,
   },
+  'Skill.insights': {
+    query: 'query($first: Int) { skill(id: "sk-1") { p: insights(first: $first) { nodes { id } } } }',
+    nodes: (d) => d.skill.p.nodes,
+  },
+  'Agent.insights': {
+    query: 'query($first: Int) { agent(id: "ag-1") { p: insights(first: $first) { nodes { id } } } }',
+    nodes: (d) => d.agent.p.nodes,
+  },
+  'Workspace.insights': {
+    query: 'query($first: Int) { workspace(id: "ws-a-team") { p: insights(first: $first) { nodes { id } } } }',
+    nodes: (d) => d.workspace.p.nodes,
+  },
 };
 
 let t: TestApp;
@@ -97,6 +110,12 @@ beforeAll(async () => {
       created_by: 'u-admin',
     });
   }
+  // 210 insights about sk-1 and 210 about ag-1, all in ws-a-team.
+  const insights = Array.from({ length: MANY }, (_, i) => [
+    insightRecord(`in-s-${i}`, 'usage_summary', { type: 'skill', id: 'sk-1' }, 'ws-a-team', 1_790_000_000 - i * 3600),
+    insightRecord(`in-a-${i}`, 'cost_spike', { type: 'agent', id: 'ag-1' }, 'ws-a-team', 1_790_000_000 - i * 3600),
+  ]).flat();
+  await t.registry.insights.recordInsights(insights, Date.now());
 });
 afterAll(async () => {
   await t.close();

@@ -19,6 +19,8 @@ import type { TraceStore } from '../../src/store/trace-port.ts';
 import type { RegistryStore } from '../../src/store/registry-port.ts';
 import type { RateLimiter } from '../../src/store/rate-limit-port.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
+import { webhookGuard } from '../../src/insights/webhook-guard.ts';
+import { compact } from '../../src/shared/compact.ts';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -68,7 +70,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const seen = options.wrapRegistry ? options.wrapRegistry(registry) : registry;
   const tracesSeen = options.wrapTraces ? options.wrapTraces(traces) : traces;
   const app = await buildApp({
-    services: { config, registry: seen, traces: tracesSeen },
+    services: { config, registry: seen, traces: tracesSeen, ...compact({ webhooks: await webhookGuard(config) }) },
     authenticator,
     logger: false,
     ...(options.otlpFaults !== undefined ? { otlpFaults: options.otlpFaults } : {}),

@@ -27,6 +27,20 @@ export type CallerKind =
   | 'SERVICE_ACCOUNT'
   | 'USER';
 
+/** The kinds of insight (REST operation 4 lists each payload's schema). */
+export type InsightKind =
+  | 'COST_SPIKE'
+  | 'EVALUATION_DROP'
+  | 'LATENCY_REGRESSION'
+  | 'TOKEN_EFFICIENCY'
+  | 'TOOL_FAILURE_HOTSPOT'
+  | 'USAGE_SUMMARY';
+
+export type InsightSubjectType =
+  | 'AGENT'
+  | 'SKILL'
+  | 'TOOL';
+
 export type McpServerStatus =
   | 'ACTIVE'
   | 'DELETED'
@@ -254,6 +268,15 @@ export type ViewerQueryVariables = Exact<{ [key: string]: never; }>;
 
 
 export type ViewerQuery = { viewer: { kind: CallerKind, orgId: string, user: { id: string, name: string | null } | null, agent: { id: string, name: string } | null, workspaces: Array<{ id: string }> } };
+
+export type WorkspaceInsightsQueryVariables = Exact<{
+  id: string | number;
+  kind?: Array<InsightKind> | InsightKind | null | undefined;
+  after?: string | null | undefined;
+}>;
+
+
+export type WorkspaceInsightsQuery = { workspace: { id: string, displayName: string, insights: { pageInfo: { hasNextPage: boolean, endCursor: string | null }, nodes: Array<{ id: string, kind: InsightKind, workspaceId: string, payload: unknown, createdAt: string, window: { startTimeUnixSeconds: number, endTimeUnixSeconds: number }, subject: { type: InsightSubjectType, id: string, server: string | null, skill: { id: string, name: string, displayName: string | null } | null, agent: { id: string, name: string, displayName: string | null } | null } }> } } | null };
 
 export type WorkspaceTreeQueryVariables = Exact<{ [key: string]: never; }>;
 

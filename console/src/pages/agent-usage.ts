@@ -1,12 +1,14 @@
 /**
  * An agent's usage: the analytics of the traces it takes part in (analytics.ts: traces, skill
  * invocations, tool calls, error rate, latency, tokens with the prompt cache's part, cost, with the
- * previous period) and what it used over the same range, by skill and by tool. Operation 1's
- * request on the agent endpoint: one time series answers the charts, one table each breakdown;
- * the agent's head is one GraphQL query (the skills it declares show by name).
+ * previous period, its insights marked at their windows) and what it used over the same range, by
+ * skill and by tool. Operation 1's request on the agent endpoint: one time series answers the
+ * charts, one table each breakdown, the agent's insight list the markers; the agent's head is one
+ * GraphQL query (the skills it declares show by name).
  */
 import { graphql, rest, type Answer } from '../api.ts';
-import { el, empty, formatValue, loading, problemView } from '../dom.ts';
+import { el, empty, loading, problemView } from '../dom.ts';
+import { formatValue } from '../format.ts';
 import type { AgentUsageHeadQuery } from '../generated/operations.ts';
 import HEAD from '../queries/agent-usage.graphql';
 import {
@@ -20,6 +22,7 @@ import {
   type View,
 } from './analytics.ts';
 import { agentHead } from './catalog.ts';
+import { insightsOf } from './insights.ts';
 import { namesById, tableText, type GroupNames, type StatsAnswer, type TableAnswer } from './series.ts';
 
 const SPEC: AnalyticsSpec = {
@@ -36,6 +39,7 @@ const SPEC: AnalyticsSpec = {
         { name: 'cache_read', measure: 'cache_read_tokens' },
         { name: 'cache_creation', measure: 'cache_creation_tokens' },
       ],
+      insights: ['token_efficiency'],
     },
     PANEL.cost,
   ],
@@ -96,10 +100,12 @@ function breakdown(
 export async function agentUsagePage(main: HTMLElement, agentId: string, query: URLSearchParams): Promise<void> {
   const view = viewOf(query, SPEC);
   main.replaceChildren(loading());
-  const path = `/agent/v1/agents/${encodeURIComponent(agentId)}/traces/stats/query`;
-  const [head, stats, ...tables] = await Promise.all([
+  const base = `/agent/v1/agents/${encodeURIComponent(agentId)}`;
+  const path = `${base}/traces/stats/query`;
+  const [head, stats, insights, ...tables] = await Promise.all([
     graphql<AgentUsageHeadQuery>(HEAD, { id: agentId }),
     rest<StatsAnswer>('POST', path, seriesRequest(view, SPEC)),
+    insightsOf(`${base}/insights`, view),
     ...BREAKDOWNS.map((b) => rest<TableAnswer>('POST', path, tableRequest(view, b))),
   ]);
   const agent = head.data?.agent;
@@ -108,7 +114,7 @@ export async function agentUsagePage(main: HTMLElement, agentId: string, query: 
   };
   main.replaceChildren(
     ...agentHead(agentId, agent, 'usage'),
-    ...analyticsView(SPEC, view, applier(query), stats, names, `${agentId}-stats.csv`),
+    ...analyticsView(SPEC, view, applier(query), stats, names, `${agentId}-stats.csv`, insights),
     ...BREAKDOWNS.flatMap((b, i) => breakdown(b, tables[i] ?? { problem: { title: 'no answer' } }, names)),
   );
 }

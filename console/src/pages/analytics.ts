@@ -8,24 +8,31 @@
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import type { Answer } from '../api.ts';
-import { el, empty, formatValue, navigate, problemView } from '../dom.ts';
+import { el, empty, navigate, problemView } from '../dom.ts';
+import { formatValue } from '../format.ts';
 import { csvText } from './csv.ts';
+import { insightTable, markerPlugin, type ShownInsight } from './insight-view.ts';
 import { stampsAndValues, toCsv, type GroupNames, type Series, type StatsAnswer } from './series.ts';
 
 const DAY = 86_400;
 const PRESETS = { '7d': 7, '30d': 30, '90d': 90 } as const;
 const COLORS = ['#0b5cad', '#c4432b', '#2f8f46', '#8250df', '#b7791f'];
 
-/** One chart: its title and the queries it plots. */
+/** One chart: its title, the queries it plots, and the insight kinds it marks (the first panel: any other). */
 export interface Panel {
   title: string;
   queries: { name: string; measure: string }[];
+  insights?: string[];
 }
 
 /** The panels both pages draw. */
 export const PANEL = {
   traces: { title: 'Traces', queries: [{ name: 'traces', measure: 'traces' }] },
-  errorRate: { title: 'Error rate', queries: [{ name: 'error_rate', measure: 'error_rate' }] },
+  errorRate: {
+    title: 'Error rate',
+    queries: [{ name: 'error_rate', measure: 'error_rate' }],
+    insights: ['tool_failure_hotspot', 'evaluation_drop'],
+  },
   latency: {
     title: 'Latency',
     queries: [
@@ -33,8 +40,9 @@ export const PANEL = {
       { name: 'p90', measure: 'latency_p90' },
       { name: 'p99', measure: 'latency_p99' },
     ],
+    insights: ['latency_regression'],
   },
-  cost: { title: 'Cost', queries: [{ name: 'cost', measure: 'cost' }] },
+  cost: { title: 'Cost', queries: [{ name: 'cost', measure: 'cost' }], insights: ['cost_spike'] },
 } satisfies Record<string, Panel>;
 
 /** What a page offers: its panels, its group-by choices ('' for none) and a version choice or not. */
@@ -159,9 +167,18 @@ export function seriesRequest(view: View, spec: AnalyticsSpec): object {
   };
 }
 
-function chart(title: string, series: Series[], previous: Series[], width: number, names: GroupNames): HTMLElement {
+function chart(
+  title: string,
+  series: Series[],
+  previous: Series[],
+  width: number,
+  names: GroupNames,
+  insights: ShownInsight[],
+): HTMLElement {
   const { stamps, columns } = stampsAndValues(series, previous, names);
   const box = el('figure', { className: 'chart', 'data-title': title });
+  // The insights it marks, by id: the browser test compares them with the insight list's answer.
+  box.setAttribute('data-insights', JSON.stringify(insights.map((i) => i.id)));
   // What is plotted, as numbers: the browser test compares it with the REST answer.
   box.setAttribute(
     'data-plotted',
@@ -175,6 +192,7 @@ function chart(title: string, series: Series[], previous: Series[], width: numbe
   const opts: uPlot.Options = {
     width,
     height: 200,
+    plugins: [markerPlugin(insights, stamps.length > 1 ? (stamps[1] ?? 0) - (stamps[0] ?? 0) : DAY)],
     series: [
       {},
       ...columns.map((c) => ({
@@ -210,9 +228,18 @@ export function numbersTable(className: string, header: string[], rows: string[]
   );
 }
 
+/** The insights each panel marks: those of its kinds; the first panel also those no panel claims. */
+function insightsByPanel(panels: Panel[], insights: readonly ShownInsight[]): ShownInsight[][] {
+  const claimed = new Set(panels.flatMap((p) => p.insights ?? []));
+  return panels.map((p, i) =>
+    insights.filter((x) => (p.insights ?? []).includes(x.kind) || (i === 0 && !claimed.has(x.kind))),
+  );
+}
+
 /**
  * The analytics under a page's head: controls, then the answer (warnings, range, CSV download and
- * the charts or the table), or its problem. `csvName` names the download.
+ * the charts or the table, then the insights of the range), or its problem. `csvName` names the
+ * download; `insights` are those whose window meets the range (marked on the charts).
  */
 export function analyticsView(
   spec: AnalyticsSpec,
@@ -221,9 +248,12 @@ export function analyticsView(
   stats: Answer<StatsAnswer>,
   names: GroupNames,
   csvName: string,
+  insights: Answer<ShownInsight[]>,
 ): HTMLElement[] {
   if (stats.problem !== undefined) return [controls(view, spec, apply), problemView(stats.problem)];
   const answer = stats.data;
+  const shown = (insights.data ?? []).filter((i) => i.end > view.start && i.start < view.end);
+  const marked = insightsByPanel(spec.panels, shown);
   const download = el('a', { className: 'button', download: csvName, href: '#' }, 'Download CSV');
   download.addEventListener('click', () => {
     const { header, rows } = toCsv(answer, (v) => v, names);
@@ -242,10 +272,10 @@ export function analyticsView(
       : el(
           'div',
           { className: 'charts' },
-          ...spec.panels.map((p) => {
+          ...spec.panels.map((p, i) => {
             const queryNames = p.queries.map((q) => q.name);
             const previous = view.group === '' ? seriesOf(answer.comparison?.data, queryNames) : [];
-            return chart(p.title, seriesOf(answer.data, queryNames), previous, width, names);
+            return chart(p.title, seriesOf(answer.data, queryNames), previous, width, names, marked[i] ?? []);
           }),
         );
   return [
@@ -254,10 +284,14 @@ export function analyticsView(
     el(
       'p',
       { className: 'hint' },
-      `${isoDay(view.start)} to ${isoDay(view.end - DAY)}; dashed: the previous period`,
+      `${isoDay(view.start)} to ${isoDay(view.end - DAY)}; dashed: the previous period; shaded: the windows of insights`,
       ' ',
       download,
     ),
     body,
+    el('h2', {}, 'Insights in this range'),
+    insights.problem !== undefined
+      ? problemView(insights.problem)
+      : insightTable(shown, false, 'No insight in this range.'),
   ];
 }

@@ -4,7 +4,8 @@
  * (queries/mcp-servers.graphql). It loads on its own, so the rest of the page never waits for it.
  */
 import { graphql } from '../api.ts';
-import { el, empty, formatValue, loading, problemView } from '../dom.ts';
+import { el, empty, loading, problemView } from '../dom.ts';
+import { formatValue } from '../format.ts';
 import type { McpServersOverviewQuery } from '../generated/operations.ts';
 import QUERY from '../queries/mcp-servers.graphql';
 

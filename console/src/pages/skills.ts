@@ -3,7 +3,8 @@
  * last 7 days, from one GraphQL query (queries/skills-overview.graphql); each links to its analytics.
  */
 import { graphql } from '../api.ts';
-import { el, empty, formatValue, loading, problemView } from '../dom.ts';
+import { el, empty, loading, problemView } from '../dom.ts';
+import { formatValue } from '../format.ts';
 import type { SkillsOverviewQuery, SkillsOverviewQueryVariables } from '../generated/operations.ts';
 import QUERY from '../queries/skills-overview.graphql';
 

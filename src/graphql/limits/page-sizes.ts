@@ -6,6 +6,7 @@
  */
 import { SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT } from '../../agents/search-agents.ts';
 import { SERVERS_DEFAULT_LIMIT, SERVERS_MAX_LIMIT } from '../../mcp-servers/find-servers.ts';
+import { INSIGHTS_DEFAULT_LIMIT, INSIGHTS_MAX_LIMIT } from '../../insights/list-insights.ts';
 
 /** The page a paged field serves without `first`, and the largest it serves at all. */
 export interface PageSize {
@@ -15,6 +16,9 @@ export interface PageSize {
 
 /** windowOf's defaults (connection.ts): tools, toolAggregate, the artifacts of a container, a server's tools. */
 const CONNECTION: PageSize = { default: 50, max: 200 };
+
+/** The insight lists (insights/list-insights.ts): 20 a page, at most 100, as REST's. */
+const INSIGHTS: PageSize = { default: INSIGHTS_DEFAULT_LIMIT, max: INSIGHTS_MAX_LIMIT };
 
 /** Every field with a `first` argument, by `Type.field`. */
 export const PAGE_SIZES: Readonly<Record<string, PageSize>> = {
@@ -29,6 +33,9 @@ export const PAGE_SIZES: Readonly<Record<string, PageSize>> = {
   'User.artifacts': CONNECTION,
   'Query.mcpServers': { default: SERVERS_DEFAULT_LIMIT, max: SERVERS_MAX_LIMIT },
   'McpServer.tools': CONNECTION,
+  'Skill.insights': INSIGHTS,
+  'Agent.insights': INSIGHTS,
+  'Workspace.insights': INSIGHTS,
 };
 
 /**

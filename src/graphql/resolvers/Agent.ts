@@ -12,6 +12,8 @@ import { spendStatsWork } from '../limits/trace-budget.ts';
 import { relatedArtifacts } from '../relationships.ts';
 import { toTraceStatsRequest } from '../trace-stats-input.ts';
 import { artifactFields } from './Artifact.ts';
+import { subjectList } from '../../insights/list-insights.ts';
+import { insightConnection, insightInput } from '../insight-loader.ts';
 
 /** Resolvers of `Agent` (see the file comment). */
 export const Agent: AgentResolvers = {
@@ -31,4 +33,8 @@ export const Agent: AgentResolvers = {
     queryAgentTraceStats(ctx, row.id, toTraceStatsRequest(args.input), (req) => {
       spendStatsWork(ctx, req);
     }),
+  insights: async (row, args, ctx) => {
+    const input = insightInput(args);
+    return insightConnection(ctx, await subjectList(ctx, { type: 'agent', id: row.id }, input), input, args.after);
+  },
 };

@@ -6,6 +6,8 @@ import { relatedArtifacts } from '../relationships.ts';
 import { spendStatsWork } from '../limits/trace-budget.ts';
 import { toTraceStatsRequest } from '../trace-stats-input.ts';
 import { artifactFields } from './Artifact.ts';
+import { subjectList } from '../../insights/list-insights.ts';
+import { insightConnection, insightInput } from '../insight-loader.ts';
 
 /** Resolvers of `Skill` (see the file comment). */
 export const Skill: SkillResolvers = {
@@ -17,4 +19,8 @@ export const Skill: SkillResolvers = {
     queryTraceStats(ctx, row.id, args.versionOrdinal ?? undefined, toTraceStatsRequest(args.input), (req) => {
       spendStatsWork(ctx, req);
     }),
+  insights: async (row, args, ctx) => {
+    const input = insightInput(args);
+    return insightConnection(ctx, await subjectList(ctx, { type: 'skill', id: row.id }, input), input, args.after);
+  },
 };

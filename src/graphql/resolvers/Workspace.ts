@@ -8,6 +8,9 @@ import type { WorkspaceResolvers } from '../../generated/graphql.ts';
 import { readableWorkspace, readableWorkspaceOrNull, withAccess } from '../authorize.ts';
 import { sliceConnection } from '../connection.ts';
 import { total } from './counts.ts';
+import { workspaceInsightList } from '../../insights/list-insights.ts';
+import { listSubscriptions } from '../../insights/webhook-subscriptions.ts';
+import { insightConnection, insightInput } from '../insight-loader.ts';
 
 /** Resolvers of `Workspace` (see the file comment). */
 export const Workspace: WorkspaceResolvers = {
@@ -34,4 +37,9 @@ export const Workspace: WorkspaceResolvers = {
     return sliceConnection(`ws:${ws.id}:${args.kind ?? ''}`, list, args.first, args.after);
   },
   members: (ws, _args, ctx) => ctx.loaders.membershipsOfWorkspace.load(ws.id),
+  insights: async (ws, args, ctx) => {
+    const input = insightInput(args);
+    return insightConnection(ctx, await workspaceInsightList(ctx, ws.id, input), input, args.after);
+  },
+  webhookSubscriptions: (ws, _args, ctx) => listSubscriptions(ctx, ws.id),
 };

@@ -4,6 +4,7 @@ import { Agent } from './Agent.ts';
 import { Artifact, Document, Prompt } from './Artifact.ts';
 import { ArtifactCountByKind } from './counts.ts';
 import { McpServer } from './McpServer.ts';
+import { Insight, InsightSubject, mutations } from './Insight.ts';
 import { Member } from './Member.ts';
 import { ProfileImage } from './ProfileImage.ts';
 import { Project } from './Project.ts';
@@ -22,6 +23,9 @@ import { Workspace } from './Workspace.ts';
 /** Every resolver of the subgraph, typed by the generated `Resolvers`. */
 export const resolvers: Resolvers = {
   Query: { ...queryLookups, ...queryLists },
+  Mutation: mutations,
+  Insight,
+  InsightSubject,
   Artifact,
   Agent,
   Tool,
