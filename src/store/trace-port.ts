@@ -3,6 +3,7 @@
  * Engines (store/duckdb, store/postgres) implement it; test/contract/trace-contract.ts runs
  * unchanged against each, comparing with a plain TypeScript reference.
  */
+import type { SubjectFactsReader } from './facts-port.ts';
 import type { StoredBytes } from './stored-bytes.ts';
 
 export type SpanCategory = 'skill_invocation' | 'tool_call' | 'model_call' | 'other';
@@ -340,7 +341,8 @@ export class QueryCancelledError extends Error {
   }
 }
 
-export interface TraceStore {
+/** Also answers insight detection's facts (facts-port.ts). */
+export interface TraceStore extends SubjectFactsReader {
   readonly engine: 'duckdb' | 'postgres';
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -15,6 +15,7 @@ import { toolUsageContract } from './tool-usage-contract.ts';
 import { serverUsageContract } from './server-usage-contract.ts';
 import { watermarkContract } from './trace-watermark-contract.ts';
 import { callPairsContract } from './call-pairs-contract.ts';
+import { subjectFactsContract } from './subject-facts-contract.ts';
 
 const open = () => DuckDbTraceStore.open(':memory:', { sealEveryMs: 0 });
 const seal = (store: TraceStore) => (store as DuckDbTraceStore).seal();
@@ -80,3 +81,16 @@ callPairsContract(
 callPairsContract('duckdb in a worker thread', () => ThreadedTraceStore.open(':memory:', { sealEveryMs: 0 }), {
   seal: (store) => (store as ThreadedTraceStore).seal(),
 });
+
+// Detection's facts: from the tails only, sealed part of the way, and in the worker thread sealed.
+subjectFactsContract('duckdb, unsealed', open);
+subjectFactsContract('duckdb, sealed part of the way', open, {
+  afterChunk: async (store, chunk) => (chunk === 1 ? seal(store) : undefined),
+});
+subjectFactsContract(
+  'duckdb in a worker thread, sealed',
+  () => ThreadedTraceStore.open(':memory:', { sealEveryMs: 0 }),
+  {
+    afterChunk: (store) => (store as ThreadedTraceStore).seal(),
+  },
+);

@@ -18,6 +18,7 @@ import { toolUsageContract } from './tool-usage-contract.ts';
 import { serverUsageContract } from './server-usage-contract.ts';
 import { watermarkContract } from './trace-watermark-contract.ts';
 import { callPairsContract } from './call-pairs-contract.ts';
+import { subjectFactsContract } from './subject-facts-contract.ts';
 
 const schemas: string[] = [];
 if (await postgresReachable()) {
@@ -50,6 +51,11 @@ if (await postgresReachable()) {
   // The replica opens the schema the contract's store was opened in (the last one made).
   watermarkContract('postgres', open, { seal, replica: async () => openIn(schemas.at(-1) as string) });
   callPairsContract('postgres', open, { seal });
+  subjectFactsContract('postgres, unsealed', open);
+  subjectFactsContract('postgres, sealed', open, { afterChunk: seal });
+  subjectFactsContract('postgres, sealed part of the way', open, {
+    afterChunk: async (store, chunk) => (chunk === 1 ? seal(store) : undefined),
+  });
   afterAll(async () => {
     for (const s of schemas) await dropSchema(s);
   });

@@ -26,6 +26,7 @@ import {
   type ServerUsageRow,
   type TraceStore,
 } from '../trace-port.ts';
+import type { SubjectFactsPage, SubjectFactsQuery } from '../facts-port.ts';
 import { unstorable, unstorablePoint } from './append.ts';
 import { Dictionary } from './dictionary.ts';
 import { TraceQueries } from './queries.ts';
@@ -223,6 +224,14 @@ export class DuckDbTraceStore implements TraceStore {
 
   async toolUsage(query: ToolUsageQuery, signal?: AbortSignal): Promise<ToolUsageRow[]> {
     return this.queries.toolUsage(query, signal);
+  }
+
+  async subjectFacts(query: SubjectFactsQuery, signal?: AbortSignal): Promise<SubjectFactsPage> {
+    return this.queries.subjectFacts(query, signal);
+  }
+
+  async activeOrganizations(sinceS: number, limit: number): Promise<string[]> {
+    return this.queries.activeOrganizations(sinceS, limit);
   }
 
   async serverUsage(query: ServerUsageQuery, signal?: AbortSignal): Promise<ServerUsageRow[]> {

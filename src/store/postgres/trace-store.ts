@@ -33,6 +33,10 @@ import { sealInBackground } from '../seal-timer.ts';
 import { SEALING_LOCK, sealStep } from './sealing.ts';
 import { agentRows } from './agent-rows.ts';
 import { sealedMarks, skillRows } from './skill-rows.ts';
+import { agentSubjectRows, skillSubjectRows } from './subject-rows.ts';
+import { inStatsSnapshot } from './stats-snapshot.ts';
+import { checkSubjectFactsQuery, type SubjectFactsPage, type SubjectFactsQuery } from '../facts-port.ts';
+import { compileSubjectFacts, toSubjectFacts } from '../stats/subject-facts.ts';
 import { EMPTY_ROLLUPS_SQL, KEEPS_ROLLUPS, cutPairsSql, rollupDeltaSql, rollupReturning } from './rollups.ts';
 import { MonthPartitions, pruneMonths } from './partitions.ts';
 import { retryCarefully, writePoints, writeSpans } from './span-writes.ts';
@@ -63,12 +67,6 @@ export interface PostgresTraceOptions {
   now?: () => number;
 }
 
-/**
- * Memory per sort or hash of a statistics statement (PostgreSQL's default 4 MB spills the
- * per-bucket sort of a 30-day range to disk). A statement has a handful of such nodes and the pool
- * bounds how many run at once.
- */
-const STATS_WORK_MEM = '32MB';
 const ANALYZE_EVERY_MS = 30_000;
 
 export class PostgresTraceStore implements TraceStore {
@@ -316,35 +314,43 @@ export class PostgresTraceStore implements TraceStore {
   }
 
   /**
-   * One statement in a read-only REPEATABLE READ transaction. For a skill it first reads the
+   * One statement in a statistics snapshot (stats-snapshot.ts). For a skill it first reads the
    * sealed watermark and whether anything lies above it: the watermark goes into the statement as a
    * value (so the planner sees how few rows the tails hold), the tails only when they can hold
-   * rows, and both reads share one snapshot. An agent's statement reads spans alone. JIT is off (its compilation costs more than these statements run)
-   * and sorts get STATS_WORK_MEM.
+   * rows, and both reads share one snapshot. An agent's statement reads spans alone.
    */
   async aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]> {
-    const rows = await this.withClient(signal, async (client) => {
-      // The raw tables are locked before the snapshot is taken (LOCK takes none): a snapshot taken
-      // while retention drops a month, before its commit, would see its deletions undone but the
-      // dropped month gone (partitions.ts).
-      await client.query(
-        `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL jit = off; SET LOCAL work_mem = '${STATS_WORK_MEM}';
-        LOCK TABLE spans, metric_points IN ACCESS SHARE MODE`,
-      );
-      try {
+    const rows = await this.withClient(signal, (client) =>
+      inStatsSnapshot(client, async () => {
         const { subject } = query;
         const source =
           'agent' in subject ? agentRows(subject) : skillRows(subject, await sealedMarks(client, this.rollups));
         const { sql, params } = compileAggregate(query, source, POSTGRES);
-        const result = (await client.query(sql, params)).rows as Record<string, unknown>[];
-        await client.query('COMMIT');
-        return result;
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw err;
-      }
-    });
+        return (await client.query(sql, params)).rows as Record<string, unknown>[];
+      }),
+    );
     return toAggregateRows(rows, query);
+  }
+
+  /** Detection's facts (subject-rows.ts), in a statistics snapshot as `aggregate`'s. */
+  async subjectFacts(query: SubjectFactsQuery, signal?: AbortSignal): Promise<SubjectFactsPage> {
+    checkSubjectFactsQuery(query);
+    const rows = await this.withClient(signal, (client) =>
+      inStatsSnapshot(client, async () => {
+        const source =
+          query.subjectType === 'agent' ? agentSubjectRows() : skillSubjectRows(await sealedMarks(client, false));
+        const { sql, params } = compileSubjectFacts(query, source, POSTGRES);
+        return (await client.query(sql, params)).rows as Record<string, unknown>[];
+      }),
+    );
+    return toSubjectFacts(rows, query);
+  }
+
+  async activeOrganizations(sinceS: number, limit: number): Promise<string[]> {
+    const sql = `SELECT org_id FROM (SELECT org_id FROM trace_skills WHERE start_s >= $1
+      UNION SELECT org_id FROM trace_agents WHERE start_s >= $1) o ORDER BY org_id COLLATE "C" LIMIT $2`;
+    const res = await this.withClient(undefined, (client) => client.query<{ org_id: string }>(sql, [sinceS, limit]));
+    return res.rows.map((r) => r.org_id);
   }
 
   async toolUsage(query: ToolUsageQuery, signal?: AbortSignal): Promise<ToolUsageRow[]> {
