@@ -6,7 +6,7 @@ import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 /** Handler folders: they know nothing of HTTP or GraphQL, and nothing of the demo data. */
-const HANDLERS = ['agents', 'tools', 'skills', 'org', 'otlp', 'auth', 'artifacts'].map((d) => `./src/${d}`);
+const HANDLERS = ['agents', 'tools', 'skills', 'org', 'otlp', 'auth', 'artifacts', 'insights'].map((d) => `./src/${d}`);
 const TRANSPORTS = ['./src/rest', './src/graphql', './src/grpc'];
 
 export default tseslint.config(

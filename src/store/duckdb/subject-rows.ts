@@ -20,7 +20,6 @@ const text = (column: string) => `(SELECT value FROM dim_values WHERE id = ${col
 /** `pending`: spans were stored after the last sealing, so the tails may hold rows. */
 export function skillSubjectRows(pending: boolean): SubjectSource {
   return {
-    rescan: !pending,
     text,
     sql(orgId, where, param) {
       const org = param(orgId);
@@ -45,7 +44,6 @@ WHERE spans.org_id = ${org} AND seq <= ${W} AND ${where}`;
 
 export function agentSubjectRows(): SubjectSource {
   return {
-    rescan: false,
     text,
     sql(orgId, where, param) {
       const org = param(orgId);

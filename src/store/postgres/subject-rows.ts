@@ -18,7 +18,6 @@ const text = (column: string) => column;
 
 export function skillSubjectRows(marks: SealedMarks): SubjectSource {
   return {
-    rescan: false,
     text,
     sql(orgId, where, param) {
       const org = param(orgId);
@@ -45,7 +44,6 @@ WHERE spans.org_id = ${org} AND spans.xid < ${w} AND ${where}`);
 
 export function agentSubjectRows(): SubjectSource {
   return {
-    rescan: false,
     text,
     sql(orgId, where, param) {
       const org = param(orgId);

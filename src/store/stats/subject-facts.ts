@@ -10,7 +10,6 @@ import { SUBJECT_FACT_TOP, type SubjectFacts, type SubjectFactsPage, type Subjec
 import { sqlNumber, sqlText } from '../sql-values.ts';
 import type { Param, SqlDialect } from './dialect.ts';
 import { finalSql, partSql, type Part } from './measures.ts';
-import { SOURCE_COLUMNS } from './row-source.ts';
 
 /**
  * An engine's rows of the subjects of one type in an organization: a SELECT of `subject` (its id as
@@ -19,8 +18,6 @@ import { SOURCE_COLUMNS } from './row-source.ts';
  */
 export interface SubjectSource {
   sql(orgId: string, where: string, param: Param): string;
-  /** Reading the rows again is cheaper than keeping them (RowSource.rescan). */
-  rescan: boolean;
   /** The text of a column of the tool, mcp or model dimension (an engine storing codes decodes it). */
   text(column: string): string;
 }
@@ -36,6 +33,24 @@ const VALUE_COLUMNS = [
   'cost',
 ];
 const KEYS = 'w, workspace_id, subject';
+/** The source columns the parts and groupings read. */
+const FACT_COLUMNS = [
+  'subject',
+  'trace_key',
+  'workspace_id',
+  'start_s',
+  'user_id',
+  'session_id',
+  'is_invocation',
+  'is_tool_call',
+  'is_error',
+  'tokens',
+  'cost',
+  'duration_ms',
+  'tool',
+  'mcp',
+  'model',
+];
 
 export function compileSubjectFacts(
   q: SubjectFactsQuery,
@@ -77,13 +92,13 @@ FROM (SELECT *, row_number() OVER (PARTITION BY ${KEYS} ORDER BY cost DESC, mode
   FROM (SELECT ${KEYS}, ${source.text('model')} AS model_t, SUM(cost)::${dbl} AS cost
     FROM r WHERE model IS NOT NULL GROUP BY ${KEYS}, model) g) m
 WHERE rn <= ${param(q.topModels ?? SUBJECT_FACT_TOP)}`;
-  // The page is of the subjects with rows in a window; the rows in windows are read once more for it.
-  const sql = `WITH src AS ${source.rescan ? 'NOT MATERIALIZED' : 'MATERIALIZED'} (${rows}),
-win (w, ws, we) AS (VALUES ${windows}),
-rw AS NOT MATERIALIZED (SELECT win.w, ${SOURCE_COLUMNS.map((c) => `src.${c}`).join(', ')}, src.subject
-  FROM src JOIN win ON src.start_s >= win.ws AND src.start_s < win.we),
-page AS (SELECT subject FROM rw ${after} GROUP BY subject ORDER BY subject${order} LIMIT ${param(q.limit)}),
-r AS MATERIALIZED (SELECT * FROM rw WHERE subject IN (SELECT subject FROM page))
+  // The rows in windows are kept once, with the columns the parts read; the page is of the
+  // subjects with rows there, and each grouping reads the page's rows of them.
+  const sql = `WITH win (w, ws, we) AS (VALUES ${windows}),
+rw AS MATERIALIZED (SELECT win.w, ${FACT_COLUMNS.map((c) => `src.${c}`).join(', ')}
+  FROM (${rows}) src JOIN win ON src.start_s >= win.ws AND src.start_s < win.we),
+page AS MATERIALIZED (SELECT subject FROM rw ${after} GROUP BY subject ORDER BY subject${order} LIMIT ${param(q.limit)}),
+r AS NOT MATERIALIZED (SELECT * FROM rw WHERE subject IN (SELECT subject FROM page))
 ${main}
 UNION ALL ${tools}
 UNION ALL ${models}`;
