@@ -57,7 +57,6 @@ export interface Config {
   connections: ConnectionLimits;
   /** Memory of the embedded trace engine, bounded whatever the input. */
   traceEngine: TraceEngineConfig;
-  detection: DetectionConfig;
   auth: AuthConfig;
 }
 
@@ -120,15 +119,6 @@ interface TraceEngineConfig {
   identityKeys: number;
 }
 
-/**
- * Insight detection (src/insights, docs/insights.md): on or off, how often (ms), hourly steps per organization
- * and run, subjects per facts call and per type and step, seconds a step waits for late spans.
- */
-type DetectionConfig = { enabled: boolean } & Record<
-  'intervalMs' | 'maxSteps' | 'subjectsPerCall' | 'maxSubjects' | 'settleS',
-  number
->;
-
 interface AuthConfig {
   jwksUrl: string | undefined;
   jwksFile: string | undefined;
@@ -164,7 +154,8 @@ type Env = Record<string, string | undefined>;
 const GiB = 1024 * 1024 * 1024;
 
 function str(env: Env, name: string, fallback: string): string {
-  return optional(env, name) ?? fallback;
+  const v = env[name];
+  return v === undefined || v === '' ? fallback : v;
 }
 
 function optional(env: Env, name: string): string | undefined {
@@ -251,8 +242,13 @@ function connectionLimits(env: Env, openFiles: number | undefined, grpcOn: boole
   const grpcShare = Math.max(1, Math.floor(budget / 3));
   const httpShare = grpcOn ? budget - grpcShare : budget;
   const httpMax = int(env, 'HTTP_MAX_CONNECTIONS', Math.min(HTTP_MAX_CONNECTIONS_CEILING, httpShare), 1, 1_000_000);
-  const grpcCap = Math.min(GRPC_MAX_CONNECTIONS_CEILING, grpcShare);
-  const grpcMax = int(env, 'OTLP_GRPC_MAX_CONNECTIONS', grpcCap, 1, 1_000_000);
+  const grpcMax = int(
+    env,
+    'OTLP_GRPC_MAX_CONNECTIONS',
+    Math.min(GRPC_MAX_CONNECTIONS_CEILING, grpcShare),
+    1,
+    1_000_000,
+  );
   const explicit =
     optional(env, 'HTTP_MAX_CONNECTIONS') !== undefined || optional(env, 'OTLP_GRPC_MAX_CONNECTIONS') !== undefined;
   if (explicit && openFiles !== undefined && httpMax + (grpcOn ? grpcMax : 0) > openFiles - RESERVED_FILES_MIN) {
@@ -275,14 +271,22 @@ function connectionLimits(env: Env, openFiles: number | undefined, grpcOn: boole
  * (exporters retry a 429): each quota is 0 (off) or at least that request.
  */
 function checkIngestQuotas(quotas: IngestQuotaLimits, bounds: Bounds): void {
-  const records = ['OTLP_MAX_SPANS', bounds.otlpMaxSpans] as const;
-  const bytes = ['OTLP_MAX_DECOMPRESSED_BYTES', bounds.otlpMaxDecompressedBytes] as const;
-  const rules = [
-    ['INGEST_QUOTA_CALLER_RECORDS_PER_S', quotas.callerRecordsPerS, ...records],
-    ['INGEST_QUOTA_ORG_RECORDS_PER_S', quotas.orgRecordsPerS, ...records],
-    ['INGEST_QUOTA_CALLER_BYTES_PER_DAY', quotas.callerBytesPerDay, ...bytes],
-    ['INGEST_QUOTA_ORG_BYTES_PER_DAY', quotas.orgBytesPerDay, ...bytes],
-  ] as const;
+  const rules: [string, number, string, number][] = [
+    ['INGEST_QUOTA_CALLER_RECORDS_PER_S', quotas.callerRecordsPerS, 'OTLP_MAX_SPANS', bounds.otlpMaxSpans],
+    ['INGEST_QUOTA_ORG_RECORDS_PER_S', quotas.orgRecordsPerS, 'OTLP_MAX_SPANS', bounds.otlpMaxSpans],
+    [
+      'INGEST_QUOTA_CALLER_BYTES_PER_DAY',
+      quotas.callerBytesPerDay,
+      'OTLP_MAX_DECOMPRESSED_BYTES',
+      bounds.otlpMaxDecompressedBytes,
+    ],
+    [
+      'INGEST_QUOTA_ORG_BYTES_PER_DAY',
+      quotas.orgBytesPerDay,
+      'OTLP_MAX_DECOMPRESSED_BYTES',
+      bounds.otlpMaxDecompressedBytes,
+    ],
+  ];
   for (const [name, quota, boundName, bound] of rules)
     if (quota !== 0 && quota < bound)
       throw new ConfigError(`${name} must be 0 (off) or at least ${boundName} (${bound}), got ${quota}`);
@@ -384,14 +388,6 @@ export function loadConfig(env: Env = process.env, openFiles?: number): Config {
       dictionaryValues: int(env, 'TRACE_DICTIONARY_VALUES', 10_000, 100, 10_000_000),
       memoryLimitMb: int(env, 'TRACE_MEMORY_LIMIT_MB', 1024, 64, 1_048_576),
       identityKeys: int(env, 'TRACE_IDENTITY_KEYS', 4_000_000, 0, 1_000_000_000),
-    },
-    detection: {
-      enabled: bool(env, 'DETECTION_ENABLED', nodeEnv !== 'test'),
-      intervalMs: int(env, 'DETECTION_INTERVAL_MS', 300_000, 1000, 86_400_000),
-      maxSteps: int(env, 'DETECTION_MAX_STEPS', 24, 1, 720),
-      subjectsPerCall: int(env, 'DETECTION_SUBJECTS_PER_CALL', 200, 1, 1000),
-      maxSubjects: int(env, 'DETECTION_MAX_SUBJECTS', 2000, 1, 1_000_000),
-      settleS: int(env, 'DETECTION_SETTLE_S', 900, 0, 86_400),
     },
     auth,
   };
