@@ -66,9 +66,10 @@ export default tseslint.config(
               message: 'shared helpers serve every layer: they import only domain types and the error catalogue',
             },
             {
-              target: './src/config.ts',
-              from: ['./src/*/**', './src/!(config).ts'],
-              message: 'config.ts is read by every layer: it imports nothing of the project',
+              target: ['./src/config.ts', './src/config-*.ts'],
+              from: ['./src/*/**', './src/!(config|config-*).ts'],
+              message:
+                'config.ts (with its sections, config-*.ts) is read by every layer: it imports nothing else of the project',
             },
             {
               target: './src/bundle',

@@ -3,6 +3,11 @@
  * value stops start-up with a message naming the variable. docs/configuration.md lists them.
  */
 import path from 'node:path';
+import { bool, ConfigError, int, list, optional, str, type Env } from './config-values.ts';
+import { webhookConfig, type WebhookConfig } from './config-webhooks.ts';
+import { detectionConfig, type DetectionConfig } from './config-detection.ts';
+
+export { ConfigError } from './config-values.ts';
 
 /** The client-credentials token shapes auth/client-tokens.ts can recognise. */
 export const CLIENT_TOKEN_SHAPES = ['rfc9068', 'auth0', 'keycloak', 'entra'] as const;
@@ -57,6 +62,10 @@ export interface Config {
   connections: ConnectionLimits;
   /** Memory of the embedded trace engine, bounded whatever the input. */
   traceEngine: TraceEngineConfig;
+  /** Webhook deliveries of insights (config-webhooks.ts). */
+  webhooks: WebhookConfig;
+  /** Insight detection on a schedule (config-detection.ts). */
+  detection: DetectionConfig;
   auth: AuthConfig;
 }
 
@@ -136,8 +145,6 @@ interface AuthConfig {
   clientTokenShapes: ClientTokenShape[];
 }
 
-export class ConfigError extends Error {}
-
 function clientTokenShapes(names: string[]): ClientTokenShape[] {
   const known: readonly string[] = CLIENT_TOKEN_SHAPES;
   const unknown = names.filter((n) => !known.includes(n));
@@ -149,45 +156,7 @@ function clientTokenShapes(names: string[]): ClientTokenShape[] {
   return names as ClientTokenShape[];
 }
 
-type Env = Record<string, string | undefined>;
-
 const GiB = 1024 * 1024 * 1024;
-
-function str(env: Env, name: string, fallback: string): string {
-  const v = env[name];
-  return v === undefined || v === '' ? fallback : v;
-}
-
-function optional(env: Env, name: string): string | undefined {
-  const v = env[name];
-  return v === undefined || v === '' ? undefined : v;
-}
-
-function int(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
-  const n = Number(raw.trim());
-  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
-  return n;
-}
-
-function bool(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (/^(1|true|yes|on)$/i.test(raw)) return true;
-  if (/^(0|false|no|off)$/i.test(raw)) return false;
-  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
-}
-
-function list(env: Env, name: string, fallback: string[]): string[] {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  return raw
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
-}
 
 /**
  * Production fails closed (DESIGN §12): it needs an audience and a trusted issuer with keys, and
@@ -389,6 +358,8 @@ export function loadConfig(env: Env = process.env, openFiles?: number): Config {
       memoryLimitMb: int(env, 'TRACE_MEMORY_LIMIT_MB', 1024, 64, 1_048_576),
       identityKeys: int(env, 'TRACE_IDENTITY_KEYS', 4_000_000, 0, 1_000_000_000),
     },
+    webhooks: webhookConfig(env),
+    detection: detectionConfig(env, nodeEnv),
     auth,
   };
   checkIngestQuotas(config.ingestQuotas, config.bounds);

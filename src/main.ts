@@ -18,6 +18,8 @@ import { InProcessRateLimiter } from './store/memory/rate-limiter.ts';
 import type { RateLimiter } from './store/rate-limit-port.ts';
 import { demoApiKeys, seedDemoIfEmpty, seedDemoTracesIfEmpty } from './seed/seed.ts';
 import { startRetention } from './otlp/retention.ts';
+import { startWebhooks } from './insights/webhooks/start.ts';
+import { startDetection } from './insights/scheduler.ts';
 
 async function printDevHint(config: Config, origin: string): Promise<void> {
   if (!config.auth.devIssuer || !config.seedDemo) return;
@@ -67,6 +69,7 @@ async function main(): Promise<void> {
     await openRegistryStore(config, (message) => process.stdout.write(`${message}\n`)),
     'registry',
     metrics,
+    ['insights'],
   );
   if (config.seedDemo && (await seedDemoIfEmpty(registry))) {
     process.stdout.write('seeded demo data into an empty registry\n');
@@ -94,6 +97,14 @@ async function main(): Promise<void> {
   });
 
   const retention = startRetention(traces, config.traceRetentionDays, app.log);
+  const webhooks = await startWebhooks(config, registry, metrics, app.log);
+  const detection = startDetection({
+    traces,
+    insights: registry.insights,
+    config: config.detection,
+    metrics: metrics.detection,
+    log: app.log,
+  });
   const origin = await app.listen({ host: config.host, port: config.port });
   const grpc =
     config.otlpGrpcPort === undefined
@@ -117,6 +128,8 @@ async function main(): Promise<void> {
     force.unref();
     try {
       retention.stop();
+      detection.stop();
+      await webhooks?.stop();
       await grpc?.close();
       await app.close(); // closes the stores, authenticator, limiter and cache too (see AppOptions)
     } finally {

@@ -22,7 +22,7 @@ export interface EvaluationFacts {
 }
 
 /** As SubjectFactsQuery: a page of subjects by code point after `after`. */
-export interface EvaluationFactsQuery {
+interface EvaluationFactsQuery {
   orgId: string;
   subjectType: 'skill' | 'agent';
   windows: readonly FactWindow[];

@@ -12,7 +12,7 @@ import { setting, type Settings } from './settings.ts';
 /** Detection steps every hour; the current window is the day before the step, the baseline the week before that. */
 export const STEP_S = 3600;
 export const WINDOW_S = 86400;
-export const BASELINE_DAYS = 7;
+const BASELINE_DAYS = 7;
 export const BASELINE_S = BASELINE_DAYS * 86400;
 
 /** One subject's facts in one workspace: the current window and the baseline (absent: no spans there). */

@@ -5,6 +5,7 @@
  * Each step's insights are recorded, then the cursor moves to the step: a run stopped half way
  * does the step again, and recording an id stored already changes nothing.
  */
+import type { DetectionConfig } from '../config-detection.ts';
 import type { SubjectFactsReader } from '../store/facts-port.ts';
 import type { InsightKind, InsightRecord, InsightStore } from '../store/insight-port.ts';
 import { Cooldowns, detectStep, type InsightKey, type StepResult } from './detect.ts';
@@ -12,15 +13,8 @@ import type { EvaluationFactsReader } from './evaluations.ts';
 import { STEP_S } from './rules.ts';
 import { effectiveSettings, type Settings } from './settings.ts';
 
-export interface DetectionBounds {
-  /** Steps per organization and run. */
-  maxSteps: number;
-  /** Subjects per facts call, and per subject type and step at most. */
-  subjectsPerCall: number;
-  maxSubjects: number;
-  /** A step is done only this long after it ends (seconds). */
-  settleS: number;
-}
+/** What one run may do per organization (config-detection.ts). */
+type DetectionBounds = Pick<DetectionConfig, 'maxSteps' | 'subjectsPerCall' | 'maxSubjects' | 'settleS'>;
 
 export interface OrgRun {
   orgId: string;

@@ -7,17 +7,13 @@
  * logged and the next interval tries again; it never stops the service.
  */
 import { randomUUID } from 'node:crypto';
-import type { DetectionMetrics } from '../observability/metrics.ts';
+import type { DetectionMetrics } from '../observability/detection-metrics.ts';
 import type { InsightStore } from '../store/insight-port.ts';
 import type { SubjectFactsReader } from '../store/facts-port.ts';
 import type { EvaluationFactsReader } from './evaluations.ts';
 import { BASELINE_S, WINDOW_S } from './rules.ts';
-import { runOrganization, type DetectionBounds, type OrgRun } from './run-organization.ts';
-
-export interface DetectionConfig extends DetectionBounds {
-  enabled: boolean;
-  intervalMs: number;
-}
+import type { DetectionConfig } from '../config-detection.ts';
+import { runOrganization, type OrgRun } from './run-organization.ts';
 
 export interface DetectionDeps {
   traces: SubjectFactsReader;
@@ -31,7 +27,7 @@ export interface DetectionDeps {
   now?: () => number;
 }
 
-export interface DetectionRun {
+interface DetectionRun {
   /** False when another replica holds the lease (nothing was done). */
   leader: boolean;
   orgs: OrgRun[];
@@ -98,7 +94,7 @@ export function startDetection(deps: DetectionDeps): Detection {
   };
 
   if (!config.enabled) return { runOnce, stop: () => undefined };
-  const timer = setInterval(() => {
+  const tick = () => {
     if (running !== null) return;
     runOnce().then(
       (run) => {
@@ -107,9 +103,19 @@ export function startDetection(deps: DetectionDeps): Detection {
       },
       (err: unknown) => deps.log.warn({ err }, 'insight detection failed; retried at the next interval'),
     );
-  }, config.intervalMs);
+  };
+  // A first run at start, then every interval.
+  const first = setTimeout(tick, 0);
+  const timer = setInterval(tick, config.intervalMs);
+  first.unref();
   timer.unref();
-  return { runOnce, stop: () => clearInterval(timer) };
+  return {
+    runOnce,
+    stop: () => {
+      clearTimeout(first);
+      clearInterval(timer);
+    },
+  };
 }
 
 function count(metrics: DetectionMetrics, run: OrgRun): void {

@@ -29,7 +29,7 @@ const atLeast = (what: string, fallback: number): Setting => ({
   description: `the least ${what}`,
 });
 
-export const SETTINGS: Readonly<Record<string, Setting>> = {
+const SETTINGS: Readonly<Record<string, Setting>> = {
   ...Object.fromEntries(INSIGHT_KINDS.map(onOff)),
   'latency_regression.percentile': {
     default: 90,

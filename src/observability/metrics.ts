@@ -2,7 +2,8 @@
  * Prometheus metrics of one service instance (`GET /metrics`). Each app gets its own registry, so
  * tests building several apps in one process do not collide.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { detectionMetrics, type DetectionMetrics } from './detection-metrics.ts';
 
 export interface Metrics {
   registry: Registry;
@@ -13,22 +14,9 @@ export interface Metrics {
   telemetryRecords: Counter<'signal' | 'outcome'>;
   jwksRefreshes: Counter<'outcome'>;
   connectionsClosed: Counter<'port' | 'reason'>;
+  webhookDeliveries: Counter<'outcome'>;
+  webhookAttemptFailures: Counter<'reason'>;
   detection: DetectionMetrics;
-}
-
-/**
- * What insight detection costs and finds (src/insights/scheduler.ts). No label names an
- * organization (their number is not bounded); a run's organizations are summed, its duration is
- * observed per organization.
- */
-export interface DetectionMetrics {
-  runs: Counter<'outcome'>;
-  orgDuration: Histogram;
-  steps: Counter;
-  subjects: Counter<'type'>;
-  truncatedSteps: Counter;
-  insights: Counter<'kind'>;
-  lag: Gauge;
 }
 
 const GAUGES_NAMED_LIKE_COUNTERS = [
@@ -92,48 +80,16 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       labelNames: ['port', 'reason'],
       registers: [registry],
     }),
-  };
-}
-
-function detectionMetrics(registry: Registry): DetectionMetrics {
-  return {
-    runs: new Counter({
-      name: 'gateway_insight_detection_runs_total',
-      help: 'Insight detection runs by outcome (ok; not_leader: another replica holds the lease; error)',
+    webhookDeliveries: new Counter({
+      name: 'gateway_webhook_deliveries_total',
+      help: 'Webhook deliveries leaving the outbox, by outcome (succeeded: answered 2xx; given_up: still failing when the retry bound ended, or its body too large; unauthorized: its subscription creator can no longer read the insight, not sent; dropped: its subscription or insight is gone)',
       labelNames: ['outcome'],
       registers: [registry],
     }),
-    orgDuration: new Histogram({
-      name: 'gateway_insight_detection_org_run_seconds',
-      help: "Time one detection run spent on one organization's steps",
-      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
-      registers: [registry],
-    }),
-    steps: new Counter({
-      name: 'gateway_insight_detection_steps_total',
-      help: 'Hourly detection steps done, summed over organizations',
-      registers: [registry],
-    }),
-    subjects: new Counter({
-      name: 'gateway_insight_detection_subjects_total',
-      help: 'Subjects whose facts detection read, by type (skill, agent, evaluation)',
-      labelNames: ['type'],
-      registers: [registry],
-    }),
-    truncatedSteps: new Counter({
-      name: 'gateway_insight_detection_truncated_steps_total',
-      help: 'Steps that had more subjects than DETECTION_MAX_SUBJECTS of a type (the rest were not examined)',
-      registers: [registry],
-    }),
-    insights: new Counter({
-      name: 'gateway_insights_found_total',
-      help: 'Insights detection stored (new ids only), by kind',
-      labelNames: ['kind'],
-      registers: [registry],
-    }),
-    lag: new Gauge({
-      name: 'gateway_insight_detection_lag_seconds',
-      help: "After the last run: the most time between now and an organization's last detected step",
+    webhookAttemptFailures: new Counter({
+      name: 'gateway_webhook_attempt_failures_total',
+      help: 'Failed webhook attempts, by reason (status: not 2xx; timeout; network; refused: the host resolves to an address not allowed; unresolved; too_large)',
+      labelNames: ['reason'],
       registers: [registry],
     }),
   };
@@ -141,17 +97,32 @@ function detectionMetrics(registry: Registry): DetectionMetrics {
 
 /**
  * Wraps a store so every async port method is timed. Methods are wrapped once, on first use;
- * properties that are not functions pass through.
+ * properties that are not functions pass through, except the store's parts (`parts`, e.g. the
+ * registry's `insights`), whose methods are timed as `part.method`.
  */
-export function instrumentStore<T extends object>(store: T, name: string, metrics: Metrics): T {
+export function instrumentStore<T extends object>(
+  store: T,
+  name: string,
+  metrics: Metrics,
+  parts: readonly string[] = [],
+  prefix = '',
+): T {
   const wrapped = new Map<PropertyKey, unknown>();
   return new Proxy(store, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof prop === 'string' && parts.includes(prop) && typeof value === 'object' && value !== null) {
+        let part = wrapped.get(prop);
+        if (part === undefined) {
+          part = instrumentStore(value, name, metrics, [], `${prefix}${prop}.`);
+          wrapped.set(prop, part);
+        }
+        return part;
+      }
       if (typeof value !== 'function' || prop === 'constructor') return value;
       let fn = wrapped.get(prop);
       if (fn === undefined) {
-        const method = String(prop);
+        const method = `${prefix}${String(prop)}`;
         fn = (...args: unknown[]) => {
           const end = metrics.storeDuration.startTimer({ store: name, method });
           let result: unknown;

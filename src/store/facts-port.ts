@@ -10,9 +10,9 @@
  */
 
 /** Windows one call may ask for. */
-export const SUBJECT_FACT_WINDOWS = 16;
+const SUBJECT_FACT_WINDOWS = 16;
 /** Subjects one call may answer. */
-export const SUBJECT_FACT_LIMIT = 1000;
+const SUBJECT_FACT_LIMIT = 1000;
 /** Tools and models kept per row when the query names no other bound (and the most it may name). */
 export const SUBJECT_FACT_TOP = 10;
 const TOP_MAX = 100;
@@ -44,7 +44,7 @@ export interface ToolFacts {
   errors: number;
 }
 
-export interface ModelFacts {
+interface ModelFacts {
   model: string;
   cost: number;
 }

@@ -64,7 +64,7 @@ export interface WebhookSubscription {
   url: string;
   /** Only these kinds; empty: every kind. */
   kinds: readonly InsightKind[];
-  /** Only insights about these subjects; empty: every subject of the workspace. */
+  /** Only insights about these subjects (a tool matches on id and server); empty: every subject of the workspace. */
   subjects: readonly InsightSubject[];
   /** The user who created it; deliveries stop at what this user can read. */
   created_by: string;
@@ -79,6 +79,8 @@ export interface WebhookSubscription {
 /** One delivery owed: an insight to one subscription. Its id is the `webhook-id` of every attempt. */
 export interface Delivery {
   id: string;
+  /** The organization of its subscription and insight. */
+  org_id: string;
   subscription_id: string;
   insight_id: string;
   attempts: number;
@@ -112,8 +114,10 @@ export interface InsightStore {
   claimDeliveries(nowMs: number, leaseMs: number, limit: number): Promise<Delivery[]>;
   /** The delivery succeeded (or was given up): it is removed. */
   completeDelivery(id: string): Promise<void>;
-  /** The attempt failed: count it and try again at `nextAttemptMs`. */
+  /** The attempt failed: count it and try again at `nextAttemptMs` (its lease ends). */
   retryDelivery(id: string, nextAttemptMs: number): Promise<void>;
+  /** Deliveries owed, due or not (the outbox's depth, for /metrics). */
+  countDeliveries(): Promise<number>;
 
   /**
    * Per-workspace overrides of detection's rules (names and numbers as src/insights defines them;

@@ -2,7 +2,8 @@
  * The registry store port: everything the handlers need from the registry, and nothing of HTTP.
  * Engines (store/sqlite, store/postgres) implement it; one contract suite
  * (test/contract/registry-contract.ts) runs unchanged against each of them. Its MCP server part
- * is mcp-server-port.ts (each engine's mcp-servers.ts).
+ * is mcp-server-port.ts (each engine's mcp-servers.ts); its insight part, `insights`, is
+ * insight-port.ts (each engine's insights.ts).
  *
  * Invariants every engine keeps:
  * - reads of artifacts return the latest version unless a method says otherwise;
@@ -12,6 +13,7 @@
  */
 import type { ReadyExtras } from '../shared/relationship-forms.ts';
 import type { StoredBytes } from './stored-bytes.ts';
+import type { InsightStore } from './insight-port.ts';
 import type { McpServerStore } from './mcp-server-port.ts';
 import type {
   ArtifactKind,
@@ -131,6 +133,8 @@ export interface ImportCounts {
 
 export interface RegistryStore extends McpServerStore {
   readonly engine: 'sqlite' | 'postgres';
+  /** Insights, webhook subscriptions and their outbox, in the same database (insight-port.ts). */
+  readonly insights: InsightStore;
   /** Cheap round trip; throws when the store cannot answer. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -6,6 +6,7 @@ import { openPostgresRegistry } from '../../src/store/postgres/open.ts';
 import { PG_URL, dropSchema, freshSchemaName, postgresReachable, withPgClient } from './pg-schema.ts';
 import { parseBundle } from '../../src/bundle/parse.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
+import { insightContract } from './insight-contract.ts';
 import { mcpServerContract } from './mcp-server-contract.ts';
 import { mcpServerImportContract } from './mcp-server-import-contract.ts';
 import {
@@ -36,6 +37,12 @@ if (await postgresReachable()) {
   };
   mcpServerContract('postgres', openFresh);
   mcpServerImportContract('postgres', openFresh);
+  insightContract('postgres', async () => {
+    const schema = freshSchemaName('t_registry_insights');
+    schemas.push(schema);
+    const open = () => openPostgresRegistry({ databaseUrl: PG_URL, requestTimeoutMs: 10_000 }, schema);
+    return { store: await open(), another: open };
+  });
   afterAll(async () => {
     for (const s of schemas) await dropSchema(s);
   });

@@ -8,6 +8,7 @@ import { parseBundle } from '../../src/bundle/parse.ts';
 import { openRegistryStore } from '../../src/store/open-registry.ts';
 import { SqliteRegistryStore } from '../../src/store/sqlite/registry-store.ts';
 import { TEST_API_KEY, smallBundle } from '../fixtures/small-bundle.ts';
+import { insightContract } from './insight-contract.ts';
 import { mcpServerContract } from './mcp-server-contract.ts';
 import { mcpServerImportContract } from './mcp-server-import-contract.ts';
 import {
@@ -25,6 +26,10 @@ registryContract('sqlite', async () => new SqliteRegistryStore(tempFile()));
 toolsOfServersContract('sqlite', async () => new SqliteRegistryStore(tempFile()));
 mcpServerContract('sqlite', async () => new SqliteRegistryStore(tempFile()));
 mcpServerImportContract('sqlite', async () => new SqliteRegistryStore(tempFile()));
+insightContract('sqlite', async () => {
+  const file = tempFile();
+  return { store: new SqliteRegistryStore(file), another: async () => new SqliteRegistryStore(file) };
+});
 
 describe('sqlite registry engine specifics', () => {
   it('opens registry.sqlite in DATA_DIR, creating the directory, and migrates once', async () => {
@@ -49,6 +54,7 @@ describe('sqlite registry engine specifics', () => {
       '004_api_json.sql',
       '005_relationship_forms.sql',
       '006_mcp_servers.sql',
+      '007_insights.sql',
     ]);
     expect(db.prepare('PRAGMA journal_mode').get()?.journal_mode).toBe('wal');
     db.close();

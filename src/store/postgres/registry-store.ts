@@ -49,6 +49,7 @@ import { freshRead } from '../../shared/fresh-read.ts';
 import type { StoredBytes } from '../stored-bytes.ts';
 import { REGISTRY_TABLES, tableBytes } from './stored-bytes.ts';
 import { PostgresMcpServers } from './mcp-servers.ts';
+import { PostgresInsights } from './insights.ts';
 import type { McpServerQuery, NewMcpServerVersion } from '../mcp-server-port.ts';
 
 const ID = 'id COLLATE "C"';
@@ -62,6 +63,10 @@ export class PostgresRegistryStore implements RegistryStore {
   readonly engine = 'postgres' as const;
   private readonly pool: pg.Pool;
   private readonly mcp = new PostgresMcpServers(
+    (sql, params) => this.all(sql, params),
+    (work) => this.transaction(work),
+  );
+  readonly insights = new PostgresInsights(
     (sql, params) => this.all(sql, params),
     (work) => this.transaction(work),
   );

@@ -37,6 +37,12 @@ export const REGISTRY_TABLES = [
   'repos',
   'ready_documents',
   'mcp_servers',
+  'insights',
+  'webhook_subscriptions',
+  'webhook_deliveries',
+  'detection_cursors',
+  'detection_settings',
+  'leases',
   'registry_schema_migrations',
 ] as const;
 

@@ -49,6 +49,7 @@ import {
 } from './registry-sql.ts';
 import { WalIndexHeader } from './wal-index.ts';
 import { SqliteMcpServers } from './mcp-servers.ts';
+import { SqliteInsights } from './insights.ts';
 import type { McpServerQuery, NewMcpServerVersion } from '../mcp-server-port.ts';
 import { databaseFileBytes, type StoredBytes } from '../stored-bytes.ts';
 
@@ -65,6 +66,7 @@ export class SqliteRegistryStore implements RegistryStore {
   /** The file's wal-index header, read for the generation; absent for `:memory:`. */
   private readonly walIndex: WalIndexHeader | undefined;
   private readonly mcp: SqliteMcpServers;
+  readonly insights: SqliteInsights;
 
   /** `progress`: told how a long fill of ready-to-send documents goes (the first open after an upgrade). */
   constructor(file: string, progress?: ReadyProgress) {
@@ -76,11 +78,9 @@ export class SqliteRegistryStore implements RegistryStore {
     migrate(this.db, progress);
     if (file !== ':memory:')
       this.walIndex = WalIndexHeader.of(file, Number(this.all('PRAGMA page_size')[0]?.page_size));
-    this.mcp = new SqliteMcpServers(
-      this.db,
-      (sql, ...params) => this.all(sql, ...params),
-      () => this.localWrites++,
-    );
+    const all = (sql: string, ...params: (string | number | null)[]) => this.all(sql, ...params);
+    this.mcp = new SqliteMcpServers(this.db, all, () => this.localWrites++);
+    this.insights = new SqliteInsights(this.db, all, () => this.localWrites++);
   }
 
   private stmt(sql: string): StatementSync {

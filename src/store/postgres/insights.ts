@@ -1,0 +1,224 @@
+/**
+ * The insight part of the PostgreSQL registry engine (insight-port.ts), over the tables of
+ * registry migration 006. An insight and its deliveries commit in one transaction; a claim takes
+ * due rows with `FOR UPDATE SKIP LOCKED`, so replicas claiming at once never take the same row.
+ * Writes a reader sees (insights, subscriptions, settings) bump the registry generation, as an
+ * import does, so every replica's response cache sees them.
+ */
+import type pg from 'pg';
+import type { Delivery, InsightQuery, InsightRecord, InsightStore, WebhookSubscription } from '../insight-port.ts';
+import {
+  byDue,
+  DELIVERY_COLUMNS,
+  deliveryId,
+  INSIGHT_COLUMNS,
+  insightListConditions,
+  insightValues,
+  subscriptionMatches,
+  SUBSCRIPTION_COLUMNS,
+  subscriptionValues,
+  toDelivery,
+  toInsight,
+  toSubscription,
+  type ListDialect,
+} from '../insight-rows.ts';
+import type { Row } from '../sql-rows.ts';
+import { sqlNumber } from '../sql-values.ts';
+
+type Query = (sql: string, params?: unknown[]) => Promise<Row[]>;
+type Transaction = <T>(work: (c: pg.PoolClient) => Promise<T>) => Promise<T>;
+
+const DIALECT: ListDialect = {
+  p: (i) => `$${String(i)}`,
+  inList: (column, placeholder) => `${column} = ANY(${placeholder}::text[])`,
+  list: (values) => [...values],
+  sameServer: (placeholder) => `subject_server IS NOT DISTINCT FROM ${placeholder}::text`,
+};
+
+const BUMP_GENERATION = 'UPDATE registry_generation SET n = n + 1 WHERE id = 1';
+const placeholders = (n: number, from = 1) => Array.from({ length: n }, (_, i) => `$${String(from + i)}`).join(', ');
+
+export class PostgresInsights implements InsightStore {
+  /** `all` runs a statement on the pool (with the store's error mapping); `transaction` runs work in one. */
+  private readonly all: Query;
+  private readonly transaction: Transaction;
+
+  constructor(all: Query, transaction: Transaction) {
+    this.all = all;
+    this.transaction = transaction;
+  }
+
+  async recordInsights(insights: readonly InsightRecord[], nowMs: number): Promise<string[]> {
+    if (insights.length === 0) return [];
+    return this.transaction(async (c) => {
+      const stored: string[] = [];
+      const subscriptions = new Map<string, WebhookSubscription[]>();
+      for (const insight of insights) {
+        const inserted = await c.query(
+          `INSERT INTO insights (${INSIGHT_COLUMNS}) VALUES (${placeholders(11)}) ON CONFLICT (id) DO NOTHING RETURNING id`,
+          insightValues(insight),
+        );
+        if (inserted.rowCount === 0) continue;
+        stored.push(insight.id);
+        const key = JSON.stringify([insight.org_id, insight.workspace_id]);
+        let candidates = subscriptions.get(key);
+        if (candidates === undefined) {
+          // FOR SHARE: a subscription deleted meanwhile waits for this commit, then drops what it enqueued.
+          const { rows } = await c.query<Row>(
+            `SELECT ${SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions WHERE org_id = $1 AND workspace_id = $2 FOR SHARE`,
+            [insight.org_id, insight.workspace_id],
+          );
+          candidates = rows.map(toSubscription);
+          subscriptions.set(key, candidates);
+        }
+        for (const s of candidates.filter((candidate) => subscriptionMatches(candidate, insight)))
+          await c.query(
+            `INSERT INTO webhook_deliveries (${DELIVERY_COLUMNS}) VALUES ($1, $2, $3, $4, 0, $5, $5) ON CONFLICT (id) DO NOTHING`,
+            [deliveryId(s.id, insight.id), insight.org_id, s.id, insight.id, nowMs],
+          );
+      }
+      if (stored.length > 0) await c.query(BUMP_GENERATION);
+      return stored;
+    });
+  }
+
+  async listInsights(query: InsightQuery): Promise<InsightRecord[]> {
+    if (query.workspaceIds.length === 0 || query.limit <= 0) return [];
+    const { where, params } = insightListConditions(query, DIALECT);
+    const rows = await this.all(
+      `SELECT ${INSIGHT_COLUMNS} FROM insights WHERE org_id = $1 AND workspace_id = ANY($2::text[])${where}
+       ORDER BY window_end_s DESC, id LIMIT $${String(params.length + 3)}`,
+      [query.orgId, query.workspaceIds, ...params, query.limit],
+    );
+    return rows.map(toInsight);
+  }
+
+  async getInsights(orgId: string, ids: readonly string[]): Promise<InsightRecord[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.all(
+      `SELECT ${INSIGHT_COLUMNS} FROM insights WHERE org_id = $1 AND id = ANY($2::text[]) ORDER BY id`,
+      [orgId, ids],
+    );
+    return rows.map(toInsight);
+  }
+
+  async createSubscription(s: WebhookSubscription): Promise<void> {
+    await this.transaction(async (c) => {
+      await c.query(
+        `INSERT INTO webhook_subscriptions (${SUBSCRIPTION_COLUMNS}) VALUES (${placeholders(9)})`,
+        subscriptionValues(s),
+      );
+      await c.query(BUMP_GENERATION);
+    });
+  }
+
+  async listSubscriptions(orgId: string, workspaceIds: readonly string[]): Promise<WebhookSubscription[]> {
+    if (workspaceIds.length === 0) return [];
+    const rows = await this.all(
+      `SELECT ${SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions WHERE org_id = $1 AND workspace_id = ANY($2::text[])
+       ORDER BY created_at, id`,
+      [orgId, workspaceIds],
+    );
+    return rows.map(toSubscription);
+  }
+
+  async getSubscriptions(orgId: string, ids: readonly string[]): Promise<WebhookSubscription[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.all(
+      `SELECT ${SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions WHERE org_id = $1 AND id = ANY($2::text[])
+       ORDER BY created_at, id`,
+      [orgId, ids],
+    );
+    return rows.map(toSubscription);
+  }
+
+  async deleteSubscription(orgId: string, id: string): Promise<boolean> {
+    return this.transaction(async (c) => {
+      const gone = await c.query('DELETE FROM webhook_subscriptions WHERE org_id = $1 AND id = $2', [orgId, id]);
+      if (gone.rowCount === 0) return false;
+      // The foreign key's cascade drops its deliveries too; said here so that no engine relies on it alone.
+      await c.query('DELETE FROM webhook_deliveries WHERE subscription_id = $1', [id]);
+      await c.query(BUMP_GENERATION);
+      return true;
+    });
+  }
+
+  async claimDeliveries(nowMs: number, leaseMs: number, limit: number): Promise<Delivery[]> {
+    if (limit <= 0) return [];
+    const rows = await this.all(
+      `UPDATE webhook_deliveries d SET leased_until_ms = $1 FROM (
+         SELECT id FROM webhook_deliveries WHERE next_attempt_ms <= $2 AND leased_until_ms <= $2
+         ORDER BY next_attempt_ms, id LIMIT $3 FOR UPDATE SKIP LOCKED) due
+       WHERE d.id = due.id
+       RETURNING ${DELIVERY_COLUMNS.split(', ')
+         .map((c) => `d.${c}`)
+         .join(', ')}`,
+      [nowMs + leaseMs, nowMs, limit],
+    );
+    return rows.map(toDelivery).sort(byDue);
+  }
+
+  async completeDelivery(id: string): Promise<void> {
+    await this.all('DELETE FROM webhook_deliveries WHERE id = $1', [id]);
+  }
+
+  async retryDelivery(id: string, nextAttemptMs: number): Promise<void> {
+    await this.all(
+      'UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_ms = $1, leased_until_ms = 0 WHERE id = $2',
+      [nextAttemptMs, id],
+    );
+  }
+
+  async countDeliveries(): Promise<number> {
+    const [row] = await this.all('SELECT COUNT(*)::bigint AS n FROM webhook_deliveries');
+    return sqlNumber(row?.n);
+  }
+
+  async detectionSettings(orgId: string): Promise<Record<string, Record<string, number>>> {
+    const rows = await this.all(
+      'SELECT workspace_id, settings_json FROM detection_settings WHERE org_id = $1 ORDER BY workspace_id COLLATE "C"',
+      [orgId],
+    );
+    return Object.fromEntries(
+      rows.map((r) => [r.workspace_id as string, JSON.parse(r.settings_json as string) as Record<string, number>]),
+    );
+  }
+
+  async setDetectionSettings(orgId: string, workspaceId: string, settings: Record<string, number>): Promise<void> {
+    await this.transaction(async (c) => {
+      if (Object.keys(settings).length === 0)
+        await c.query('DELETE FROM detection_settings WHERE org_id = $1 AND workspace_id = $2', [orgId, workspaceId]);
+      else
+        await c.query(
+          `INSERT INTO detection_settings (org_id, workspace_id, settings_json) VALUES ($1, $2, $3)
+           ON CONFLICT (org_id, workspace_id) DO UPDATE SET settings_json = EXCLUDED.settings_json`,
+          [orgId, workspaceId, JSON.stringify(settings)],
+        );
+      await c.query(BUMP_GENERATION);
+    });
+  }
+
+  async detectionCursor(orgId: string): Promise<number | null> {
+    const [row] = await this.all('SELECT cursor_s FROM detection_cursors WHERE org_id = $1', [orgId]);
+    return row === undefined ? null : sqlNumber(row.cursor_s);
+  }
+
+  async setDetectionCursor(orgId: string, cursorS: number): Promise<void> {
+    await this.all(
+      `INSERT INTO detection_cursors (org_id, cursor_s) VALUES ($1, $2)
+       ON CONFLICT (org_id) DO UPDATE SET cursor_s = EXCLUDED.cursor_s`,
+      [orgId, cursorS],
+    );
+  }
+
+  async tryLease(name: string, holder: string, nowMs: number, ttlMs: number): Promise<boolean> {
+    const rows = await this.all(
+      `INSERT INTO leases (name, holder, expires_ms) VALUES ($1, $2, $3)
+       ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, expires_ms = EXCLUDED.expires_ms
+       WHERE leases.holder = EXCLUDED.holder OR leases.expires_ms <= $4
+       RETURNING holder`,
+      [name, holder, nowMs + ttlMs, nowMs],
+    );
+    return rows.length > 0;
+  }
+}

@@ -1,0 +1,248 @@
+/**
+ * The insight part of the SQLite registry engine (insight-port.ts), over the tables of migration
+ * 007. Writes run in IMMEDIATE transactions, which SQLite serializes: an insight and its
+ * deliveries commit together, and a claim's read and lease are one step.
+ */
+import type { DatabaseSync } from 'node:sqlite';
+import type { Delivery, InsightQuery, InsightRecord, InsightStore, WebhookSubscription } from '../insight-port.ts';
+import {
+  byDue,
+  DELIVERY_COLUMNS,
+  deliveryId,
+  INSIGHT_COLUMNS,
+  insightListConditions,
+  insightValues,
+  subscriptionMatches,
+  SUBSCRIPTION_COLUMNS,
+  subscriptionValues,
+  toDelivery,
+  toInsight,
+  toSubscription,
+  type ListDialect,
+} from '../insight-rows.ts';
+import type { Row } from '../sql-rows.ts';
+import { sqlNumber } from '../sql-values.ts';
+
+const IN = 'IN (SELECT value FROM json_each(?))';
+
+type Query = (sql: string, ...params: (string | number | null)[]) => Row[];
+
+const DIALECT: ListDialect = {
+  p: (i) => `?${String(i)}`,
+  inList: (column, placeholder) => `${column} IN (SELECT value FROM json_each(${placeholder}))`,
+  list: (values) => JSON.stringify(values),
+  sameServer: (placeholder) => `subject_server IS ${placeholder}`,
+};
+
+const placeholders = (n: number) => Array.from({ length: n }, () => '?').join(', ');
+
+export class SqliteInsights implements InsightStore {
+  /** `all` runs a statement (the store's cached statements and error mapping); `wrote` counts a local commit. */
+  private readonly db: DatabaseSync;
+  private readonly all: Query;
+  private readonly wrote: () => void;
+
+  constructor(db: DatabaseSync, all: Query, wrote: () => void) {
+    this.db = db;
+    this.all = all;
+    this.wrote = wrote;
+  }
+
+  /** Runs `work` in one IMMEDIATE transaction; `shown` says whether its writes change what a reader sees. */
+  private transaction<T>(work: () => T, shown: boolean): T {
+    this.all('BEGIN IMMEDIATE');
+    try {
+      const result = work();
+      this.all('COMMIT');
+      return result;
+    } catch (err) {
+      if (this.db.isTransaction) this.db.exec('ROLLBACK');
+      throw err;
+    } finally {
+      if (shown) this.wrote();
+    }
+  }
+
+  async recordInsights(insights: readonly InsightRecord[], nowMs: number): Promise<string[]> {
+    if (insights.length === 0) return [];
+    return this.transaction(() => {
+      const stored: string[] = [];
+      const subscriptions = new Map<string, WebhookSubscription[]>();
+      for (const insight of insights) {
+        const inserted = this.all(
+          `INSERT INTO insights (${INSIGHT_COLUMNS}) VALUES (${placeholders(11)}) ON CONFLICT (id) DO NOTHING RETURNING id`,
+          ...insightValues(insight),
+        );
+        if (inserted.length === 0) continue;
+        stored.push(insight.id);
+        const key = JSON.stringify([insight.org_id, insight.workspace_id]);
+        let candidates = subscriptions.get(key);
+        if (candidates === undefined) {
+          candidates = this.all(
+            `SELECT ${SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions WHERE org_id = ? AND workspace_id = ?`,
+            insight.org_id,
+            insight.workspace_id,
+          ).map(toSubscription);
+          subscriptions.set(key, candidates);
+        }
+        for (const s of candidates.filter((c) => subscriptionMatches(c, insight)))
+          this.all(
+            `INSERT INTO webhook_deliveries (${DELIVERY_COLUMNS}) VALUES (?, ?, ?, ?, 0, ?, ?) ON CONFLICT (id) DO NOTHING`,
+            deliveryId(s.id, insight.id),
+            insight.org_id,
+            s.id,
+            insight.id,
+            nowMs,
+            nowMs,
+          );
+      }
+      return stored;
+    }, true);
+  }
+
+  async listInsights(query: InsightQuery): Promise<InsightRecord[]> {
+    if (query.workspaceIds.length === 0 || query.limit <= 0) return [];
+    const { where, params } = insightListConditions(query, DIALECT);
+    return this.all(
+      `SELECT ${INSIGHT_COLUMNS} FROM insights WHERE org_id = ?1 AND workspace_id IN (SELECT value FROM json_each(?2))${where}
+       ORDER BY window_end_s DESC, id LIMIT ?${String(params.length + 3)}`,
+      query.orgId,
+      JSON.stringify(query.workspaceIds),
+      ...(params as (string | number | null)[]),
+      query.limit,
+    ).map(toInsight);
+  }
+
+  async getInsights(orgId: string, ids: readonly string[]): Promise<InsightRecord[]> {
+    if (ids.length === 0) return [];
+    return this.all(
+      `SELECT ${INSIGHT_COLUMNS} FROM insights WHERE org_id = ? AND id ${IN} ORDER BY id`,
+      orgId,
+      JSON.stringify(ids),
+    ).map(toInsight);
+  }
+
+  async createSubscription(s: WebhookSubscription): Promise<void> {
+    this.transaction(() => {
+      this.all(
+        `INSERT INTO webhook_subscriptions (${SUBSCRIPTION_COLUMNS}) VALUES (${placeholders(9)})`,
+        ...subscriptionValues(s),
+      );
+    }, true);
+  }
+
+  async listSubscriptions(orgId: string, workspaceIds: readonly string[]): Promise<WebhookSubscription[]> {
+    if (workspaceIds.length === 0) return [];
+    return this.all(
+      `SELECT ${SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions WHERE org_id = ? AND workspace_id ${IN} ORDER BY created_at, id`,
+      orgId,
+      JSON.stringify(workspaceIds),
+    ).map(toSubscription);
+  }
+
+  async getSubscriptions(orgId: string, ids: readonly string[]): Promise<WebhookSubscription[]> {
+    if (ids.length === 0) return [];
+    return this.all(
+      `SELECT ${SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions WHERE org_id = ? AND id ${IN} ORDER BY created_at, id`,
+      orgId,
+      JSON.stringify(ids),
+    ).map(toSubscription);
+  }
+
+  async deleteSubscription(orgId: string, id: string): Promise<boolean> {
+    return this.transaction(() => {
+      this.all('DELETE FROM webhook_deliveries WHERE org_id = ? AND subscription_id = ?', orgId, id);
+      return (
+        this.all('DELETE FROM webhook_subscriptions WHERE org_id = ? AND id = ? RETURNING id', orgId, id).length > 0
+      );
+    }, true);
+  }
+
+  async claimDeliveries(nowMs: number, leaseMs: number, limit: number): Promise<Delivery[]> {
+    if (limit <= 0) return [];
+    return this.transaction(
+      () =>
+        this.all(
+          `UPDATE webhook_deliveries SET leased_until_ms = ?1 WHERE id IN (
+             SELECT id FROM webhook_deliveries WHERE next_attempt_ms <= ?2 AND leased_until_ms <= ?2
+             ORDER BY next_attempt_ms, id LIMIT ?3)
+           RETURNING ${DELIVERY_COLUMNS}`,
+          nowMs + leaseMs,
+          nowMs,
+          limit,
+        )
+          .map(toDelivery)
+          .sort(byDue),
+      false,
+    );
+  }
+
+  async completeDelivery(id: string): Promise<void> {
+    this.all('DELETE FROM webhook_deliveries WHERE id = ?', id);
+  }
+
+  async retryDelivery(id: string, nextAttemptMs: number): Promise<void> {
+    this.all(
+      'UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_ms = ?, leased_until_ms = 0 WHERE id = ?',
+      nextAttemptMs,
+      id,
+    );
+  }
+
+  async countDeliveries(): Promise<number> {
+    return sqlNumber(this.all('SELECT COUNT(*) AS n FROM webhook_deliveries')[0]?.n);
+  }
+
+  async detectionSettings(orgId: string): Promise<Record<string, Record<string, number>>> {
+    const rows = this.all(
+      'SELECT workspace_id, settings_json FROM detection_settings WHERE org_id = ? ORDER BY workspace_id',
+      orgId,
+    );
+    return Object.fromEntries(
+      rows.map((r) => [r.workspace_id as string, JSON.parse(r.settings_json as string) as Record<string, number>]),
+    );
+  }
+
+  async setDetectionSettings(orgId: string, workspaceId: string, settings: Record<string, number>): Promise<void> {
+    this.transaction(() => {
+      if (Object.keys(settings).length === 0)
+        this.all('DELETE FROM detection_settings WHERE org_id = ? AND workspace_id = ?', orgId, workspaceId);
+      else
+        this.all(
+          `INSERT INTO detection_settings (org_id, workspace_id, settings_json) VALUES (?, ?, ?)
+           ON CONFLICT (org_id, workspace_id) DO UPDATE SET settings_json = excluded.settings_json`,
+          orgId,
+          workspaceId,
+          JSON.stringify(settings),
+        );
+    }, true);
+  }
+
+  async detectionCursor(orgId: string): Promise<number | null> {
+    const [row] = this.all('SELECT cursor_s FROM detection_cursors WHERE org_id = ?', orgId);
+    return row === undefined ? null : sqlNumber(row.cursor_s);
+  }
+
+  async setDetectionCursor(orgId: string, cursorS: number): Promise<void> {
+    this.all(
+      `INSERT INTO detection_cursors (org_id, cursor_s) VALUES (?, ?)
+       ON CONFLICT (org_id) DO UPDATE SET cursor_s = excluded.cursor_s`,
+      orgId,
+      cursorS,
+    );
+  }
+
+  async tryLease(name: string, holder: string, nowMs: number, ttlMs: number): Promise<boolean> {
+    const rows = this.all(
+      `INSERT INTO leases (name, holder, expires_ms) VALUES (?1, ?2, ?3)
+       ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_ms = excluded.expires_ms
+       WHERE leases.holder = excluded.holder OR leases.expires_ms <= ?4
+       RETURNING holder`,
+      name,
+      holder,
+      nowMs + ttlMs,
+      nowMs,
+    );
+    return rows.length > 0;
+  }
+}
