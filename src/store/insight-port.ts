@@ -1,8 +1,9 @@
 /**
  * The insight store port: insights computed from telemetry, the webhook subscriptions that want
  * them, and the outbox their deliveries leave from. Part of the registry store's engine (SQLite
- * embedded, PostgreSQL in server mode), so that an insight and the deliveries it owes commit in one
- * transaction. One contract suite (test/contract/insight-contract.ts) runs against both engines.
+ * embedded, PostgreSQL in server mode; `RegistryStore.insights`), so that an insight and the
+ * deliveries it owes commit in one transaction. One contract suite
+ * (test/contract/insight-contract.ts) runs against both engines.
  *
  * Invariants every engine keeps:
  * - an insight is immutable and its id deterministic: recording one whose id is stored already

@@ -18,6 +18,8 @@ import { targetRules } from './target.ts';
 
 /** Deliveries claimed (and sent at once) per round. */
 const BATCH = 16;
+/** How long stop() waits for the round under way. */
+const STOP_GRACE_MS = 2_000;
 /** The longest wait between two attempts. */
 const MAX_BACKOFF_MS = 3_600_000;
 
@@ -40,7 +42,7 @@ export interface WebhookWorker {
   runOnce(): Promise<number>;
   /** Polls the outbox every WEBHOOK_POLL_MS. */
   start(): void;
-  /** Stops polling and waits for the round under way. */
+  /** Stops polling and waits (a moment at most) for the round under way. */
   stop(): Promise<void>;
 }
 
@@ -155,7 +157,10 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
     async stop() {
       stopped = true;
       clearTimeout(timer);
-      await round;
+      // Attempts under way get a moment to settle; one cut by the shutdown is sent again after its lease.
+      let grace: NodeJS.Timeout | undefined;
+      await Promise.race([round, new Promise((resolve) => (grace = setTimeout(resolve, STOP_GRACE_MS)))]);
+      clearTimeout(grace);
     },
   };
 }
