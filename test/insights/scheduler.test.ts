@@ -8,7 +8,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listInsightSchemas } from '../../src/skills/insight-schemas.ts';
 import type { DetectionConfig } from '../../src/config-detection.ts';
 import { startDetection } from '../../src/insights/scheduler.ts';
 import { createMetrics, type Metrics } from '../../src/observability/metrics.ts';
@@ -179,6 +181,19 @@ function schedulerSuite(engine: string, open: () => Promise<{ registry: Registry
       expect(warnings).toEqual([{ orgId: 'org-u', ignored: ['ws-t: no.such.setting'] }]);
       // ws-t's factor of 4 keeps sk-slow's threefold regression quiet there.
       expect(await regressions('org-u')).toEqual(['ws-s sk-slow 3600']);
+    });
+
+    it('stores only payloads valid against their kind of operation 4', async () => {
+      const ajv = new Ajv2020({ strict: true });
+      const validators = new Map(listInsightSchemas().items.map((x) => [x.name, ajv.compile(x.schema)]));
+      const stored = [];
+      for (const orgId of ['org-s', 'org-u'])
+        stored.push(...(await registry.insights.listInsights({ orgId, workspaceIds: ['ws-s', 'ws-t'], limit: 100 })));
+      expect(new Set(stored.map((i) => i.kind))).toEqual(new Set(['latency_regression', 'usage_summary']));
+      for (const i of stored) {
+        const validate = validators.get(i.kind);
+        expect(validate?.(i.payload), `${i.id} ${JSON.stringify(validate?.errors)}`).toBe(true);
+      }
     });
   });
 }
