@@ -5,6 +5,7 @@
 import path from 'node:path';
 import { bool, ConfigError, int, list, optional, str, type Env } from './config-values.ts';
 import { webhookConfig, type WebhookConfig } from './config-webhooks.ts';
+import { detectionConfig, type DetectionConfig } from './config-detection.ts';
 
 export { ConfigError } from './config-values.ts';
 
@@ -63,6 +64,8 @@ export interface Config {
   traceEngine: TraceEngineConfig;
   /** Webhook deliveries of insights (config-webhooks.ts). */
   webhooks: WebhookConfig;
+  /** Insight detection on a schedule (config-detection.ts). */
+  detection: DetectionConfig;
   auth: AuthConfig;
 }
 
@@ -356,6 +359,7 @@ export function loadConfig(env: Env = process.env, openFiles?: number): Config {
       identityKeys: int(env, 'TRACE_IDENTITY_KEYS', 4_000_000, 0, 1_000_000_000),
     },
     webhooks: webhookConfig(env),
+    detection: detectionConfig(env, nodeEnv),
     auth,
   };
   checkIngestQuotas(config.ingestQuotas, config.bounds);

@@ -21,6 +21,7 @@ import { startRetention } from './otlp/retention.ts';
 import { startWebhooks } from './insights/webhooks/start.ts';
 import { webhookGuard } from './insights/webhook-guard.ts';
 import { compact } from './shared/compact.ts';
+import { startDetection } from './insights/scheduler.ts';
 
 async function printDevHint(config: Config, origin: string): Promise<void> {
   if (!config.auth.devIssuer || !config.seedDemo) return;
@@ -99,6 +100,13 @@ async function main(): Promise<void> {
 
   const retention = startRetention(traces, config.traceRetentionDays, app.log);
   const webhooks = await startWebhooks(config, registry, metrics, app.log);
+  const detection = startDetection({
+    traces,
+    insights: registry.insights,
+    config: config.detection,
+    metrics: metrics.detection,
+    log: app.log,
+  });
   const origin = await app.listen({ host: config.host, port: config.port });
   const grpc =
     config.otlpGrpcPort === undefined
@@ -122,6 +130,7 @@ async function main(): Promise<void> {
     force.unref();
     try {
       retention.stop();
+      detection.stop();
       await webhooks?.stop();
       await grpc?.close();
       await app.close(); // closes the stores, authenticator, limiter and cache too (see AppOptions)

@@ -3,6 +3,7 @@
  * tests building several apps in one process do not collide.
  */
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { detectionMetrics, type DetectionMetrics } from './detection-metrics.ts';
 
 export interface Metrics {
   registry: Registry;
@@ -15,6 +16,7 @@ export interface Metrics {
   connectionsClosed: Counter<'port' | 'reason'>;
   webhookDeliveries: Counter<'outcome'>;
   webhookAttemptFailures: Counter<'reason'>;
+  detection: DetectionMetrics;
 }
 
 const GAUGES_NAMED_LIKE_COUNTERS = [
@@ -33,6 +35,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
   }
   return {
     registry,
+    detection: detectionMetrics(registry),
     httpRequests: new Counter({
       name: 'gateway_http_requests_total',
       help: 'HTTP requests by route template, method and status',

@@ -6,14 +6,13 @@
  */
 import {
   HARNESS_MEASURES,
-  compareGroups,
-  compareValues,
   type AggregateRow,
   type Dimension,
   type GroupRanking,
   type GroupValues,
   type Measure,
 } from '../store/trace-port.ts';
+import { compareGroups, compareValues } from '../store/group-order.ts';
 import { bucketStarts, groupLimitOf, type PanelQuery } from './stats-request.ts';
 
 const UNIT: Record<Measure, string> = {

@@ -4,6 +4,7 @@
  * unchanged against each, comparing with a plain TypeScript reference.
  */
 import { EVALUATION_MEASURES, type EvaluationRow } from './evaluation-row.ts';
+import type { SubjectFactsReader } from './facts-port.ts';
 import type { StoredBytes } from './stored-bytes.ts';
 
 export type SpanCategory = 'skill_invocation' | 'tool_call' | 'model_call' | 'other';
@@ -290,29 +291,6 @@ export interface GroupRanking {
   limit: number;
 }
 
-/** Text by Unicode code point (PostgreSQL `COLLATE "C"`, DuckDB's binary order of UTF-8). */
-function compareText(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
-}
-
-/** A value of a dimension or measure in ascending order, nulls last. */
-export function compareValues(a: string | number | null | undefined, b: string | number | null | undefined): number {
-  if (a === b) return 0;
-  if (a === null || a === undefined) return 1;
-  if (b === null || b === undefined) return -1;
-  if (typeof a === 'number' && typeof b === 'number') return a < b ? -1 : 1;
-  return compareText(String(a), String(b));
-}
-
-/** The tie-break of every ranking: group values in groupBy order, each ascending, nulls last. */
-export function compareGroups(a: GroupValues, b: GroupValues, dims: readonly Dimension[]): number {
-  for (const d of dims) {
-    const c = compareValues(a[d], b[d]);
-    if (c !== 0) return c;
-  }
-  return 0;
-}
-
 export interface AggregateRow {
   groups: Partial<Record<Dimension, string | number | null>>;
   /** Bucket start (Unix seconds), or null on the per-group total rows. */
@@ -345,7 +323,8 @@ export class QueryCancelledError extends Error {
   }
 }
 
-export interface TraceStore {
+/** Also answers insight detection's facts (facts-port.ts). */
+export interface TraceStore extends SubjectFactsReader {
   readonly engine: 'duckdb' | 'postgres';
   ping(): Promise<void>;
   close(): Promise<void>;

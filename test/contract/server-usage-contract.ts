@@ -5,12 +5,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  compareValues,
   type ServerUsageQuery,
   type ServerUsageRow,
   type SpanRow,
   type TraceStore,
 } from '../../src/store/trace-port.ts';
+import { compareValues } from '../../src/store/group-order.ts';
 import { END } from './trace-contract.ts';
 import { usageSpans } from './tool-usage-contract.ts';
 

@@ -13,8 +13,6 @@ import {
   HARNESS_MEASURES,
   MEASURES,
   bucketStart,
-  compareGroups,
-  compareValues,
   type AggregateQuery,
   type AggregateRow,
   type Dimension,
@@ -25,7 +23,9 @@ import {
   type ToolUsageQuery,
   type ToolUsageRow,
 } from '../../src/store/trace-port.ts';
+import { compareGroups, compareValues } from '../../src/store/group-order.ts';
 import { EVALUATION_MEASURES, type EvaluationRow } from '../../src/store/evaluation-row.ts';
+import type { SubjectFacts, SubjectFactsPage, SubjectFactsQuery, ToolFacts } from '../../src/store/facts-port.ts';
 
 const dimValue = (s: SpanRow, d: SpanDimension) => (d === 'user' ? s.user : s[d]);
 
@@ -337,4 +337,116 @@ export function toolUsageReference(all: SpanRow[], q: ToolUsageQuery): ToolUsage
     });
   }
   return rows;
+}
+
+/** Text by Unicode code point, as the engines order subjects. */
+const byCodePoint = (a: string, b: string) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+
+/**
+ * Detection's facts (store/facts-port.ts) span by span: for each workspace and subject, the spans
+ * of that workspace in the subject's traces (a skill's: traces with an invocation naming it; an
+ * agent's: traces with a span of that workspace naming it, as operation 1 scopes agent mappings to
+ * the workspaces it reads), per window, measured as `measure` does; the page of the first `limit`
+ * subjects after `after` that have spans in a window.
+ */
+export function subjectFactsReference(all: readonly SpanRow[], q: SubjectFactsQuery): SubjectFactsPage {
+  const org = all.filter((s) => s.org_id === q.orgId);
+  const tracesOf = new Map<string, Set<string>>();
+  const map = (key: string, trace: string) => tracesOf.set(key, (tracesOf.get(key) ?? new Set()).add(trace));
+  for (const s of org) {
+    if (q.subjectType === 'skill' && s.category === 'skill_invocation' && s.skill !== null)
+      for (const w of new Set(org.map((x) => x.workspace_id))) map(`${s.skill}|${w}`, s.trace_id);
+    if (q.subjectType === 'agent' && s.agent !== null) map(`${s.agent}|${s.workspace_id}`, s.trace_id);
+  }
+  const rows: SubjectFacts[] = [];
+  for (const [key, traces] of tracesOf) {
+    const [subject, workspaceId] = key.split('|') as [string, string];
+    q.windows.forEach((w, window) => {
+      const spans = org.filter(
+        (s) => traces.has(s.trace_id) && s.workspace_id === workspaceId && s.start_s >= w.startS && s.start_s < w.endS,
+      );
+      if (spans.length === 0) return;
+      const m = (x: Measure) => measure(spans, x);
+      const tools = new Map<string, ToolFacts>();
+      for (const s of spans.filter((x) => x.category === 'tool_call')) {
+        const k = JSON.stringify([s.tool, s.mcp]);
+        const t = tools.get(k) ?? { tool: s.tool, mcp: s.mcp, calls: 0, errors: 0 };
+        t.calls++;
+        if (s.is_error) t.errors++;
+        tools.set(k, t);
+      }
+      const models = new Map<string, number>();
+      for (const s of spans) if (s.model !== null) models.set(s.model, (models.get(s.model) ?? 0) + s.cost);
+      rows.push({
+        window,
+        workspaceId,
+        subject,
+        traces: m('traces') as number,
+        sessions: m('sessions') as number,
+        activeUsers: m('active_users') as number,
+        invocations: m('skill_invocations') as number,
+        errors: spans.filter((s) => s.category === 'skill_invocation' && s.is_error).length,
+        tokens: m('tokens') as number,
+        cost: m('cost') as number,
+        latencyP50: m('latency_p50'),
+        latencyP90: m('latency_p90'),
+        latencyP99: m('latency_p99'),
+        tokensPerTrace: m('tokens_per_trace'),
+        successRate: m('success_rate'),
+        tools: [...tools.values()]
+          .sort(
+            (a, b) =>
+              b.errors - a.errors || b.calls - a.calls || compareValues(a.tool, b.tool) || compareValues(a.mcp, b.mcp),
+          )
+          .slice(0, q.topTools ?? 10),
+        models: [...models]
+          .map(([model, cost]) => ({ model, cost }))
+          .sort((a, b) => b.cost - a.cost || byCodePoint(a.model, b.model))
+          .slice(0, q.topModels ?? 10),
+      });
+    });
+  }
+  const subjects = [...new Set(rows.map((r) => r.subject))]
+    .filter((s) => q.after === null || byCodePoint(s, q.after) > 0)
+    .sort(byCodePoint)
+    .slice(0, q.limit);
+  const page = rows
+    .filter((r) => subjects.includes(r.subject))
+    .sort(
+      (a, b) => byCodePoint(a.subject, b.subject) || byCodePoint(a.workspaceId, b.workspaceId) || a.window - b.window,
+    );
+  return {
+    rows: page,
+    subjects: subjects.length,
+    next: subjects.length === q.limit ? (subjects.at(-1) ?? null) : null,
+  };
+}
+
+/** Same rows in the same order; counts exactly, costs and ratios up to summation order (1e-9 relative). */
+export function expectSameFacts(actual: SubjectFactsPage, expected: SubjectFactsPage): void {
+  const close = (a: number | null, e: number | null, what: string) => {
+    if (e === null) expect(a, what).toBeNull();
+    else
+      expect(Math.abs((a as number) - e), `${what}: ${a} vs ${e}`).toBeLessThanOrEqual(1e-9 * Math.max(1, Math.abs(e)));
+  };
+  expect({ subjects: actual.subjects, next: actual.next }).toEqual({
+    subjects: expected.subjects,
+    next: expected.next,
+  });
+  const key = (r: SubjectFacts) => `${r.subject} ${r.workspaceId} ${r.window}`;
+  expect(actual.rows.map(key)).toEqual(expected.rows.map(key));
+  actual.rows.forEach((a, i) => {
+    const e = expected.rows[i] as SubjectFacts;
+    const { cost, tokensPerTrace, successRate, models, ...exact } = e;
+    const { cost: aCost, tokensPerTrace: aTpt, successRate: aSr, models: aModels, ...aExact } = a;
+    expect(aExact, key(e)).toEqual(exact);
+    close(aCost, cost, `${key(e)} cost`);
+    close(aTpt, tokensPerTrace, `${key(e)} tokens per trace`);
+    close(aSr, successRate, `${key(e)} success rate`);
+    expect(
+      aModels.map((m) => m.model),
+      `${key(e)} models`,
+    ).toEqual(models.map((m) => m.model));
+    aModels.forEach((m, j) => close(m.cost, (models[j] as { cost: number }).cost, `${key(e)} ${m.model} cost`));
+  });
 }

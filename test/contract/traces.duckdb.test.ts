@@ -16,6 +16,7 @@ import { serverUsageContract } from './server-usage-contract.ts';
 import { watermarkContract } from './trace-watermark-contract.ts';
 import { callPairsContract } from './call-pairs-contract.ts';
 import { evaluationContract } from './trace-evaluation-contract.ts';
+import { subjectFactsContract } from './subject-facts-contract.ts';
 
 const open = () => DuckDbTraceStore.open(':memory:', { sealEveryMs: 0 });
 const seal = (store: TraceStore) => (store as DuckDbTraceStore).seal();
@@ -87,4 +88,16 @@ evaluationContract(
   'duckdb in a worker thread, sealed part of the way, 8 dictionary values in memory',
   () => ThreadedTraceStore.open(':memory:', { sealEveryMs: 0, dictionaryValues: 8, memoryLimitMb: 256 }),
   { afterChunk: async (store, chunk) => (chunk === 2 ? (store as ThreadedTraceStore).seal() : undefined) },
+);
+// Detection's facts: from the tails only, sealed part of the way, and in the worker thread sealed.
+subjectFactsContract('duckdb, unsealed', open);
+subjectFactsContract('duckdb, sealed part of the way', open, {
+  afterChunk: async (store, chunk) => (chunk === 1 ? seal(store) : undefined),
+});
+subjectFactsContract(
+  'duckdb in a worker thread, sealed',
+  () => ThreadedTraceStore.open(':memory:', { sealEveryMs: 0 }),
+  {
+    afterChunk: (store) => (store as ThreadedTraceStore).seal(),
+  },
 );

@@ -19,6 +19,7 @@ import { serverUsageContract } from './server-usage-contract.ts';
 import { watermarkContract } from './trace-watermark-contract.ts';
 import { callPairsContract } from './call-pairs-contract.ts';
 import { evaluationContract } from './trace-evaluation-contract.ts';
+import { subjectFactsContract } from './subject-facts-contract.ts';
 
 const schemas: string[] = [];
 if (await postgresReachable()) {
@@ -56,6 +57,11 @@ if (await postgresReachable()) {
     afterChunk: async (store, chunk) => {
       if (chunk === 1) await seal(store);
     },
+  });
+  subjectFactsContract('postgres, unsealed', open);
+  subjectFactsContract('postgres, sealed', open, { afterChunk: seal });
+  subjectFactsContract('postgres, sealed part of the way', open, {
+    afterChunk: async (store, chunk) => (chunk === 1 ? seal(store) : undefined),
   });
   afterAll(async () => {
     for (const s of schemas) await dropSchema(s);

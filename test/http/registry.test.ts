@@ -152,7 +152,7 @@ describe('GET /registry/v1/users (operation 7)', () => {
 });
 
 describe('GET /skill/v1/insights/schemas (operation 4)', () => {
-  it('lists five JSON Schema 2020-12 documents that compile', async () => {
+  it('lists six JSON Schema 2020-12 documents, version 2, that compile', async () => {
     const res = await get('/skill/v1/insights/schemas');
     expect(res.statusCode).toBe(200);
     const { items } = res.json();
@@ -162,25 +162,29 @@ describe('GET /skill/v1/insights/schemas (operation 4)', () => {
       'latency_regression',
       'cost_spike',
       'token_efficiency',
+      'evaluation_drop',
     ]);
+    // Version 2: the subject is a skill or an agent (version 1 knew skills only).
+    expect(items.map((i: { version: string }) => i.version)).toEqual(['2', '2', '2', '2', '2', '2']);
     const ajv = new Ajv2020.default({ strict: true });
     for (const item of items) {
       expect(item.schema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
+      expect(item.schema.$id).toBe(`urn:gateway:insights:${item.name}:2`);
       const validate = ajv.compile(item.schema);
       expect(validate({ kind: item.name })).toBe(false);
     }
     const usage = ajv.getSchema(items[0].schema.$id)!;
-    expect(
-      usage({
-        kind: 'usage_summary',
-        skill_id: 'sk-1',
-        window: { start_time_unix_seconds: 0, end_time_unix_seconds: 60 },
-        traces: 1,
-        sessions: 1,
-        active_users: 1,
-        tokens: 10,
-      }),
-    ).toBe(true);
+    const counts = { traces: 1, sessions: 1, active_users: 1, tokens: 10 };
+    const window = { start_time_unix_seconds: 0, end_time_unix_seconds: 60 };
+    expect(usage({ kind: 'usage_summary', skill_id: 'sk-1', window, ...counts })).toBe(true);
+    expect(usage({ kind: 'usage_summary', agent_id: 'agent-1', window, ...counts })).toBe(true);
+    // Exactly one subject.
+    expect(usage({ kind: 'usage_summary', skill_id: 'sk-1', agent_id: 'agent-1', window, ...counts })).toBe(false);
+    expect(usage({ kind: 'usage_summary', window, ...counts })).toBe(false);
+    const drop = ajv.getSchema(items[5].schema.$id)!;
+    const scores = { evaluation_name: 'relevance', current_score: 0.41, previous_score: 0.82, samples: 120 };
+    expect(drop({ kind: 'evaluation_drop', agent_id: 'agent-1', window, ...scores, previous_samples: 900 })).toBe(true);
+    expect(drop({ kind: 'evaluation_drop', agent_id: 'agent-1', window, ...scores, evaluation_name: '' })).toBe(false);
   });
 });
 

@@ -7,8 +7,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   QueryCancelledError,
-  compareGroups,
-  compareValues,
   type AggregateQuery,
   type AggregateRow,
   type SpanDimension as Dimension,
@@ -16,6 +14,7 @@ import {
   type Measure,
   type SpanRow,
 } from '../../src/store/trace-port.ts';
+import { compareGroups, compareValues } from '../../src/store/group-order.ts';
 import { measure } from '../contract/trace-reference.ts';
 import { expectProblem } from '../helpers/problem.ts';
 import { END, startStatsApp } from '../helpers/stats-app.ts';

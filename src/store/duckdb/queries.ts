@@ -25,6 +25,10 @@ import {
 import { NO_CODE, isEncoded, type Dictionary } from './dictionary.ts';
 import { agentRows } from './agent-rows.ts';
 import { skillRows } from './skill-rows.ts';
+import { agentSubjectRows, skillSubjectRows } from './subject-rows.ts';
+import { checkSubjectFactsQuery, type SubjectFactsPage, type SubjectFactsQuery } from '../facts-port.ts';
+import { compileSubjectFacts, toSubjectFacts } from '../stats/subject-facts.ts';
+import { sqlText } from '../sql-values.ts';
 import type { TraceWriter } from './writer.ts';
 
 /** What queries read of the writer: the skill's sealed key, and whether unsealed spans wait. */
@@ -111,6 +115,25 @@ export class TraceQueries {
       return toAggregateRows(rows, query, (dim, stored) =>
         isEncoded(dim) ? (values.get(Number(stored)) as string) : String(stored),
       );
+    });
+  }
+
+  /** Detection's facts (stats/subject-facts.ts) over every subject's rows (subject-rows.ts); codes decoded in the statement. */
+  async subjectFacts(query: SubjectFactsQuery, signal?: AbortSignal): Promise<SubjectFactsPage> {
+    checkSubjectFactsQuery(query);
+    return this.query(signal, async (conn) => {
+      const source = query.subjectType === 'skill' ? skillSubjectRows(this.sealed.hasUnsealed) : agentSubjectRows();
+      const { sql, params } = compileSubjectFacts(query, source, DUCKDB);
+      return toSubjectFacts((await conn.runAndReadAll(sql, params)).getRowObjectsJS(), query);
+    });
+  }
+
+  /** From the mappings, far fewer rows than the spans. */
+  async activeOrganizations(sinceS: number, limit: number): Promise<string[]> {
+    return this.query(undefined, async (conn) => {
+      const sql = `SELECT org_id FROM trace_skills WHERE start_s >= $1 UNION SELECT org_id FROM trace_agents WHERE start_s >= $1
+ORDER BY org_id LIMIT $2`;
+      return (await conn.runAndReadAll(sql, [sinceS, limit])).getRowObjectsJS().map((r) => sqlText(r.org_id));
     });
   }
 

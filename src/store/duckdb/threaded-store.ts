@@ -25,6 +25,7 @@ import {
 } from '../trace-port.ts';
 import type { StoredBytes } from '../stored-bytes.ts';
 import type { EvaluationRow } from '../evaluation-row.ts';
+import type { SubjectFactsPage, SubjectFactsQuery } from '../facts-port.ts';
 import { SettledWrites } from '../watermark.ts';
 import type { DuckDbTraceOptions } from './trace-store.ts';
 import type { WorkerInit, WorkerReply, WorkerRequest } from './trace-worker.ts';
@@ -184,6 +185,14 @@ export class ThreadedTraceStore implements TraceStore {
 
   serverUsage(query: ServerUsageQuery, signal?: AbortSignal): Promise<ServerUsageRow[]> {
     return this.cancellable({ op: 'serverUsage', query }, signal);
+  }
+
+  subjectFacts(query: SubjectFactsQuery, signal?: AbortSignal): Promise<SubjectFactsPage> {
+    return this.cancellable({ op: 'subjectFacts', query }, signal);
+  }
+
+  activeOrganizations(sinceS: number, limit: number): Promise<string[]> {
+    return this.call({ op: 'activeOrganizations', sinceS, limit });
   }
 
   private async cancellable<T>(request: Request, signal?: AbortSignal): Promise<T> {

@@ -28,6 +28,7 @@ import {
 } from '../trace-port.ts';
 import { unstorable, unstorableEvaluation, unstorablePoint } from './append.ts';
 import type { EvaluationRow } from '../evaluation-row.ts';
+import type { SubjectFactsPage, SubjectFactsQuery } from '../facts-port.ts';
 import { Dictionary } from './dictionary.ts';
 import { TraceQueries } from './queries.ts';
 import { migrate } from './schema.ts';
@@ -234,6 +235,14 @@ export class DuckDbTraceStore implements TraceStore {
 
   async toolUsage(query: ToolUsageQuery, signal?: AbortSignal): Promise<ToolUsageRow[]> {
     return this.queries.toolUsage(query, signal);
+  }
+
+  async subjectFacts(query: SubjectFactsQuery, signal?: AbortSignal): Promise<SubjectFactsPage> {
+    return this.queries.subjectFacts(query, signal);
+  }
+
+  async activeOrganizations(sinceS: number, limit: number): Promise<string[]> {
+    return this.queries.activeOrganizations(sinceS, limit);
   }
 
   async serverUsage(query: ServerUsageQuery, signal?: AbortSignal): Promise<ServerUsageRow[]> {

@@ -7,6 +7,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { StatementType } from '@duckdb/node-api';
 import type { AggregateQuery, MetricPointRow, ServerUsageQuery, SpanColumns, ToolUsageQuery } from '../trace-port.ts';
+import type { SubjectFactsQuery } from '../facts-port.ts';
 import type { CompiledAggregate } from '../stats/compile.ts';
 import type { EvaluationRow } from '../evaluation-row.ts';
 import { DuckDbTraceStore, type DuckDbTraceOptions } from './trace-store.ts';
@@ -20,6 +21,8 @@ export type WorkerRequest =
   | { id: number; op: 'aggregate'; query: AggregateQuery }
   | { id: number; op: 'toolUsage'; query: ToolUsageQuery }
   | { id: number; op: 'serverUsage'; query: ServerUsageQuery }
+  | { id: number; op: 'subjectFacts'; query: SubjectFactsQuery }
+  | { id: number; op: 'activeOrganizations'; sinceS: number; limit: number }
   | { id: number; op: 'cancel'; target: number }
   | { id: number; op: 'compile'; query: AggregateQuery }
   | { id: number; op: 'runCompiled'; compiled: CompiledAggregate }
@@ -140,6 +143,14 @@ function handle(m: WorkerRequest): void {
     }
     case 'serverUsage': {
       reply(m.id, () => cancellable(m.id, (signal) => store.serverUsage(m.query, signal)));
+      return;
+    }
+    case 'subjectFacts': {
+      reply(m.id, () => cancellable(m.id, (signal) => store.subjectFacts(m.query, signal)));
+      return;
+    }
+    case 'activeOrganizations': {
+      reply(m.id, () => store.activeOrganizations(m.sinceS, m.limit));
       return;
     }
     case 'cancel': {

@@ -30,23 +30,19 @@ import { sqlNumber } from '../sql-values.ts';
 import { POSTGRES } from '../stats/dialect.ts';
 import { compileServerUsage, compileToolUsage, toServerUsageRows, toToolUsageRows } from '../stats/tool-usage.ts';
 import { sealInBackground } from '../seal-timer.ts';
-import { SEALING_LOCK, sealStep } from './sealing.ts';
+import { sealStep } from './sealing.ts';
 import { agentRows } from './agent-rows.ts';
 import { sealedMarks, skillRows } from './skill-rows.ts';
-import { EMPTY_ROLLUPS_SQL, KEEPS_ROLLUPS, cutPairsSql, rollupDeltaSql, rollupReturning } from './rollups.ts';
-import { MonthPartitions, pruneMonths } from './partitions.ts';
+import { agentSubjectRows, skillSubjectRows } from './subject-rows.ts';
+import { inStatsSnapshot } from './stats-snapshot.ts';
+import { checkSubjectFactsQuery, type SubjectFactsPage, type SubjectFactsQuery } from '../facts-port.ts';
+import { compileSubjectFacts, toSubjectFacts } from '../stats/subject-facts.ts';
+import { MonthPartitions } from './partitions.ts';
+import { pruneInTransaction } from './retention.ts';
 import { retryCarefully, writeEvaluations, writePoints, writeSpans } from './span-writes.ts';
 import type { EvaluationRow } from '../evaluation-row.ts';
 import type { StoredBytes } from '../stored-bytes.ts';
 import { TRACE_TABLES, tableBytes } from './stored-bytes.ts';
-
-/**
- * Retention's locks, in the transaction that prunes: one replica at a time (another that finds
- * the lock taken answers false and leaves the work to the holder), never during a sealing step
- * (it waits for the sealing lock).
- */
-const RETENTION_LOCKS = `SELECT CASE WHEN pg_try_advisory_xact_lock(hashtext('gateway.trace_retention:' || current_schema()))
-  THEN (SELECT true FROM pg_advisory_xact_lock(${SEALING_LOCK})) ELSE false END AS ok`;
 
 export interface PostgresTraceOptions {
   /** How often this replica tries a sealing step (ms; 0: only when `seal()` is called). Default 5,000. */
@@ -64,12 +60,6 @@ export interface PostgresTraceOptions {
   now?: () => number;
 }
 
-/**
- * Memory per sort or hash of a statistics statement (PostgreSQL's default 4 MB spills the
- * per-bucket sort of a 30-day range to disk). A statement has a handful of such nodes and the pool
- * bounds how many run at once.
- */
-const STATS_WORK_MEM = '32MB';
 const ANALYZE_EVERY_MS = 30_000;
 
 export class PostgresTraceStore implements TraceStore {
@@ -286,32 +276,7 @@ export class PostgresTraceStore implements TraceStore {
     await movingWatermark(
       this.pool,
       this.inTransaction(async (client) => {
-        // Each DELETE must see what sealing committed while this waited for its lock: READ COMMITTED
-        // whatever the server's default isolation (a snapshot from before the wait would keep sealed
-        // rows of the spans it deletes).
-        await client.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
-        await client.query(`SET LOCAL statement_timeout = 0; ${KEEPS_ROLLUPS}`);
-        if ((await client.query<{ ok: boolean }>(RETENTION_LOCKS)).rows[0]?.ok !== true) return;
-        // The rollups lose what the sealed rows counted; a pair that keeps some of its rows may have
-        // lost its marked ones, so it becomes special (rollups.ts), and pairs left with no rows stop being special.
-        await client.query(
-          `WITH gone AS (DELETE FROM skill_spans WHERE start_s < $1 ${rollupReturning()}),
-        special AS (${cutPairsSql('gone')})
-        ${rollupDeltaSql('gone', -1)}`,
-          [cutoffS],
-        );
-        await client.query(EMPTY_ROLLUPS_SQL);
-        await client.query(`DELETE FROM skill_special p WHERE NOT EXISTS (SELECT 1 FROM skill_spans k
-        WHERE k.org_id = p.org_id AND k.of_skill = p.of_skill AND k.trace_key = p.trace_key)`);
-        // Every span before the cutoff goes below: a trace keeps its mappings while it has spans from the cutoff on.
-        for (const mapping of ['trace_skills', 'trace_agents'])
-          await client.query(
-            `DELETE FROM ${mapping} t WHERE t.start_s < $1
-            AND NOT EXISTS (SELECT 1 FROM spans s WHERE s.trace_id = t.trace_id AND s.org_id = t.org_id AND s.start_s >= $1)`,
-            [cutoffS],
-          );
-        await client.query('DELETE FROM evaluations WHERE time_s < $1', [cutoffS]);
-        deleted = await pruneMonths(client, cutoffS);
+        deleted = await pruneInTransaction(client, cutoffS);
       }),
     );
     // Apart from the sealing lock: a writer may hold a call's row while it waits for that lock
@@ -323,35 +288,43 @@ export class PostgresTraceStore implements TraceStore {
   }
 
   /**
-   * One statement in a read-only REPEATABLE READ transaction. For a skill it first reads the
+   * One statement in a statistics snapshot (stats-snapshot.ts). For a skill it first reads the
    * sealed watermark and whether anything lies above it: the watermark goes into the statement as a
    * value (so the planner sees how few rows the tails hold), the tails only when they can hold
-   * rows, and both reads share one snapshot. An agent's statement reads spans alone. JIT is off (its compilation costs more than these statements run)
-   * and sorts get STATS_WORK_MEM.
+   * rows, and both reads share one snapshot. An agent's statement reads spans alone.
    */
   async aggregate(query: AggregateQuery, signal?: AbortSignal): Promise<AggregateRow[]> {
-    const rows = await this.withClient(signal, async (client) => {
-      // The raw tables are locked before the snapshot is taken (LOCK takes none): a snapshot taken
-      // while retention drops a month, before its commit, would see its deletions undone but the
-      // dropped month gone (partitions.ts).
-      await client.query(
-        `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL jit = off; SET LOCAL work_mem = '${STATS_WORK_MEM}';
-        LOCK TABLE spans, metric_points IN ACCESS SHARE MODE`,
-      );
-      try {
+    const rows = await this.withClient(signal, (client) =>
+      inStatsSnapshot(client, async () => {
         const { subject } = query;
         const source =
           'agent' in subject ? agentRows(subject) : skillRows(subject, await sealedMarks(client, this.rollups));
         const { sql, params } = compileAggregate(query, source, POSTGRES);
-        const result = (await client.query(sql, params)).rows as Record<string, unknown>[];
-        await client.query('COMMIT');
-        return result;
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw err;
-      }
-    });
+        return (await client.query(sql, params)).rows as Record<string, unknown>[];
+      }),
+    );
     return toAggregateRows(rows, query);
+  }
+
+  /** Detection's facts (subject-rows.ts), in a statistics snapshot as `aggregate`'s. */
+  async subjectFacts(query: SubjectFactsQuery, signal?: AbortSignal): Promise<SubjectFactsPage> {
+    checkSubjectFactsQuery(query);
+    const rows = await this.withClient(signal, (client) =>
+      inStatsSnapshot(client, async () => {
+        const source =
+          query.subjectType === 'agent' ? agentSubjectRows() : skillSubjectRows(await sealedMarks(client, false));
+        const { sql, params } = compileSubjectFacts(query, source, POSTGRES);
+        return (await client.query(sql, params)).rows as Record<string, unknown>[];
+      }),
+    );
+    return toSubjectFacts(rows, query);
+  }
+
+  async activeOrganizations(sinceS: number, limit: number): Promise<string[]> {
+    const sql = `SELECT org_id FROM (SELECT org_id FROM trace_skills WHERE start_s >= $1
+      UNION SELECT org_id FROM trace_agents WHERE start_s >= $1) o ORDER BY org_id COLLATE "C" LIMIT $2`;
+    const res = await this.withClient(undefined, (client) => client.query<{ org_id: string }>(sql, [sinceS, limit]));
+    return res.rows.map((r) => r.org_id);
   }
 
   async toolUsage(query: ToolUsageQuery, signal?: AbortSignal): Promise<ToolUsageRow[]> {

@@ -13,13 +13,8 @@
  * the scope's tool calls whose `mcp` is one of the servers, grouped by it.
  */
 import type { SqlDialect } from './dialect.ts';
-import {
-  compareValues,
-  type ServerUsageQuery,
-  type ServerUsageRow,
-  type ToolUsageQuery,
-  type ToolUsageRow,
-} from '../trace-port.ts';
+import { type ServerUsageQuery, type ServerUsageRow, type ToolUsageQuery, type ToolUsageRow } from '../trace-port.ts';
+import { compareValues } from '../group-order.ts';
 import { sqlNumber } from '../sql-values.ts';
 
 /** An entry as bound: its tool and server as stored (values, or an engine's dictionary codes). */

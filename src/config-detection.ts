@@ -1,0 +1,31 @@
+/**
+ * The insight detection section of the configuration (config.ts reads it with the rest): whether
+ * the scheduler runs, how often, and what one run may do per organization (src/insights,
+ * docs/insights.md). docs/configuration.md lists the variables.
+ */
+import { bool, int, type Env } from './config-values.ts';
+
+export interface DetectionConfig {
+  /** DETECTION_ENABLED: the scheduler runs (default: on, except under NODE_ENV=test). */
+  enabled: boolean;
+  /** A run starts this often (ms). */
+  intervalMs: number;
+  /** Hourly steps per organization and run: a run catches up at most this far. */
+  maxSteps: number;
+  /** Subjects per facts call (the trace store's page), and per subject type and step at most. */
+  subjectsPerCall: number;
+  maxSubjects: number;
+  /** A step is detected only this long (seconds) after it ends, so late spans are in. */
+  settleS: number;
+}
+
+export function detectionConfig(env: Env, nodeEnv: string): DetectionConfig {
+  return {
+    enabled: bool(env, 'DETECTION_ENABLED', nodeEnv !== 'test'),
+    intervalMs: int(env, 'DETECTION_INTERVAL_MS', 300_000, 1000, 86_400_000),
+    maxSteps: int(env, 'DETECTION_MAX_STEPS', 24, 1, 720),
+    subjectsPerCall: int(env, 'DETECTION_SUBJECTS_PER_CALL', 200, 1, 1000),
+    maxSubjects: int(env, 'DETECTION_MAX_SUBJECTS', 2000, 1, 1_000_000),
+    settleS: int(env, 'DETECTION_SETTLE_S', 900, 0, 86_400),
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * Detection of one organization, incremental: from the step after its cursor (the insight store's
+ * detectionCursor; before the first run, the latest complete step only) up to the latest complete
+ * step (whole hours up to now less the settle delay, so late spans are in), at most `maxSteps`.
+ * Each step's insights are recorded, then the cursor moves to the step: a run stopped half way
+ * does the step again, and recording an id stored already changes nothing.
+ */
+import type { DetectionConfig } from '../config-detection.ts';
+import type { SubjectFactsReader } from '../store/facts-port.ts';
+import type { InsightKind, InsightRecord, InsightStore } from '../store/insight-port.ts';
+import { Cooldowns, detectStep, type InsightKey, type StepResult } from './detect.ts';
+import type { EvaluationFactsReader } from './evaluations.ts';
+import { STEP_S } from './rules.ts';
+import { effectiveSettings, type Settings } from './settings.ts';
+
+/** What one run may do per organization (config-detection.ts). */
+type DetectionBounds = Pick<DetectionConfig, 'maxSteps' | 'subjectsPerCall' | 'maxSubjects' | 'settleS'>;
+
+export interface OrgRun {
+  orgId: string;
+  steps: number;
+  /** The last step done (the cursor), null when none ever was. */
+  cursorS: number | null;
+  examined: StepResult['examined'];
+  truncatedSteps: number;
+  /** New insights stored, by kind. */
+  found: Partial<Record<InsightKind, number>>;
+  /** Workspace overrides ignored, as `workspace: name` (they do not check any more). */
+  ignoredSettings: string[];
+}
+
+export interface OrgDeps {
+  traces: SubjectFactsReader;
+  insights: InsightStore;
+  evaluations?: EvaluationFactsReader | undefined;
+  bounds: DetectionBounds;
+  nowMs: number;
+  signal?: AbortSignal | undefined;
+}
+
+/** The newest stored insight of `key` whose window ends after `sinceS`: its end, or null. */
+async function lastFound(insights: InsightStore, key: InsightKey, sinceS: number): Promise<number | null> {
+  const stored = await insights.listInsights({
+    orgId: key.orgId,
+    workspaceIds: [key.workspaceId],
+    subject: key.subject,
+    kinds: [key.kind],
+    sinceS,
+    // An evaluation's drop is told apart by its name, which the query does not filter on.
+    limit: key.detail === undefined ? 1 : 100,
+  });
+  const same = (i: InsightRecord) => key.detail === undefined || i.payload.evaluation_name === key.detail;
+  return stored.find(same)?.window_end_s ?? null;
+}
+
+export async function runOrganization(deps: OrgDeps, orgId: string): Promise<OrgRun> {
+  const { insights, bounds } = deps;
+  const cursor = await insights.detectionCursor(orgId);
+  const latest = Math.floor((deps.nowMs / 1000 - bounds.settleS) / STEP_S) * STEP_S;
+  const overrides = await insights.detectionSettings(orgId);
+  const ignoredSettings: string[] = [];
+  const settings = new Map<string, Settings>();
+  const settingsOf = (workspaceId: string): Settings => {
+    let s = settings.get(workspaceId);
+    if (s === undefined) {
+      const effective = effectiveSettings(overrides[workspaceId]);
+      ignoredSettings.push(...effective.ignored.map((name) => `${workspaceId}: ${name}`));
+      settings.set(workspaceId, (s = effective.settings));
+    }
+    return s;
+  };
+  const cooldowns = new Cooldowns((key, sinceS) => lastFound(insights, key, sinceS));
+  const run: OrgRun = {
+    orgId,
+    steps: 0,
+    cursorS: cursor,
+    examined: { skill: 0, agent: 0, evaluation: 0 },
+    truncatedSteps: 0,
+    found: {},
+    ignoredSettings,
+  };
+  const createdAt = new Date(deps.nowMs).toISOString();
+  for (let step = cursor === null ? latest : cursor + STEP_S; step <= latest && run.steps < bounds.maxSteps;) {
+    const result = await detectStep(
+      {
+        traces: deps.traces,
+        evaluations: deps.evaluations,
+        settings: settingsOf,
+        cooldowns,
+        subjectsPerCall: bounds.subjectsPerCall,
+        maxSubjects: bounds.maxSubjects,
+        signal: deps.signal,
+      },
+      orgId,
+      step,
+      createdAt,
+    );
+    const stored = new Set(await insights.recordInsights(result.insights, deps.nowMs));
+    await insights.setDetectionCursor(orgId, step);
+    for (const i of result.insights) if (stored.has(i.id)) run.found[i.kind] = (run.found[i.kind] ?? 0) + 1;
+    for (const type of ['skill', 'agent', 'evaluation'] as const) run.examined[type] += result.examined[type];
+    if (result.truncated) run.truncatedSteps++;
+    run.steps++;
+    run.cursorS = step;
+    step += STEP_S;
+  }
+  return run;
+}
