@@ -39,6 +39,7 @@ import { registerRegistryRoutes } from './rest/registry-routes.ts';
 import { registerToolRoutes } from './rest/tool-routes.ts';
 import { registerTraceRoutes } from './rest/trace-routes.ts';
 import { registerInsightRoutes } from './rest/insight-routes.ts';
+import { registerInsightSettingsRoutes } from './rest/insight-settings-routes.ts';
 import { registerOtlpReceiver, type OtlpFaults } from './rest/otlp-routes.ts';
 import { registerMcpRegistryRoutes } from './rest/mcp-registry-routes.ts';
 import { registerGraphql, type GraphqlOptions } from './graphql/server.ts';
@@ -312,6 +313,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     registerRegistryRoutes(api);
     registerTraceRoutes(api);
     registerInsightRoutes(api);
+    registerInsightSettingsRoutes(api);
     registerOtlpReceiver(
       api,
       { ...services.config.bounds, retentionDays: services.config.traceRetentionDays },

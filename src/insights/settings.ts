@@ -132,3 +132,29 @@ export function setting(settings: Settings, name: string): number {
   if (v === undefined) throw new Error(`unknown detection setting ${name}`);
   return v;
 }
+
+/** A setting as the API shows it: its name, range and meaning. */
+export interface SettingDescription {
+  name: string;
+  default: number;
+  minimum: number;
+  maximum: number;
+  integer: boolean;
+  one_of?: number[];
+  description: string;
+}
+
+/** Every setting, by name. */
+export function describeSettings(): SettingDescription[] {
+  return Object.entries(SETTINGS)
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([name, s]) => ({
+      name,
+      default: s.default,
+      minimum: s.min,
+      maximum: s.max,
+      integer: s.integer === true,
+      ...(s.oneOf !== undefined ? { one_of: [...s.oneOf] } : {}),
+      description: s.description,
+    }));
+}

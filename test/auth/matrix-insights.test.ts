@@ -4,7 +4,7 @@
  * answer like every read of their subject (readable -> 200, same organization but unreadable -> 403
  * access_denied, another organization or absent -> 404 not_found); the lists hold exactly the
  * insights of the caller's readable workspaces. A workspace's webhook subscriptions (create, list,
- * delete; REST and GraphQL) answer only its admins: a reader who is not one gets 403
+ * delete; REST and GraphQL) and the writing of its insight detection settings answer only its admins: a reader who is not one gets 403
  * access_denied (viewers, editors, service accounts, and an admin of another workspace), the
  * others as any read.
  */
@@ -48,7 +48,7 @@ function expectedAdmin(ok: number) {
 }
 
 /** A REST request whose success is not a 200 with a body (201, 204). */
-async function send(method: 'POST' | 'DELETE', url: string, header: string, payload?: object) {
+async function send(method: 'POST' | 'PUT' | 'DELETE', url: string, header: string, payload?: object) {
   const res = await matrixApp().app.inject({
     method,
     url,
@@ -128,6 +128,18 @@ const OPERATIONS: Operation[] = [
     targets: workspaces,
     call: async (h, ws) => send('DELETE', `/skill/v1/workspaces/${ws}/webhooks/${await storedSubscription(ws)}`, h),
     expects: expectedAdmin(204),
+  },
+  {
+    name: 'REST read insight settings',
+    targets: workspaces,
+    call: (h, ws) => rest('GET', `/skill/v1/workspaces/${ws}/insight-settings`, h),
+  },
+  {
+    name: 'REST set insight settings',
+    targets: workspaces,
+    call: (h, ws) =>
+      send('PUT', `/skill/v1/workspaces/${ws}/insight-settings`, h, { overrides: { cooldown_hours: 48 } }),
+    expects: expectedAdmin(200),
   },
   {
     name: 'GraphQL createWebhookSubscription',
