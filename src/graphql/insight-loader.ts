@@ -1,9 +1,9 @@
 /**
  * `Skill.insights`, `Agent.insights` and `Workspace.insights`: the handlers of REST's insight lists
  * (insights/list-insights.ts), as connections. The pages the executor asks for together (the skills
- * of a list, the agents of `_entities`) go through one DataLoader per request, so equal pages are
- * read once and the pages of one depth leave together; the store is asked one page per subject
- * (its port reads one subject per query).
+ * of a list, the agents of `_entities`, the workspaces of a subtree) go through one DataLoader per
+ * request: equal pages are read once, and the pages of one depth are one store call
+ * (`listInsightPages`) whatever the number of parents, one per distinct kinds, since and `first`.
  */
 import DataLoader from 'dataloader';
 import type { RequestContext } from '../context.ts';
@@ -11,11 +11,12 @@ import { ApiError } from '../errors.ts';
 import {
   decodeInsightCursor,
   encodeInsightCursor,
-  findInsights,
+  findInsightPages,
   type InsightItem,
   type InsightList,
   type InsightListInput,
   type InsightPage,
+  type InsightPageKey,
 } from '../insights/list-insights.ts';
 import type { InsightKind } from '../store/insight-port.ts';
 import { checkFirst } from './connection.ts';
@@ -28,17 +29,12 @@ export interface InsightArgs {
   after?: string | null;
 }
 
-interface PageKey {
-  list: InsightList;
-  input: InsightListInput;
-}
+const byRequest = new WeakMap<RequestContext, DataLoader<InsightPageKey, InsightPage, string>>();
 
-const byRequest = new WeakMap<RequestContext, DataLoader<PageKey, InsightPage, string>>();
-
-function pageOf(ctx: RequestContext, key: PageKey): Promise<InsightPage> {
+function pageOf(ctx: RequestContext, key: InsightPageKey): Promise<InsightPage> {
   let loader = byRequest.get(ctx);
   if (loader === undefined) {
-    loader = new DataLoader((keys) => Promise.all(keys.map((k) => findInsights(ctx, k.list, k.input))), {
+    loader = new DataLoader((keys) => findInsightPages(ctx, keys), {
       cacheKeyFn: (k) => JSON.stringify([k.list.key, k.list.workspaceIds.length, k.input.limit, k.input.after ?? null]),
     });
     byRequest.set(ctx, loader);

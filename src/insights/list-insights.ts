@@ -3,12 +3,13 @@
  * first, paged by an opaque keyset cursor. The subject is read as any skill or agent (404 unknown
  * or of another organization, 403 unreadable); only insights of workspaces the caller can read are
  * listed, so an insight computed from spans the caller cannot see never shows. Transport-free: REST
- * and GraphQL both call {@link findInsights} through the functions below.
+ * reads one page with {@link findInsights}; GraphQL reads the pages a query level asks for together
+ * with {@link findInsightPages}, one store call for them all.
  */
 import type { RequestContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { fingerprint } from '../shared/paging.ts';
-import type { InsightKind, InsightSubject } from '../store/insight-port.ts';
+import type { InsightKind, InsightPosition, InsightRecord, InsightSubject } from '../store/insight-port.ts';
 import { insightResource, type InsightResource } from './resource.ts';
 
 export const INSIGHTS_DEFAULT_LIMIT = 20;
@@ -22,12 +23,6 @@ export interface InsightListInput {
   /** Default 20, clamped to 100. */
   limit?: number;
   after?: InsightPosition;
-}
-
-/** Where a page ends: the sort key of its last insight. */
-export interface InsightPosition {
-  window_end_s: number;
-  id: string;
 }
 
 /** The insights of a list: the scope, subject and filters its cursors are bound to. */
@@ -57,30 +52,95 @@ function listKey(base: string, input: Pick<InsightListInput, 'kinds' | 'sinceS'>
   return `${base}:${fingerprint([[...new Set(input.kinds ?? [])].sort(), input.sinceS ?? null])}`;
 }
 
-/** One page of a list: newest window first (then id), `limit` + 1 asked to know whether more follow. */
-export async function findInsights(
-  ctx: RequestContext,
-  list: InsightList,
-  input: InsightListInput,
-): Promise<InsightPage> {
-  const limit = insightLimit(input.limit);
-  if (limit === 0 || list.workspaceIds.length === 0) return { items: [] };
-  const rows = await ctx.insights.listInsights({
-    orgId: ctx.caller.orgId,
-    workspaceIds: list.workspaceIds,
-    ...(list.subject !== undefined ? { subject: list.subject } : {}),
-    ...(input.kinds !== undefined && input.kinds.length > 0 ? { kinds: input.kinds } : {}),
-    ...(input.sinceS !== undefined ? { sinceS: input.sinceS } : {}),
-    ...(input.after !== undefined ? { after: input.after } : {}),
-    limit: limit + 1,
-  });
-  ctx.checkDeadline();
+/** The kinds a list filters by, as the store takes them: none (or an empty list) for every kind. */
+function kindsOf(input: InsightListInput): { kinds?: readonly InsightKind[] } {
+  return input.kinds !== undefined && input.kinds.length > 0 ? { kinds: input.kinds } : {};
+}
+
+/** The page of `limit` items of the `limit` + 1 rows asked (the one more tells whether more follow). */
+function pageOf(rows: readonly InsightRecord[], limit: number): InsightPage {
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   return {
     items: page.map(insightResource),
     ...(rows.length > limit && last !== undefined ? { next: { window_end_s: last.window_end_s, id: last.id } } : {}),
   };
+}
+
+/** One page of a list: newest window first (then id), `limit` + 1 asked to know whether more follow. */
+async function findInsights(ctx: RequestContext, list: InsightList, input: InsightListInput): Promise<InsightPage> {
+  const limit = insightLimit(input.limit);
+  if (limit === 0 || list.workspaceIds.length === 0) return { items: [] };
+  const rows = await ctx.insights.listInsights({
+    orgId: ctx.caller.orgId,
+    workspaceIds: list.workspaceIds,
+    ...(list.subject !== undefined ? { subject: list.subject } : {}),
+    ...kindsOf(input),
+    ...(input.sinceS !== undefined ? { sinceS: input.sinceS } : {}),
+    ...(input.after !== undefined ? { after: input.after } : {}),
+    limit: limit + 1,
+  });
+  ctx.checkDeadline();
+  return pageOf(rows, limit);
+}
+
+/** A page of a list, as a batch asks for it. */
+export interface InsightPageKey {
+  list: InsightList;
+  input: InsightListInput;
+}
+
+/**
+ * Pages of several lists, each as {@link findInsights} answers it alone: those sharing kinds,
+ * since and page size (all of a query level's, unless aliases ask otherwise) are one store call,
+ * whatever their number; a scope many share is sent once.
+ */
+export async function findInsightPages(ctx: RequestContext, keys: readonly InsightPageKey[]): Promise<InsightPage[]> {
+  const groups = new Map<string, number[]>();
+  for (const [i, { input }] of keys.entries()) {
+    const kinds = kindsOf(input).kinds;
+    const group = JSON.stringify([
+      kinds === undefined ? null : [...new Set(kinds)].sort(),
+      input.sinceS ?? null,
+      insightLimit(input.limit),
+    ]);
+    groups.set(group, [...(groups.get(group) ?? []), i]);
+  }
+  const pages = keys.map((): InsightPage => ({ items: [] }));
+  const read = async (indexes: number[]) => {
+    const { input } = keys[indexes[0] as number] as InsightPageKey;
+    const limit = insightLimit(input.limit);
+    const asked = indexes.filter((i) => limit > 0 && (keys[i] as InsightPageKey).list.workspaceIds.length > 0);
+    if (asked.length === 0) return;
+    const scopes: (readonly string[])[] = [];
+    const scopeOf = new Map<string, number>();
+    const requests = asked.map((i) => {
+      const { list, input: own } = keys[i] as InsightPageKey;
+      const key = JSON.stringify(list.workspaceIds);
+      let scope = scopeOf.get(key);
+      if (scope === undefined) {
+        scope = scopes.push(list.workspaceIds) - 1;
+        scopeOf.set(key, scope);
+      }
+      return {
+        scope,
+        ...(list.subject !== undefined ? { subject: list.subject } : {}),
+        ...(own.after !== undefined ? { after: own.after } : {}),
+      };
+    });
+    const rows = await ctx.insights.listInsightPages({
+      orgId: ctx.caller.orgId,
+      scopes,
+      pages: requests,
+      ...kindsOf(input),
+      ...(input.sinceS !== undefined ? { sinceS: input.sinceS } : {}),
+      limit: limit + 1,
+    });
+    for (const [j, i] of asked.entries()) pages[i] = pageOf(rows[j] ?? [], limit);
+  };
+  await Promise.all([...groups.values()].map(read));
+  ctx.checkDeadline();
+  return pages;
 }
 
 /** The list of a skill's or an agent's insights (404/403 as any skill or agent read). */

@@ -184,12 +184,6 @@ export async function createSubscription(
     if (refused !== null) errors.unshift({ field: '/url', detail: `/url ${refused}` });
   } else errors.unshift(url);
   if (errors.length > 0) throw fieldErrors(errors);
-  const held = await ctx.insights.listSubscriptions(ctx.caller.orgId, [workspaceId]);
-  if (held.length >= MAX_SUBSCRIPTIONS_PER_WORKSPACE)
-    throw ruleBroken(
-      '/',
-      `workspace ${workspaceId} holds ${held.length} webhook subscriptions, the most it may hold; delete one first`,
-    );
   const salt = randomBytes(16).toString('base64url');
   const subscription: WebhookSubscription = {
     id: `whs_${randomBytes(12).toString('base64url')}`,
@@ -202,7 +196,13 @@ export async function createSubscription(
     created_at: new Date().toISOString(),
     secret_salt: salt,
   };
-  await ctx.write(() => ctx.insights.createSubscription(subscription));
+  // The store counts and inserts in one serialized step: creations at once never pass the cap.
+  const full = await ctx.write(() => ctx.insights.createSubscription(subscription, MAX_SUBSCRIPTIONS_PER_WORKSPACE));
+  if (full !== null)
+    throw ruleBroken(
+      '/',
+      `workspace ${workspaceId} holds ${full.held} webhook subscriptions, the most it may hold; delete one first`,
+    );
   return { ...presentSubscription(subscription), secret: guard.secretOf(salt) };
 }
 

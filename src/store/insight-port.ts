@@ -54,8 +54,45 @@ export interface InsightQuery {
   /** Only insights whose window ends after this time (Unix seconds). */
   sinceS?: number;
   /** Newest first: ordered by window_end_s desc, then id asc; keyset after this one. */
-  after?: { window_end_s: number; id: string };
+  after?: InsightPosition;
   limit: number;
+}
+
+/** Where a page of a list ends: the sort key of its last insight (newest window first, then id). */
+export interface InsightPosition {
+  window_end_s: number;
+  id: string;
+}
+
+/**
+ * One page of {@link InsightPagesQuery}: the insights of the workspaces of `scopes[scope]`, about
+ * `subject` when given, after `after`.
+ */
+export interface InsightPageRequest {
+  scope: number;
+  subject?: InsightSubject;
+  after?: InsightPosition;
+}
+
+/**
+ * Pages of several lists at once (the insights of each skill of a GraphQL list, the feed of each
+ * workspace), sharing organization, kinds, since and page size: one statement whatever the number
+ * of pages (two when subject and feed pages come together).
+ */
+export interface InsightPagesQuery {
+  orgId: string;
+  /** The workspace lists the pages read, named by index: a scope many pages share is bound once. */
+  scopes: readonly (readonly string[])[];
+  pages: readonly InsightPageRequest[];
+  kinds?: readonly InsightKind[];
+  sinceS?: number;
+  /** At most this many insights per page. */
+  limit: number;
+}
+
+/** Why a subscription was not stored: its workspace holds `max` already (`held` of them). */
+export interface SubscriptionsFull {
+  held: number;
 }
 
 export interface WebhookSubscription {
@@ -99,9 +136,19 @@ export interface InsightStore {
    */
   recordInsights(insights: readonly InsightRecord[], nowMs: number): Promise<string[]>;
   listInsights(query: InsightQuery): Promise<InsightRecord[]>;
+  /**
+   * One list of insights per page asked, in the order asked, each as {@link listInsights} answers
+   * that page alone (an unknown scope index, an empty scope: an empty page).
+   */
+  listInsightPages(query: InsightPagesQuery): Promise<InsightRecord[][]>;
   getInsights(orgId: string, ids: readonly string[]): Promise<InsightRecord[]>;
 
-  createSubscription(subscription: WebhookSubscription): Promise<void>;
+  /**
+   * Stores it unless its workspace holds `max` subscriptions already (none: no cap): counted and
+   * inserted in one serialized step, so creations at once, on any replica, never leave more than
+   * `max`. Answers null when stored, else how many the workspace holds.
+   */
+  createSubscription(subscription: WebhookSubscription, max?: number): Promise<SubscriptionsFull | null>;
   /** Ordered by created_at, then id. */
   listSubscriptions(orgId: string, workspaceIds: readonly string[]): Promise<WebhookSubscription[]>;
   getSubscriptions(orgId: string, ids: readonly string[]): Promise<WebhookSubscription[]>;

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import type {
   Delivery,
   InsightKind,
+  InsightPagesQuery,
   InsightQuery,
   InsightRecord,
   InsightSubject,
@@ -164,4 +165,50 @@ export function insightListConditions(
     where.push(`(window_end_s < ${w} OR (window_end_s = ${w} AND id > ${next(query.after.id)}))`);
   }
   return { where: where.map((c) => ` AND ${c}`).join(''), params };
+}
+
+/**
+ * What a statement of {@link pageGroups} binds besides the organization: its pages as JSON objects
+ * `{n, s, t, d, v, e, i}` (index in the batch, scope index, subject type, id and server, and the
+ * position the page starts after: before every window when none), the scopes as a JSON array of
+ * lists, the kinds (null: every kind) and the bound `since` (the smallest integer when none).
+ */
+export interface PageGroup {
+  bySubject: boolean;
+  pages: string;
+  scopes: string;
+  kinds: readonly string[] | null;
+  sinceS: number;
+}
+
+/**
+ * The statements a batch of pages takes: one for the pages about a subject, one for the feeds
+ * (each its own index), whichever the batch holds; none when it holds no page or asks for none.
+ */
+export function pageGroups(query: InsightPagesQuery): PageGroup[] {
+  if (query.limit <= 0) return [];
+  const scopes = JSON.stringify(query.scopes);
+  const shared = {
+    scopes,
+    kinds: query.kinds ?? null,
+    sinceS: query.sinceS ?? Number.MIN_SAFE_INTEGER,
+  };
+  const groups: PageGroup[] = [];
+  for (const bySubject of [true, false]) {
+    const pages = query.pages.flatMap((p, n) => {
+      if ((p.subject !== undefined) !== bySubject) return [];
+      const [t, d, v] = p.subject === undefined ? [null, null, null] : subjectColumns(p.subject);
+      const e = p.after?.window_end_s ?? Number.MAX_SAFE_INTEGER;
+      return [{ n, s: p.scope, t, d, v, e, i: p.after?.id ?? '' }];
+    });
+    if (pages.length > 0) groups.push({ bySubject, pages: JSON.stringify(pages), ...shared });
+  }
+  return groups;
+}
+
+/** The rows of a batch's statements (each with its page's index as `page_n`) as one list per page. */
+export function toPages(count: number, rows: readonly Row[]): InsightRecord[][] {
+  const pages = Array.from({ length: count }, (): InsightRecord[] => []);
+  for (const r of rows) pages[sqlNumber(r.page_n)]?.push(toInsight(r));
+  return pages;
 }

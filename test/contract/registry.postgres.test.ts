@@ -7,6 +7,7 @@ import { PG_URL, dropSchema, freshSchemaName, postgresReachable, withPgClient } 
 import { parseBundle } from '../../src/bundle/parse.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
 import { insightContract } from './insight-contract.ts';
+import { insightPagesContract } from './insight-pages-contract.ts';
 import { mcpServerContract } from './mcp-server-contract.ts';
 import { mcpServerImportContract } from './mcp-server-import-contract.ts';
 import {
@@ -37,12 +38,14 @@ if (await postgresReachable()) {
   };
   mcpServerContract('postgres', openFresh);
   mcpServerImportContract('postgres', openFresh);
-  insightContract('postgres', async () => {
+  const openInsights = async () => {
     const schema = freshSchemaName('t_registry_insights');
     schemas.push(schema);
     const open = () => openPostgresRegistry({ databaseUrl: PG_URL, requestTimeoutMs: 10_000 }, schema);
     return { store: await open(), another: open };
-  });
+  };
+  insightContract('postgres', openInsights);
+  insightPagesContract('postgres', openInsights);
   afterAll(async () => {
     for (const s of schemas) await dropSchema(s);
   });

@@ -9,6 +9,7 @@ import { openRegistryStore } from '../../src/store/open-registry.ts';
 import { SqliteRegistryStore } from '../../src/store/sqlite/registry-store.ts';
 import { TEST_API_KEY, smallBundle } from '../fixtures/small-bundle.ts';
 import { insightContract } from './insight-contract.ts';
+import { insightPagesContract } from './insight-pages-contract.ts';
 import { mcpServerContract } from './mcp-server-contract.ts';
 import { mcpServerImportContract } from './mcp-server-import-contract.ts';
 import {
@@ -26,10 +27,12 @@ registryContract('sqlite', async () => new SqliteRegistryStore(tempFile()));
 toolsOfServersContract('sqlite', async () => new SqliteRegistryStore(tempFile()));
 mcpServerContract('sqlite', async () => new SqliteRegistryStore(tempFile()));
 mcpServerImportContract('sqlite', async () => new SqliteRegistryStore(tempFile()));
-insightContract('sqlite', async () => {
+const openInsights = async () => {
   const file = tempFile();
   return { store: new SqliteRegistryStore(file), another: async () => new SqliteRegistryStore(file) };
-});
+};
+insightContract('sqlite', openInsights);
+insightPagesContract('sqlite', openInsights);
 
 describe('sqlite registry engine specifics', () => {
   it('opens registry.sqlite in DATA_DIR, creating the directory, and migrates once', async () => {
@@ -55,6 +58,7 @@ describe('sqlite registry engine specifics', () => {
       '005_relationship_forms.sql',
       '006_mcp_servers.sql',
       '007_insights.sql',
+      '008_generation.sql',
     ]);
     expect(db.prepare('PRAGMA journal_mode').get()?.journal_mode).toBe('wal');
     db.close();

@@ -44,22 +44,28 @@ export interface CountingStore {
   reset(): void;
 }
 
-/** Wraps a real store in a Proxy that counts every method call (each is one round trip). */
+/**
+ * Wraps a real store in a Proxy that counts every method call (each is one round trip), those of
+ * its insight part too (as `insights.<method>`).
+ */
 export function countingStore(): CountingStore {
   let counts: Record<string, number> = {};
+  const counted = <T extends object>(target: T, prefix: string): T =>
+    new Proxy(target, {
+      get(object, prop, receiver) {
+        const value = Reflect.get(object, prop, receiver) as unknown;
+        if (typeof prop !== 'string') return value;
+        if (prefix === '' && prop === 'insights') return counted(value as object, 'insights.');
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          const name = `${prefix}${prop}`;
+          counts[name] = (counts[name] ?? 0) + 1;
+          return (value as (...a: unknown[]) => unknown).apply(object, args);
+        };
+      },
+    });
   return {
-    wrap(store) {
-      return new Proxy(store, {
-        get(target, prop, receiver) {
-          const value = Reflect.get(target, prop, receiver);
-          if (typeof value !== 'function' || typeof prop !== 'string') return value;
-          return (...args: unknown[]) => {
-            counts[prop] = (counts[prop] ?? 0) + 1;
-            return (value as (...a: unknown[]) => unknown).apply(target, args);
-          };
-        },
-      });
-    },
+    wrap: (store) => counted(store, ''),
     calls: () => ({ ...counts }),
     total: () => Object.values(counts).reduce((a, b) => a + b, 0),
     reset: () => {

@@ -287,8 +287,8 @@ for (const [engine, env] of engines) {
 }
 
 describe('GraphQL batching', () => {
-  it('equal pages asked together are read once: one store call per distinct page', async () => {
-    const calls: string[] = [];
+  it('equal pages asked together are read once, and pages of one size leave in one store call', async () => {
+    const calls: string[][] = [];
     const counted = await startTestApp({
       wrapRegistry: (store) =>
         new Proxy(store, {
@@ -297,10 +297,11 @@ describe('GraphQL batching', () => {
             const insights = target.insights;
             return new Proxy(insights, {
               get(i, k, r) {
-                if (k !== 'listInsights') return Reflect.get(i, k, r) as unknown;
-                return (q: Parameters<typeof insights.listInsights>[0]) => {
-                  calls.push(q.subject?.id ?? 'feed');
-                  return insights.listInsights(q);
+                if (k === 'listInsights') throw new Error('GraphQL reads insights in batches only');
+                if (k !== 'listInsightPages') return Reflect.get(i, k, r) as unknown;
+                return (q: Parameters<typeof insights.listInsightPages>[0]) => {
+                  calls.push([String(q.limit), ...q.pages.map((p) => p.subject?.id ?? 'feed')]);
+                  return insights.listInsightPages(q);
                 };
               },
             });
@@ -314,12 +315,18 @@ describe('GraphQL batching', () => {
         headers: await counted.auth('u-admin'),
         payload: {
           query:
-            '{ a: skill(id: "sk-1") { insights { nodes { id } } } b: skill(id: "sk-1") { insights { nodes { id } } } c: agent(id: "ag-1") { usedSkills { insights { nodes { id } } } } d: skill(id: "sk-1") { insights(first: 3) { nodes { id } } } }',
+            '{ a: skill(id: "sk-1") { insights { nodes { id } } } b: skill(id: "sk-1") { insights { nodes { id } } } c: agent(id: "ag-1") { usedSkills { insights { nodes { id } } } insights(first: 3) { nodes { id } } } d: skill(id: "sk-1") { insights(first: 3) { nodes { id } } } w: workspace(id: "ws-a") { insights(first: 3) { nodes { id } } } }',
         },
       });
       expect(res.json<{ errors?: unknown }>().errors).toBeUndefined();
-      // a, b and ag-1's skill sk-1 (the same page) once; d's page of 3 once more.
-      expect(calls).toEqual(['sk-1', 'sk-1']);
+      // The root level's subjects: pages of 20 (a and b, one page) and of 3 (d and ag-1), the size
+      // and one more asked; ag-1's skill sk-1 is a's page, read already. The feed (its list known
+      // sooner: no subject to read first) leaves on its own.
+      expect(calls.sort()).toEqual([
+        ['21', 'sk-1'],
+        ['4', 'ag-1', 'sk-1'],
+        ['4', 'feed'],
+      ]);
     } finally {
       await counted.close();
     }

@@ -258,6 +258,22 @@ for (const [engine, env] of engines) {
         const listed = (await list('ws-a-sub', wadmin)).json<{ items: { id: string }[] }>();
         expect(listed.items.map((s) => s.id)).toEqual(oldestFirst);
       });
+
+      it('creations at once never pass the cap: exactly the cap stored, the others refused as over it', async () => {
+        const answers = await Promise.all(
+          Array.from({ length: MAX_SUBSCRIPTIONS_PER_WORKSPACE + 10 }, (_, i) =>
+            create('ws-a-other', orgAdmin, { url: `https://203.0.113.11/${i}` }),
+          ),
+        );
+        const codes = answers.map((a) => a.statusCode);
+        expect(codes.filter((c) => c === 201)).toHaveLength(MAX_SUBSCRIPTIONS_PER_WORKSPACE);
+        for (const over of answers.filter((a) => a.statusCode !== 201))
+          expect(expectProblem(over, 422, 'validation_failed').detail).toContain(
+            `holds ${MAX_SUBSCRIPTIONS_PER_WORKSPACE} webhook subscriptions`,
+          );
+        const listed = (await list('ws-a-other', orgAdmin)).json<{ items: unknown[] }>();
+        expect(listed.items).toHaveLength(MAX_SUBSCRIPTIONS_PER_WORKSPACE);
+      });
     });
 
     describe('GraphQL', () => {

@@ -2,7 +2,8 @@
  * The wal-index header (src/store/sqlite/wal-index.ts) as the SQLite registry's generation reads
  * it: it moves with every commit, by this connection, another one, or another process, also when
  * a commit restarts the WAL; it stays put without one; and it refuses what it cannot read
- * consistently, so the store asks SQLite instead.
+ * consistently, so the store asks SQLite instead. The generation itself is migration 008's counter,
+ * read again only once the header moved.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -101,17 +102,22 @@ describe('the wal-index header', () => {
 });
 
 describe('the SQLite registry generation', () => {
-  it('comes from the wal-index header for a file and moves with another process’s import', async () => {
+  it('moves with another process’s plain insert into a table readers see, not into the outbox', async () => {
     const file = path.join(tempDir(), 'registry.sqlite');
     const service = new SqliteRegistryStore(file);
     const before = await service.generation();
-    expect(before).toMatch(/^w[0-9a-f]{80}\.0$/);
+    expect(before).toMatch(/^g\d+$/);
     expect(await service.generation()).toBe(before);
-    // Another process commits to the file: a plain insert, as any writer would.
-    execFileSync(process.execPath, [
-      '-e',
-      `const { DatabaseSync } = require('node:sqlite'); new DatabaseSync(${JSON.stringify(file)}).exec("INSERT INTO organizations (id, name, status) VALUES ('org-x', 'X', 'active')");`,
-    ]);
+    const other = (sql: string) =>
+      execFileSync(process.execPath, [
+        '-e',
+        `const { DatabaseSync } = require('node:sqlite'); new DatabaseSync(${JSON.stringify(file)}).exec(${JSON.stringify(sql)});`,
+      ]);
+    // Another process commits to the file, through plain SQL as any writer would: a lease moves the
+    // wal-index header and not the generation; an organization moves both.
+    other("INSERT INTO leases (name, holder, expires_ms) VALUES ('x', 'other', 1)");
+    expect(await service.generation()).toBe(before);
+    other("INSERT INTO organizations (id, name, status) VALUES ('org-x', 'X', 'active')");
     const afterOther = await service.generation();
     expect(afterOther).not.toBe(before);
     await service.importBundle(parseBundle(smallBundle()));
@@ -130,7 +136,6 @@ describe('the SQLite registry generation', () => {
     await first.close();
     const service = new SqliteRegistryStore(link);
     const before = await service.generation();
-    expect(before).toMatch(/^w/);
     execFileSync(process.execPath, [
       '-e',
       `const { DatabaseSync } = require('node:sqlite'); new DatabaseSync(${JSON.stringify(real)}).exec("INSERT INTO organizations (id, name, status) VALUES ('org-y', 'Y', 'active')");`,
@@ -147,12 +152,46 @@ describe('the SQLite registry generation', () => {
     db.close();
   });
 
-  it('asks SQLite for an in-memory database', async () => {
+  it('is moved by a trigger on each write to every table but the bookkeeping ones (migration 008)', async () => {
+    const file = path.join(tempDir(), 'registry.sqlite');
+    await new SqliteRegistryStore(file).close();
+    const db = new DatabaseSync(file);
+    const names = (type: string) =>
+      (db.prepare('SELECT name FROM sqlite_schema WHERE type = ? ORDER BY name').all(type) as { name: string }[]).map(
+        (r) => r.name,
+      );
+    // Writes no answer shows: the outbox, detection's cursors and leases, and the migrations' own
+    // records; the full-text index follows `artifacts`, whose triggers move the counter.
+    const bookkeeping = [
+      'detection_cursors',
+      'leases',
+      'registry_generation',
+      'schema_migrations',
+      'webhook_deliveries',
+    ];
+    const shown = names('table').filter((t) => !bookkeeping.includes(t) && !t.startsWith('artifacts_fts'));
+    expect(shown).toContain('insights');
+    const triggers = names('trigger').filter((t) => t.includes('_generation_'));
+    expect(triggers.sort()).toEqual(
+      shown.flatMap((t) => ['delete', 'insert', 'update'].map((op) => `${t}_generation_${op}`)).sort(),
+    );
+    for (const name of triggers) {
+      const [row] = db.prepare('SELECT sql FROM sqlite_schema WHERE name = ?').all(name) as { sql: string }[];
+      const op = name.slice(name.lastIndexOf('_') + 1).toUpperCase();
+      expect(row?.sql).toContain(`AFTER ${op} ON ${name.slice(0, name.indexOf('_generation_'))} BEGIN`);
+      expect(row?.sql).toContain('UPDATE registry_generation SET n = n + 1 WHERE id = 1');
+    }
+    db.close();
+  });
+
+  it('reads the counter each time for an in-memory database (no wal-index)', async () => {
     const store = new SqliteRegistryStore(':memory:');
     const before = await store.generation();
-    expect(before).toMatch(/^\d+\.0$/);
+    expect(before).toMatch(/^g\d+$/);
+    await store.insights.tryLease('detection', 'me', 0, 1000);
+    expect(await store.generation()).toBe(before);
     await store.importBundle(parseBundle(smallBundle()));
-    expect(await store.generation()).toMatch(/^\d+\.1$/);
+    expect(await store.generation()).not.toBe(before);
     await store.close();
   });
 });

@@ -3,10 +3,19 @@
  * registry migration 006. An insight and its deliveries commit in one transaction; a claim takes
  * due rows with `FOR UPDATE SKIP LOCKED`, so replicas claiming at once never take the same row.
  * Writes a reader sees (insights, subscriptions, settings) bump the registry generation, as an
- * import does, so every replica's response cache sees them.
+ * import does, so every replica's response cache sees them. A subscription's creation counts and
+ * inserts under an advisory lock on its workspace, so creations at once never pass the cap.
  */
 import type pg from 'pg';
-import type { Delivery, InsightQuery, InsightRecord, InsightStore, WebhookSubscription } from '../insight-port.ts';
+import type {
+  Delivery,
+  InsightPagesQuery,
+  InsightQuery,
+  InsightRecord,
+  InsightStore,
+  SubscriptionsFull,
+  WebhookSubscription,
+} from '../insight-port.ts';
 import {
   byDue,
   DELIVERY_COLUMNS,
@@ -14,13 +23,16 @@ import {
   INSIGHT_COLUMNS,
   insightListConditions,
   insightValues,
+  pageGroups,
   subscriptionMatches,
   SUBSCRIPTION_COLUMNS,
   subscriptionValues,
   toDelivery,
   toInsight,
+  toPages,
   toSubscription,
   type ListDialect,
+  type PageGroup,
 } from '../insight-rows.ts';
 import type { Row } from '../sql-rows.ts';
 import { sqlNumber } from '../sql-values.ts';
@@ -36,6 +48,32 @@ const DIALECT: ListDialect = {
 };
 
 const BUMP_GENERATION = 'UPDATE registry_generation SET n = n + 1 WHERE id = 1';
+/**
+ * The first key of the two-key advisory lock a subscription's creation takes on its workspace (the
+ * second: a hash of organization and workspace; two workspaces sharing one only take turns).
+ */
+const SUBSCRIBE_LOCK = 7311;
+/**
+ * The pages of a batch (insight-rows.ts `pageGroups`): for each page (`p`, one object of $2), its
+ * newest `limit` insights after its position, read by a LATERAL subquery that walks the subject
+ * index (or the feed index) from that position and stops at the limit.
+ */
+function pagesSql(bySubject: boolean): string {
+  return `SELECT p.n AS page_n, found.* FROM jsonb_to_recordset($2::jsonb) AS p(n int, s int, t text, d text, v text, e bigint, i text)
+    CROSS JOIN LATERAL (
+      SELECT ${INSIGHT_COLUMNS} FROM insights
+      WHERE org_id = $1 AND workspace_id = ANY(ARRAY(SELECT jsonb_array_elements_text($3::jsonb -> p.s)))${
+        bySubject
+          ? `
+        AND subject_type = p.t AND subject_id = p.d AND subject_server IS NOT DISTINCT FROM p.v`
+          : ''
+      }
+        AND window_end_s <= p.e AND (window_end_s < p.e OR id > p.i)
+        AND ($4::text[] IS NULL OR kind = ANY($4::text[])) AND window_end_s > $5
+      ORDER BY window_end_s DESC, id LIMIT $6) found
+    ORDER BY p.n, found.window_end_s DESC, found.id`;
+}
+
 const placeholders = (n: number, from = 1) => Array.from({ length: n }, (_, i) => `$${String(from + i)}`).join(', ');
 
 export class PostgresInsights implements InsightStore {
@@ -93,6 +131,12 @@ export class PostgresInsights implements InsightStore {
     return rows.map(toInsight);
   }
 
+  async listInsightPages(query: InsightPagesQuery): Promise<InsightRecord[][]> {
+    const read = (g: PageGroup) =>
+      this.all(pagesSql(g.bySubject), [query.orgId, g.pages, g.scopes, g.kinds, g.sinceS, query.limit]);
+    return toPages(query.pages.length, (await Promise.all(pageGroups(query).map(read))).flat());
+  }
+
   async getInsights(orgId: string, ids: readonly string[]): Promise<InsightRecord[]> {
     if (ids.length === 0) return [];
     const rows = await this.all(
@@ -102,13 +146,25 @@ export class PostgresInsights implements InsightStore {
     return rows.map(toInsight);
   }
 
-  async createSubscription(s: WebhookSubscription): Promise<void> {
-    await this.transaction(async (c) => {
+  async createSubscription(s: WebhookSubscription, max = Infinity): Promise<SubscriptionsFull | null> {
+    return this.transaction(async (c) => {
+      // Creations in one workspace take turns (any replica): each counts what the ones before committed.
+      await c.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [
+        SUBSCRIBE_LOCK,
+        JSON.stringify([s.org_id, s.workspace_id]),
+      ]);
+      const { rows } = await c.query<Row>(
+        'SELECT COUNT(*)::int AS n FROM webhook_subscriptions WHERE org_id = $1 AND workspace_id = $2',
+        [s.org_id, s.workspace_id],
+      );
+      const held = sqlNumber(rows[0]?.n);
+      if (held >= max) return { held };
       await c.query(
         `INSERT INTO webhook_subscriptions (${SUBSCRIPTION_COLUMNS}) VALUES (${placeholders(9)})`,
         subscriptionValues(s),
       );
       await c.query(BUMP_GENERATION);
+      return null;
     });
   }
 

@@ -1,10 +1,20 @@
 /**
  * The insight part of the SQLite registry engine (insight-port.ts), over the tables of migration
  * 007. Writes run in IMMEDIATE transactions, which SQLite serializes: an insight and its
- * deliveries commit together, and a claim's read and lease are one step.
+ * deliveries commit together, a claim's read and lease are one step, and a subscription is counted
+ * and inserted in one. The registry generation moves by migration 008's triggers: with insights,
+ * subscriptions and settings, not with the outbox, cursors and leases.
  */
 import type { DatabaseSync } from 'node:sqlite';
-import type { Delivery, InsightQuery, InsightRecord, InsightStore, WebhookSubscription } from '../insight-port.ts';
+import type {
+  Delivery,
+  InsightPagesQuery,
+  InsightQuery,
+  InsightRecord,
+  InsightStore,
+  SubscriptionsFull,
+  WebhookSubscription,
+} from '../insight-port.ts';
 import {
   byDue,
   DELIVERY_COLUMNS,
@@ -12,13 +22,16 @@ import {
   INSIGHT_COLUMNS,
   insightListConditions,
   insightValues,
+  pageGroups,
   subscriptionMatches,
   SUBSCRIPTION_COLUMNS,
   subscriptionValues,
   toDelivery,
   toInsight,
+  toPages,
   toSubscription,
   type ListDialect,
+  type PageGroup,
 } from '../insight-rows.ts';
 import type { Row } from '../sql-rows.ts';
 import { sqlNumber } from '../sql-values.ts';
@@ -36,20 +49,42 @@ const DIALECT: ListDialect = {
 
 const placeholders = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 
+/**
+ * The pages of a batch (insight-rows.ts `pageGroups`): for each page (`p`, one element of ?2), its
+ * newest `limit` insights after its position, read by a correlated subquery that walks the subject
+ * index (or the feed index) from that position and stops at the limit.
+ */
+function pagesSql(bySubject: boolean): string {
+  const v = (field: string) => `(p.value->>'${field}')`;
+  return `SELECT ${v('n')} AS page_n, ${INSIGHT_COLUMNS.split(', ')
+    .map((c) => `i.${c}`)
+    .join(', ')}
+    FROM json_each(?2) p JOIN insights i ON i.rowid IN (
+      SELECT rowid FROM insights WHERE org_id = ?1
+        AND workspace_id IN (SELECT value FROM json_each(?3, '$[' || ${v('s')} || ']'))${
+          bySubject
+            ? `
+        AND subject_type = ${v('t')} AND subject_id = ${v('d')} AND subject_server IS ${v('v')}`
+            : ''
+        }
+        AND window_end_s <= ${v('e')} AND (window_end_s < ${v('e')} OR id > ${v('i')})
+        AND (?4 IS NULL OR kind IN (SELECT value FROM json_each(?4))) AND window_end_s > ?5
+      ORDER BY window_end_s DESC, id LIMIT ?6)
+    ORDER BY 1, i.window_end_s DESC, i.id`;
+}
+
 export class SqliteInsights implements InsightStore {
-  /** `all` runs a statement (the store's cached statements and error mapping); `wrote` counts a local commit. */
+  /** `all` runs a statement (the store's cached statements and error mapping). */
   private readonly db: DatabaseSync;
   private readonly all: Query;
-  private readonly wrote: () => void;
 
-  constructor(db: DatabaseSync, all: Query, wrote: () => void) {
+  constructor(db: DatabaseSync, all: Query) {
     this.db = db;
     this.all = all;
-    this.wrote = wrote;
   }
 
-  /** Runs `work` in one IMMEDIATE transaction; `shown` says whether its writes change what a reader sees. */
-  private transaction<T>(work: () => T, shown: boolean): T {
+  /** Runs `work` in one IMMEDIATE transaction. */
+  private transaction<T>(work: () => T): T {
     this.all('BEGIN IMMEDIATE');
     try {
       const result = work();
@@ -58,8 +93,6 @@ export class SqliteInsights implements InsightStore {
     } catch (err) {
       if (this.db.isTransaction) this.db.exec('ROLLBACK');
       throw err;
-    } finally {
-      if (shown) this.wrote();
     }
   }
 
@@ -97,7 +130,7 @@ export class SqliteInsights implements InsightStore {
           );
       }
       return stored;
-    }, true);
+    });
   }
 
   async listInsights(query: InsightQuery): Promise<InsightRecord[]> {
@@ -113,6 +146,20 @@ export class SqliteInsights implements InsightStore {
     ).map(toInsight);
   }
 
+  async listInsightPages(query: InsightPagesQuery): Promise<InsightRecord[][]> {
+    const read = (g: PageGroup) =>
+      this.all(
+        pagesSql(g.bySubject),
+        query.orgId,
+        g.pages,
+        g.scopes,
+        g.kinds === null ? null : JSON.stringify(g.kinds),
+        g.sinceS,
+        query.limit,
+      );
+    return toPages(query.pages.length, pageGroups(query).flatMap(read));
+  }
+
   async getInsights(orgId: string, ids: readonly string[]): Promise<InsightRecord[]> {
     if (ids.length === 0) return [];
     return this.all(
@@ -122,13 +169,21 @@ export class SqliteInsights implements InsightStore {
     ).map(toInsight);
   }
 
-  async createSubscription(s: WebhookSubscription): Promise<void> {
-    this.transaction(() => {
+  async createSubscription(s: WebhookSubscription, max = Infinity): Promise<SubscriptionsFull | null> {
+    return this.transaction(() => {
+      const [row] = this.all(
+        'SELECT COUNT(*) AS n FROM webhook_subscriptions WHERE org_id = ? AND workspace_id = ?',
+        s.org_id,
+        s.workspace_id,
+      );
+      const held = sqlNumber(row?.n);
+      if (held >= max) return { held };
       this.all(
         `INSERT INTO webhook_subscriptions (${SUBSCRIPTION_COLUMNS}) VALUES (${placeholders(9)})`,
         ...subscriptionValues(s),
       );
-    }, true);
+      return null;
+    });
   }
 
   async listSubscriptions(orgId: string, workspaceIds: readonly string[]): Promise<WebhookSubscription[]> {
@@ -155,25 +210,23 @@ export class SqliteInsights implements InsightStore {
       return (
         this.all('DELETE FROM webhook_subscriptions WHERE org_id = ? AND id = ? RETURNING id', orgId, id).length > 0
       );
-    }, true);
+    });
   }
 
   async claimDeliveries(nowMs: number, leaseMs: number, limit: number): Promise<Delivery[]> {
     if (limit <= 0) return [];
-    return this.transaction(
-      () =>
-        this.all(
-          `UPDATE webhook_deliveries SET leased_until_ms = ?1 WHERE id IN (
+    return this.transaction(() =>
+      this.all(
+        `UPDATE webhook_deliveries SET leased_until_ms = ?1 WHERE id IN (
              SELECT id FROM webhook_deliveries WHERE next_attempt_ms <= ?2 AND leased_until_ms <= ?2
              ORDER BY next_attempt_ms, id LIMIT ?3)
            RETURNING ${DELIVERY_COLUMNS}`,
-          nowMs + leaseMs,
-          nowMs,
-          limit,
-        )
-          .map(toDelivery)
-          .sort(byDue),
-      false,
+        nowMs + leaseMs,
+        nowMs,
+        limit,
+      )
+        .map(toDelivery)
+        .sort(byDue),
     );
   }
 
@@ -215,7 +268,7 @@ export class SqliteInsights implements InsightStore {
           workspaceId,
           JSON.stringify(settings),
         );
-    }, true);
+    });
   }
 
   async detectionCursor(orgId: string): Promise<number | null> {

@@ -121,15 +121,13 @@ export function mcpServerWrites(db: DatabaseSync): Pick<BundleWrites<void>, 'mcp
 }
 
 export class SqliteMcpServers implements McpServerStore {
-  /** `all` runs a statement (the store's cached statements and error mapping); `wrote` counts a local commit. */
+  /** `all` runs a statement (the store's cached statements and error mapping). */
   private readonly db: DatabaseSync;
   private readonly all: Query;
-  private readonly wrote: () => void;
 
-  constructor(db: DatabaseSync, all: Query, wrote: () => void) {
+  constructor(db: DatabaseSync, all: Query) {
     this.db = db;
     this.all = all;
-    this.wrote = wrote;
   }
 
   async listMcpServerVersions(query: McpServerQuery): Promise<McpServerVersion[]> {
@@ -192,8 +190,6 @@ export class SqliteMcpServers implements McpServerStore {
     } catch (err) {
       if (this.db.isTransaction) this.db.exec('ROLLBACK');
       throw err;
-    } finally {
-      this.wrote();
     }
   }
 }

@@ -62,9 +62,10 @@ export class SqliteRegistryStore implements RegistryStore {
   readonly engine = 'sqlite' as const;
   private readonly db: DatabaseSync;
   private readonly statements = new Map<string, StatementSync>();
-  private localWrites = 0;
   /** The file's wal-index header, read for the generation; absent for `:memory:`. */
   private readonly walIndex: WalIndexHeader | undefined;
+  /** The wal-index header when the generation was last read, and that generation. */
+  private seen: { header: string; generation: string } | null = null;
   private readonly mcp: SqliteMcpServers;
   readonly insights: SqliteInsights;
 
@@ -79,8 +80,8 @@ export class SqliteRegistryStore implements RegistryStore {
     if (file !== ':memory:')
       this.walIndex = WalIndexHeader.of(file, Number(this.all('PRAGMA page_size')[0]?.page_size));
     const all = (sql: string, ...params: (string | number | null)[]) => this.all(sql, ...params);
-    this.mcp = new SqliteMcpServers(this.db, all, () => this.localWrites++);
-    this.insights = new SqliteInsights(this.db, all, () => this.localWrites++);
+    this.mcp = new SqliteMcpServers(this.db, all);
+    this.insights = new SqliteInsights(this.db, all);
   }
 
   private stmt(sql: string): StatementSync {
@@ -121,12 +122,15 @@ export class SqliteRegistryStore implements RegistryStore {
 
   async generation(): Promise<string> {
     if (!this.db.isOpen) throw new StoreUnavailableError('the registry database is closed');
-    // Every commit of any connection moves the wal-index header (wal-index.ts); data_version moves
-    // when another connection commits, our own commits count in localWrites.
+    // The counter of migration 008, which every write a reader sees moves (bookkeeping writes do
+    // not). Every commit of any connection moves the wal-index header (wal-index.ts), so while it
+    // stays the counter cannot have moved: it is read again only after a commit. Read after the
+    // header, the counter is at least as new as it, so the pair kept is never older than it says.
     const header = this.walIndex?.read() ?? null;
-    if (header !== null) return `w${header}.${this.localWrites}`;
-    const version = this.all('PRAGMA data_version')[0]?.data_version;
-    return `${String(version)}.${this.localWrites}`;
+    if (header !== null && header === this.seen?.header) return this.seen.generation;
+    const generation = `g${String(this.all('SELECT n FROM registry_generation WHERE id = 1')[0]?.n)}`;
+    this.seen = header === null ? null : { header, generation };
+    return generation;
   }
 
   async isEmpty(): Promise<boolean> {
@@ -134,11 +138,7 @@ export class SqliteRegistryStore implements RegistryStore {
   }
 
   async importBundle(bundle: Bundle): Promise<ImportCounts> {
-    try {
-      return importBundle(this.db, bundle);
-    } finally {
-      this.localWrites++;
-    }
+    return importBundle(this.db, bundle);
   }
 
   async getOrganizations(ids: readonly string[]) {

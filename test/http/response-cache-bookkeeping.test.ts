@@ -1,0 +1,93 @@
+/**
+ * The response caches (REST and GraphQL) against the insight store's writes, on both registry
+ * engines: the webhook worker's claims, retries and completions and detection's leases and cursor
+ * change no answer, so a cached answer stays a hit across them; a new insight, a subscription and
+ * detection settings are writes a reader sees, so the next answer is read again.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insightRecord } from '../fixtures/insights.ts';
+import { fileDatabase } from '../helpers/pg-database.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { subscription } from '../contract/insight-contract.ts';
+
+const NOW = 1_790_000_000_000;
+const GRAPHQL = '{ skill(id: "sk-1") { id name } tools(first: 3) { nodes { id name } } }';
+
+const engines: [string, () => Record<string, string>][] = [['sqlite', () => ({})]];
+const server = await fileDatabase('gw_cache_bookkeeping');
+if (server !== null) engines.push(['postgres', () => server]);
+
+for (const [engine, env] of engines) {
+  describe(`response caches across insight writes (${engine})`, () => {
+    let t: TestApp;
+    let headers: { authorization: string };
+    beforeAll(async () => {
+      t = await startTestApp({ env: env() });
+      headers = await t.auth('u-admin');
+    });
+    afterAll(async () => {
+      await t.close();
+    });
+
+    /** The `x-cache` of a REST read and of a GraphQL query (undefined: read again). */
+    async function caches() {
+      const rest = await t.app.inject({ method: 'GET', url: '/mcp/v1/tools?limit=2', headers });
+      const graph = await t.app.inject({
+        method: 'POST',
+        url: '/graphql',
+        headers: { ...headers, 'content-type': 'application/json' },
+        payload: JSON.stringify({ query: GRAPHQL }),
+      });
+      expect([rest.statusCode, graph.statusCode]).toEqual([200, 200]);
+      expect(graph.json<{ errors?: unknown }>().errors).toBeUndefined();
+      return [rest.headers['x-cache'], graph.headers['x-cache']];
+    }
+
+    it('a cached answer stays a hit across claims, retries, completions, leases and cursors', async () => {
+      const s = t.registry.insights;
+      expect(await s.createSubscription(subscription('sub-1', { url: 'https://hooks.example.com/a' }))).toBeNull();
+      const insights = ['in-1', 'in-2'].map((id) =>
+        insightRecord(id, 'cost_spike', { type: 'skill', id: 'sk-1' }, 'ws-a-team', 1_789_990_000),
+      );
+      expect(await s.recordInsights(insights, NOW)).toEqual(['in-1', 'in-2']);
+      expect(await caches()).toEqual([undefined, undefined]);
+      expect(await caches()).toEqual(['hit', 'hit']);
+
+      const claimed = await s.claimDeliveries(NOW, 30_000, 10);
+      expect(claimed.map((d) => d.insight_id).sort()).toEqual(['in-1', 'in-2']);
+      expect(await caches()).toEqual(['hit', 'hit']);
+      expect(await s.tryLease('detection', 'replica-a', NOW, 60_000)).toBe(true);
+      expect(await s.tryLease('detection', 'replica-a', NOW + 30_000, 60_000)).toBe(true);
+      expect(await caches()).toEqual(['hit', 'hit']);
+      await s.retryDelivery(claimed[0]?.id ?? '', NOW + 60_000);
+      await s.completeDelivery(claimed[1]?.id ?? '');
+      await s.setDetectionCursor('org-a', 1_789_990_000);
+      expect(await s.claimDeliveries(NOW + 60_000, 30_000, 10)).toHaveLength(1);
+      expect(await s.countDeliveries()).toBe(1);
+      expect(await caches()).toEqual(['hit', 'hit']);
+    });
+
+    it('a new insight, a subscription and detection settings invalidate it', async () => {
+      const s = t.registry.insights;
+      expect(await caches()).toEqual(['hit', 'hit']);
+      const fresh = insightRecord(
+        'in-3',
+        'latency_regression',
+        { type: 'skill', id: 'sk-1' },
+        'ws-a-team',
+        1_790_000_000,
+      );
+      expect(await s.recordInsights([fresh], NOW + 90_000)).toEqual(['in-3']);
+      expect(await caches()).toEqual([undefined, undefined]);
+      expect(await caches()).toEqual(['hit', 'hit']);
+      // Recording it again stores nothing: nothing to read again.
+      expect(await s.recordInsights([fresh], NOW + 91_000)).toEqual([]);
+      expect(await caches()).toEqual(['hit', 'hit']);
+      expect(await s.createSubscription(subscription('sub-2', { url: 'https://hooks.example.com/b' }))).toBeNull();
+      expect(await caches()).toEqual([undefined, undefined]);
+      await s.setDetectionSettings('org-a', 'ws-a-team', { min_invocations: 5 });
+      expect(await caches()).toEqual([undefined, undefined]);
+      expect(await caches()).toEqual(['hit', 'hit']);
+    });
+  });
+}
