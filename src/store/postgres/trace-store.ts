@@ -35,7 +35,15 @@ import { agentRows } from './agent-rows.ts';
 import { sealedMarks, skillRows } from './skill-rows.ts';
 import { agentSubjectRows, skillSubjectRows } from './subject-rows.ts';
 import { inStatsSnapshot } from './stats-snapshot.ts';
-import { checkSubjectFactsQuery, type SubjectFactsPage, type SubjectFactsQuery } from '../facts-port.ts';
+import {
+  checkEvaluationFactsQuery,
+  checkSubjectFactsQuery,
+  type EvaluationFactsPage,
+  type EvaluationFactsQuery,
+  type SubjectFactsPage,
+  type SubjectFactsQuery,
+} from '../facts-port.ts';
+import { compileEvaluationFacts, toEvaluationFacts } from '../stats/evaluation-facts.ts';
 import { compileSubjectFacts, toSubjectFacts } from '../stats/subject-facts.ts';
 import { MonthPartitions } from './partitions.ts';
 import { pruneInTransaction } from './retention.ts';
@@ -318,6 +326,20 @@ export class PostgresTraceStore implements TraceStore {
       }),
     );
     return toSubjectFacts(rows, query);
+  }
+
+  /** Detection's evaluation scores (stats/evaluation-facts.ts), over subjectFacts's rows, in a statistics snapshot. */
+  async evaluationFacts(query: EvaluationFactsQuery, signal?: AbortSignal): Promise<EvaluationFactsPage> {
+    checkEvaluationFactsQuery(query);
+    const rows = await this.withClient(signal, (client) =>
+      inStatsSnapshot(client, async () => {
+        const source =
+          query.subjectType === 'agent' ? agentSubjectRows() : skillSubjectRows(await sealedMarks(client, false));
+        const { sql, params } = compileEvaluationFacts(query, source, POSTGRES);
+        return (await client.query(sql, params)).rows as Record<string, unknown>[];
+      }),
+    );
+    return toEvaluationFacts(rows, query);
   }
 
   async activeOrganizations(sinceS: number, limit: number): Promise<string[]> {
