@@ -17,7 +17,8 @@ import { runOrganization, type OrgRun } from './run-organization.ts';
 export interface DetectionDeps {
   traces: SubjectFactsReader;
   insights: InsightStore;
-  evaluations?: EvaluationFactsReader;
+  /** Evaluation scores (the trace store): `evaluation_drop` is found from them. */
+  evaluations: EvaluationFactsReader;
   config: DetectionConfig;
   metrics?: DetectionMetrics;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
