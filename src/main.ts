@@ -102,6 +102,7 @@ async function main(): Promise<void> {
   const webhooks = await startWebhooks(config, registry, metrics, app.log);
   const detection = startDetection({
     traces,
+    evaluations: traces,
     insights: registry.insights,
     config: config.detection,
     metrics: metrics.detection,

@@ -8,9 +8,15 @@
  * day by its window.
  */
 import { createHash } from 'node:crypto';
-import type { FactWindow, SubjectFacts, SubjectFactsReader } from '../store/facts-port.ts';
+import type {
+  EvaluationFacts,
+  EvaluationFactsReader,
+  FactWindow,
+  SubjectFacts,
+  SubjectFactsReader,
+} from '../store/facts-port.ts';
 import type { InsightKind, InsightRecord, InsightSubject } from '../store/insight-port.ts';
-import { evaluationDrop, type EvaluationFacts, type EvaluationFactsReader } from './evaluations.ts';
+import { evaluationDrop } from './evaluations.ts';
 import { BASELINE_S, WINDOW_S, findings, type Finding } from './rules.ts';
 import { setting, type Settings } from './settings.ts';
 

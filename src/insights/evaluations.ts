@@ -1,41 +1,14 @@
 /**
- * The hook for `evaluation_drop`: detection finds it from the mean evaluation scores of each
- * (workspace, subject, evaluation name) in the current window and the baseline, as an
- * EvaluationFactsReader answers them. The evaluation measures (`gen_ai.evaluation.result` events,
- * stored beside the spans) are built apart from detection; until a trace store implements this
- * reader and the scheduler is given it, `evaluation_drop` is declared (operation 4) and its rule
- * tested, but never found.
+ * The rule of `evaluation_drop`: detection finds it from the mean evaluation scores of each
+ * (workspace, subject, evaluation name) in the current window and the baseline, as the trace
+ * store's EvaluationFactsReader answers them (store/facts-port.ts; the SQL of both engines is
+ * store/stats/evaluation-facts.ts).
  */
-import type { FactWindow } from '../store/facts-port.ts';
+import type { EvaluationFacts } from '../store/facts-port.ts';
 import { setting, type Settings } from './settings.ts';
 import type { Finding } from './rules.ts';
 
-/** The scores of one evaluation name of one subject's traces in one workspace and window. */
-export interface EvaluationFacts {
-  window: number;
-  workspaceId: string;
-  subject: string;
-  evaluationName: string;
-  /** The mean of the numeric scores (`gen_ai.evaluation.score.value`). */
-  meanScore: number;
-  samples: number;
-}
-
-/** As SubjectFactsQuery: a page of subjects by code point after `after`. */
-interface EvaluationFactsQuery {
-  orgId: string;
-  subjectType: 'skill' | 'agent';
-  windows: readonly FactWindow[];
-  limit: number;
-  after: string | null;
-}
-
-export interface EvaluationFactsReader {
-  evaluationFacts(
-    query: EvaluationFactsQuery,
-    signal?: AbortSignal,
-  ): Promise<{ rows: EvaluationFacts[]; subjects: number; next: string | null }>;
-}
+const round = (n: number) => Math.round(n * 1e6) / 1e6;
 
 /**
  * The current window's mean score is below the baseline's by at least the `drop` share of the
@@ -56,8 +29,8 @@ export function evaluationDrop(
     kind: 'evaluation_drop',
     payload: {
       evaluation_name: current.evaluationName,
-      current_score: current.meanScore,
-      previous_score: baseline.meanScore,
+      current_score: round(current.meanScore),
+      previous_score: round(baseline.meanScore),
       samples: current.samples,
       previous_samples: baseline.samples,
     },

@@ -6,10 +6,9 @@
  * does the step again, and recording an id stored already changes nothing.
  */
 import type { DetectionConfig } from '../config-detection.ts';
-import type { SubjectFactsReader } from '../store/facts-port.ts';
+import type { EvaluationFactsReader, SubjectFactsReader } from '../store/facts-port.ts';
 import type { InsightKind, InsightRecord, InsightStore } from '../store/insight-port.ts';
 import { Cooldowns, detectStep, type InsightKey, type StepResult } from './detect.ts';
-import type { EvaluationFactsReader } from './evaluations.ts';
 import { STEP_S } from './rules.ts';
 import { effectiveSettings, type Settings } from './settings.ts';
 

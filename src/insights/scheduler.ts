@@ -9,8 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DetectionMetrics } from '../observability/detection-metrics.ts';
 import type { InsightStore } from '../store/insight-port.ts';
-import type { SubjectFactsReader } from '../store/facts-port.ts';
-import type { EvaluationFactsReader } from './evaluations.ts';
+import type { EvaluationFactsReader, SubjectFactsReader } from '../store/facts-port.ts';
 import { BASELINE_S, WINDOW_S } from './rules.ts';
 import type { DetectionConfig } from '../config-detection.ts';
 import { runOrganization, type OrgRun } from './run-organization.ts';
@@ -18,7 +17,8 @@ import { runOrganization, type OrgRun } from './run-organization.ts';
 export interface DetectionDeps {
   traces: SubjectFactsReader;
   insights: InsightStore;
-  evaluations?: EvaluationFactsReader;
+  /** Evaluation scores (the trace store): `evaluation_drop` is found from them. */
+  evaluations: EvaluationFactsReader;
   config: DetectionConfig;
   metrics?: DetectionMetrics;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };

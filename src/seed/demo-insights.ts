@@ -2,9 +2,11 @@
  * A few demo insights, so that a first start shows them on the console: about the first two
  * skills and the first agent of the demo organization, on whole UTC days of the last two weeks
  * before `endS`, each payload valid against its kind's schema (operation 4). Recorded beside the
- * first-start telemetry (seed.ts); detection adds what it finds in that telemetry on its own.
+ * first-start telemetry (seed.ts); detection adds what it finds in that telemetry on its own. Each
+ * id is detection's own (insightId) for the same key and window, so detection finding the same
+ * insight again stores no second record.
  */
-import { createHash } from 'node:crypto';
+import { insightId } from '../insights/detect.ts';
 import type { InsightKind, InsightRecord, InsightSubject } from '../store/insight-port.ts';
 
 const DAY = 86_400;
@@ -79,12 +81,11 @@ function record(
   const end = dayEndS - (daysBack - 1) * DAY;
   const window = { start_time_unix_seconds: end - DAY, end_time_unix_seconds: end };
   const member = subject.type === 'agent' ? 'agent_id' : 'skill_id';
-  const id = createHash('sha256')
-    .update(JSON.stringify([orgId, workspaceId, kind, subject, window]))
-    .digest('base64url')
-    .slice(0, 32);
+  // An evaluation's drop is told apart by the evaluation's name, as detection tells it.
+  const detail = kind === 'evaluation_drop' ? String(numbers.evaluation_name) : undefined;
+  const key = { orgId, workspaceId, kind, subject, ...(detail !== undefined && { detail }) };
   return {
-    id: `ins_demo_${id}`,
+    id: insightId(key, { startS: window.start_time_unix_seconds, endS: window.end_time_unix_seconds }),
     org_id: orgId,
     workspace_id: workspaceId,
     kind,

@@ -1,12 +1,14 @@
 /**
  * What insight detection (src/insights) reads of the trace store: per span workspace and subject
  * (a skill, from the traces its invocations name; an agent, from its `agent` dimension), the
- * numbers of several time windows in one call. Each number is the one operation 1 answers for the
- * same subject, range and `workspace_id` (test/contract/subject-facts-contract.ts compares them),
- * and the compiled SQL of both engines is store/stats/subject-facts.ts.
+ * numbers of several time windows in one call, and the mean evaluation scores per evaluation name
+ * of the same subjects. Each number is the one operation 1 answers for the same subject, range and
+ * `workspace_id` (test/contract/subject-facts-contract.ts and evaluation-facts-contract.ts compare
+ * them); the compiled SQL of both engines is store/stats/subject-facts.ts and evaluation-facts.ts.
  *
  * Bounded: a call answers the rows of at most `limit` subjects (a cursor pages over the rest), at
- * most SUBJECT_FACT_WINDOWS windows, and per row at most `topTools` tools and `topModels` models.
+ * most SUBJECT_FACT_WINDOWS windows, and per row at most `topTools` tools and `topModels` models
+ * (per workspace and subject at most `topNames` evaluation names).
  */
 
 /** Windows one call may ask for. */
@@ -93,16 +95,76 @@ export interface SubjectFactsReader {
   activeOrganizations(sinceS: number, limit: number): Promise<string[]>;
 }
 
-/** Throws on a query outside the bounds (a programming error of the caller, not a request's). */
-export function checkSubjectFactsQuery(q: SubjectFactsQuery): void {
-  const whole = (n: number, min: number, max: number) => Number.isSafeInteger(n) && n >= min && n <= max;
+/** Evaluation names kept per (workspace, subject) when the query names no other bound. */
+export const EVALUATION_FACT_NAMES = 20;
+
+export interface EvaluationFactsQuery {
+  orgId: string;
+  subjectType: 'skill' | 'agent';
+  windows: readonly FactWindow[];
+  /** The first `limit` subjects after `after` (by code point) with a scored evaluation counted in a window. */
+  limit: number;
+  after: string | null;
+  /**
+   * Per (workspace, subject), the evaluation names with the most scores over all windows (then by
+   * name, code point); default EVALUATION_FACT_NAMES, at most 100.
+   */
+  topNames?: number;
+}
+
+/**
+ * The scored evaluations (`gen_ai.evaluation.score.value`) of one name counted for `subject` in
+ * `workspaceId` and window `window`, as operation 1's `evaluation_score` counts them with
+ * `workspace_id` set to that workspace and the range the window: an evaluation of that workspace,
+ * its own time in the window, whose trace is one of the subject's traces with a span of that
+ * workspace in the window.
+ */
+export interface EvaluationFacts {
+  window: number;
+  workspaceId: string;
+  subject: string;
+  evaluationName: string;
+  /** The mean of the scores. */
+  meanScore: number;
+  samples: number;
+}
+
+export interface EvaluationFactsPage {
+  /** Ordered by subject, workspace, evaluation name (code point), window; a name without scores in a window is absent there. */
+  rows: EvaluationFacts[];
+  subjects: number;
+  /** The last subject answered when there may be more, else null (as SubjectFactsPage). */
+  next: string | null;
+}
+
+export interface EvaluationFactsReader {
+  /** Rejects when `signal` aborts, and on a query outside the bounds above. */
+  evaluationFacts(query: EvaluationFactsQuery, signal?: AbortSignal): Promise<EvaluationFactsPage>;
+}
+
+const whole = (n: number, min: number, max: number) => Number.isSafeInteger(n) && n >= min && n <= max;
+
+/** Throws on windows or a limit outside the bounds. */
+function checkPage(q: { windows: readonly FactWindow[]; limit: number }, what: string): void {
   if (q.windows.length === 0 || q.windows.length > SUBJECT_FACT_WINDOWS)
-    throw new Error(`subject facts: 1 to ${SUBJECT_FACT_WINDOWS} windows, got ${q.windows.length}`);
+    throw new Error(`${what}: 1 to ${SUBJECT_FACT_WINDOWS} windows, got ${q.windows.length}`);
   for (const w of q.windows)
     if (!Number.isSafeInteger(w.startS) || !Number.isSafeInteger(w.endS) || w.endS <= w.startS)
-      throw new Error(`subject facts: a window is [start, end) of whole seconds, got [${w.startS}, ${w.endS})`);
+      throw new Error(`${what}: a window is [start, end) of whole seconds, got [${w.startS}, ${w.endS})`);
   if (!whole(q.limit, 1, SUBJECT_FACT_LIMIT))
-    throw new Error(`subject facts: limit is 1 to ${SUBJECT_FACT_LIMIT}, got ${q.limit}`);
+    throw new Error(`${what}: limit is 1 to ${SUBJECT_FACT_LIMIT}, got ${q.limit}`);
+}
+
+/** Throws on a query outside the bounds (a programming error of the caller, not a request's). */
+export function checkEvaluationFactsQuery(q: EvaluationFactsQuery): void {
+  checkPage(q, 'evaluation facts');
+  if (q.topNames !== undefined && !whole(q.topNames, 1, TOP_MAX))
+    throw new Error(`evaluation facts: topNames is 1 to ${TOP_MAX}`);
+}
+
+/** Throws on a query outside the bounds (a programming error of the caller, not a request's). */
+export function checkSubjectFactsQuery(q: SubjectFactsQuery): void {
+  checkPage(q, 'subject facts');
   for (const top of [q.topTools, q.topModels])
     if (top !== undefined && !whole(top, 0, TOP_MAX)) throw new Error(`subject facts: top is 0 to ${TOP_MAX}`);
 }

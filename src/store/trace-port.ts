@@ -4,7 +4,7 @@
  * unchanged against each, comparing with a plain TypeScript reference.
  */
 import { EVALUATION_MEASURES, type EvaluationRow } from './evaluation-row.ts';
-import type { SubjectFactsReader } from './facts-port.ts';
+import type { EvaluationFactsReader, SubjectFactsReader } from './facts-port.ts';
 import type { StoredBytes } from './stored-bytes.ts';
 
 export type SpanCategory = 'skill_invocation' | 'tool_call' | 'model_call' | 'other';
@@ -324,7 +324,7 @@ export class QueryCancelledError extends Error {
 }
 
 /** Also answers insight detection's facts (facts-port.ts). */
-export interface TraceStore extends SubjectFactsReader {
+export interface TraceStore extends SubjectFactsReader, EvaluationFactsReader {
   readonly engine: 'duckdb' | 'postgres';
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -1,6 +1,6 @@
 /**
  * Detection's facts (TraceStore.subjectFacts) on every engine: per span workspace and subject, the
- * numbers of several windows, equal to trace-reference.ts's over the same spans and to operation
+ * numbers of several windows, equal to facts-reference.ts's over the same spans and to operation
  * 1's answer (`aggregate`) for the same subject, range and workspace. The data: the trace
  * contract's generated spans (skills sk-a, sk-b, sk-c; agents on three of four spans) and
  * hand-made traces for the edges: one trace of two skills and two versions, an agent named in one
@@ -12,7 +12,7 @@ import type { SubjectFactsQuery, SubjectFacts } from '../../src/store/facts-port
 import type { SpanRow, TraceStore } from '../../src/store/trace-port.ts';
 import { spanRow, toolCallRow } from '../fixtures/span-row.ts';
 import { END, generated, type ContractOptions } from './trace-contract.ts';
-import { expectSameFacts, subjectFactsReference } from './trace-reference.ts';
+import { expectSameFacts, subjectFactsReference } from './facts-reference.ts';
 
 const DAY = 86400;
 

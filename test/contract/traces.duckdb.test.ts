@@ -17,6 +17,7 @@ import { watermarkContract } from './trace-watermark-contract.ts';
 import { callPairsContract } from './call-pairs-contract.ts';
 import { evaluationContract } from './trace-evaluation-contract.ts';
 import { subjectFactsContract } from './subject-facts-contract.ts';
+import { evaluationFactsContract } from './evaluation-facts-contract.ts';
 
 const open = () => DuckDbTraceStore.open(':memory:', { sealEveryMs: 0 });
 const seal = (store: TraceStore) => (store as DuckDbTraceStore).seal();
@@ -100,4 +101,11 @@ subjectFactsContract(
   {
     afterChunk: (store) => (store as ThreadedTraceStore).seal(),
   },
+);
+// Detection's evaluation scores: from the tails only, and in the worker thread sealed part of the way.
+evaluationFactsContract('duckdb, unsealed', open);
+evaluationFactsContract(
+  'duckdb in a worker thread, sealed part of the way',
+  () => ThreadedTraceStore.open(':memory:', { sealEveryMs: 0 }),
+  { afterChunk: async (store, chunk) => (chunk === 1 ? (store as ThreadedTraceStore).seal() : undefined) },
 );

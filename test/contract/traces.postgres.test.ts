@@ -20,6 +20,7 @@ import { watermarkContract } from './trace-watermark-contract.ts';
 import { callPairsContract } from './call-pairs-contract.ts';
 import { evaluationContract } from './trace-evaluation-contract.ts';
 import { subjectFactsContract } from './subject-facts-contract.ts';
+import { evaluationFactsContract } from './evaluation-facts-contract.ts';
 
 const schemas: string[] = [];
 if (await postgresReachable()) {
@@ -61,6 +62,11 @@ if (await postgresReachable()) {
   subjectFactsContract('postgres, unsealed', open);
   subjectFactsContract('postgres, sealed', open, { afterChunk: seal });
   subjectFactsContract('postgres, sealed part of the way', open, {
+    afterChunk: async (store, chunk) => (chunk === 1 ? seal(store) : undefined),
+  });
+  evaluationFactsContract('postgres, unsealed', open);
+  evaluationFactsContract('postgres, sealed', open, { afterChunk: seal });
+  evaluationFactsContract('postgres, sealed part of the way', open, {
     afterChunk: async (store, chunk) => (chunk === 1 ? seal(store) : undefined),
   });
   afterAll(async () => {

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cooldowns, detectStep, insightId, type StepDeps } from '../../src/insights/detect.ts';
-import type { EvaluationFacts, EvaluationFactsReader } from '../../src/insights/evaluations.ts';
+import type { EvaluationFacts, EvaluationFactsReader } from '../../src/store/facts-port.ts';
 import { DEFAULT_SETTINGS, effectiveSettings } from '../../src/insights/settings.ts';
 import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
 import type { SpanRow } from '../../src/store/trace-port.ts';

@@ -1,8 +1,10 @@
 /**
  * Must show: on a labelled data set (test/fixtures/insight-anomalies.ts: 24 skills with a planted
- * latency regression, cost spike or tool failure hotspot among 24 normal skills, all with noise),
- * detection over 48 hourly steps finds at least 95 % of the plants with at most 5 % false alarms,
- * on DuckDB and on PostgreSQL, every payload valid against its kind's schema of operation 4.
+ * latency regression, cost spike or tool failure hotspot among 24 normal skills, all with noise;
+ * every trace evaluated (evaluation-anomalies.ts), 24 skills with a planted drop of one
+ * evaluation's scores among 24 with stable, noisy ones), detection over 48 hourly steps finds at
+ * least 95 % of the plants with at most 5 % false alarms, evaluation drops alone too, on DuckDB
+ * and on PostgreSQL, every payload valid against its kind's schema of operation 4.
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +23,7 @@ import {
   skillsOf,
   type AnomalyOptions,
 } from '../fixtures/insight-anomalies.ts';
+import { anomalyEvaluations } from '../fixtures/evaluation-anomalies.ts';
 
 const END = Date.UTC(2026, 10, 1) / 1000;
 const HOURS = 48;
@@ -34,6 +37,7 @@ const OPTIONS: AnomalyOptions = {
   endS: END,
   plantHours: [40, 16],
   seed: 2026,
+  evaluationDrops: 24,
 };
 
 const ajv = new Ajv2020({ strict: true });
@@ -45,7 +49,10 @@ function labelledSuite(engine: string, open: () => Promise<TraceStore>, seal: (s
     let insights: InsightRecord[] = [];
     beforeAll(async () => {
       store = await open();
-      for (const batch of anomalySpans(OPTIONS, 20_000)) await store.insertSpans(batch);
+      for (const batch of anomalySpans(OPTIONS, 20_000)) {
+        await store.insertSpans(batch);
+        await store.insertEvaluations(anomalyEvaluations(OPTIONS, batch));
+      }
       await seal(store);
       insights = (await detectSteps(store, OPTIONS.orgId, END - HOURS * 3600, END)).insights;
     });
@@ -54,10 +61,14 @@ function labelledSuite(engine: string, open: () => Promise<TraceStore>, seal: (s
     });
 
     it('has the set the claim is about: at least 20 plants of three kinds among at least 20 normal skills', () => {
-      const plants = plantsOf(OPTIONS);
+      const plants = plantsOf(OPTIONS).filter((p) => p.kind !== 'evaluation_drop');
       expect(plants.length).toBeGreaterThanOrEqual(20);
       expect(new Set(plants.map((p) => p.kind)).size).toBe(3);
       expect(skillsOf(OPTIONS).length - plants.length).toBeGreaterThanOrEqual(20);
+      // And at least 20 evaluation drops among at least 20 skills whose scores hold.
+      const drops = plantsOf(OPTIONS).filter((p) => p.kind === 'evaluation_drop');
+      expect(drops.length).toBeGreaterThanOrEqual(20);
+      expect(skillsOf(OPTIONS).length - drops.length).toBeGreaterThanOrEqual(20);
     });
 
     it('finds at least 95 % of the plants with at most 5 % false alarms', () => {
@@ -66,6 +77,10 @@ function labelledSuite(engine: string, open: () => Promise<TraceStore>, seal: (s
       expect(s.recall).toBeGreaterThanOrEqual(0.95);
       expect(s.falseAlarmShare).toBeLessThanOrEqual(0.05);
       expect(s.falsePairRate).toBeLessThanOrEqual(0.05);
+      const drops = s.byKind.evaluation_drop;
+      expect(drops?.planted).toBe(24);
+      expect((drops?.found ?? 0) / 24).toBeGreaterThanOrEqual(0.95);
+      expect((drops?.falseAlarms ?? 1) / Math.max(1, drops?.alarms ?? 0)).toBeLessThanOrEqual(0.05);
       // Usage summaries: one per skill and workspace for each UTC day the steps end (END is midnight).
       const summaries = insights.filter((i) => i.kind === 'usage_summary');
       expect(summaries.length).toBe(2 * skillsOf(OPTIONS).length);

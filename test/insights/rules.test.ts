@@ -5,7 +5,7 @@
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
-import { evaluationDrop, type EvaluationFacts } from '../../src/insights/evaluations.ts';
+import { evaluationDrop } from '../../src/insights/evaluations.ts';
 import {
   costSpike,
   findings,
@@ -17,7 +17,7 @@ import {
 } from '../../src/insights/rules.ts';
 import { DEFAULT_SETTINGS, checkSettings, effectiveSettings } from '../../src/insights/settings.ts';
 import { listInsightSchemas } from '../../src/skills/insight-schemas.ts';
-import type { SubjectFacts } from '../../src/store/facts-port.ts';
+import type { EvaluationFacts, SubjectFacts } from '../../src/store/facts-port.ts';
 
 function facts(fields: Partial<SubjectFacts> = {}): SubjectFacts {
   return {

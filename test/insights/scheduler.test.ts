@@ -2,8 +2,9 @@
  * The detection scheduler (src/insights/scheduler.ts) over the real stores of each mode: SQLite's
  * insight store with DuckDB's traces, PostgreSQL's with PostgreSQL's. Runs are incremental from
  * each organization's cursor and bounded in steps, a run over steps done before stores nothing new,
- * one replica at a time holds the lease, a workspace's overrides change its rules, and the cost
- * lands in /metrics without an organization label.
+ * one replica at a time holds the lease (renewed before each organization, so a run longer than
+ * the lease keeps it), a workspace's overrides change its rules, evaluation scores that drop are
+ * found, and the cost lands in /metrics without an organization label.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -16,8 +17,10 @@ import { startDetection } from '../../src/insights/scheduler.ts';
 import { createMetrics, type Metrics } from '../../src/observability/metrics.ts';
 import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
 import { openPostgresRegistry, openPostgresTraces } from '../../src/store/postgres/open.ts';
+import type { SubjectFactsQuery } from '../../src/store/facts-port.ts';
 import type { RegistryStore } from '../../src/store/registry-port.ts';
 import { SqliteRegistryStore } from '../../src/store/sqlite/registry-store.ts';
+import type { EvaluationRow } from '../../src/store/evaluation-row.ts';
 import type { SpanRow, TraceStore } from '../../src/store/trace-port.ts';
 import { PG_URL, dropSchema, freshSchemaName, postgresReachable } from '../contract/pg-schema.ts';
 import { spanRow } from '../fixtures/span-row.ts';
@@ -59,6 +62,26 @@ function spans(orgId: string): SpanRow[] {
   return rows;
 }
 
+/** A `relevance` score of each of sk-fine's invocations: 0.9 around, 0.5 on the last day (a drop). */
+function evaluations(rows: readonly SpanRow[]): EvaluationRow[] {
+  return rows
+    .filter((r) => r.skill === 'sk-fine')
+    .map((r, i) => ({
+      org_id: r.org_id,
+      workspace_id: r.workspace_id,
+      key: `eval-${r.trace_id}`,
+      trace_id: r.trace_id,
+      span_id: r.span_id,
+      response_id: null,
+      name: 'relevance',
+      score: (r.start_s >= END - DAY ? 0.5 : 0.9) + (i % 5) / 100,
+      label: null,
+      passed: null,
+      explanation: null,
+      time_s: r.start_s + 60,
+    }));
+}
+
 function schedulerSuite(engine: string, open: () => Promise<{ registry: RegistryStore; traces: TraceStore }>) {
   describe(`insight detection on a schedule: ${engine}`, () => {
     let registry: RegistryStore;
@@ -70,6 +93,7 @@ function schedulerSuite(engine: string, open: () => Promise<{ registry: Registry
     const detection = (holder: string) =>
       startDetection({
         traces,
+        evaluations: traces,
         insights: registry.insights,
         config: CONFIG,
         metrics: metrics.detection,
@@ -90,6 +114,7 @@ function schedulerSuite(engine: string, open: () => Promise<{ registry: Registry
     beforeAll(async () => {
       ({ registry, traces } = await open());
       await traces.insertSpans(spans('org-s'));
+      await traces.insertEvaluations(evaluations(spans('org-s')));
       metrics = createMetrics({ defaultMetrics: false });
     });
     afterAll(async () => {
@@ -115,7 +140,9 @@ function schedulerSuite(engine: string, open: () => Promise<{ registry: Registry
       const text = await metrics.registry.metrics();
       expect(text).toContain('gateway_insight_detection_steps_total 6');
       expect(text).toContain('gateway_insight_detection_subjects_total{type="skill"} 12');
+      expect(text).toContain('gateway_insight_detection_subjects_total{type="evaluation"} 6');
       expect(text).toContain('gateway_insights_found_total{kind="latency_regression"} 2');
+      expect(text).toContain('gateway_insights_found_total{kind="evaluation_drop"} 1');
       expect(text).toContain('gateway_insight_detection_runs_total{outcome="ok"} 3');
       expect(text).toContain('gateway_insight_detection_org_run_seconds_count 3');
       expect(text).toMatch(/gateway_insight_detection_lag_seconds 3600\n/);
@@ -151,6 +178,7 @@ function schedulerSuite(engine: string, open: () => Promise<{ registry: Registry
       const before = (await runs())?.find((v) => v.labels.outcome === 'ok')?.value ?? 0;
       const enabled = startDetection({
         traces,
+        evaluations: traces,
         insights: registry.insights,
         config: { ...CONFIG, enabled: true, intervalMs: 3_600_000 },
         metrics: metrics.detection,
@@ -189,11 +217,62 @@ function schedulerSuite(engine: string, open: () => Promise<{ registry: Registry
       const stored = [];
       for (const orgId of ['org-s', 'org-u'])
         stored.push(...(await registry.insights.listInsights({ orgId, workspaceIds: ['ws-s', 'ws-t'], limit: 100 })));
-      expect(new Set(stored.map((i) => i.kind))).toEqual(new Set(['latency_regression', 'usage_summary']));
+      expect(new Set(stored.map((i) => i.kind))).toEqual(
+        new Set(['latency_regression', 'usage_summary', 'evaluation_drop']),
+      );
+      const drop = stored.find((i) => i.kind === 'evaluation_drop');
+      expect([drop?.workspace_id, drop?.subject, drop?.window_end_s]).toEqual([
+        'ws-s',
+        { type: 'skill', id: 'sk-fine' },
+        END + HOUR,
+      ]);
+      // The window [END - 23 h, END + 1 h) holds 34 of the last day's 40 scores; the baseline the other 6 and 274.
+      expect(drop?.payload).toMatchObject({ evaluation_name: 'relevance', samples: 34, previous_samples: 280 });
       for (const i of stored) {
         const validate = validators.get(i.kind);
         expect(validate?.(i.payload), `${i.id} ${JSON.stringify(validate?.errors)}`).toBe(true);
       }
+    });
+
+    it('renews the lease before each organization: a run longer than the lease keeps it', async () => {
+      // Each organization's step takes 400 s of the injected clock (in its facts call), so a run of
+      // two outlasts the lease of 600 s taken at its start; another replica asks for it meanwhile.
+      const orgs = await traces.activeOrganizations(0, 100);
+      expect(orgs).toEqual(['org-s', 'org-u']);
+      nowMs = (END + 10 * HOUR + 600) * 1000;
+      for (const orgId of orgs) await registry.insights.setDetectionCursor(orgId, END + 9 * HOUR);
+      const start = nowMs;
+      const rival: { atS: number; leader: boolean }[] = [];
+      const slow = {
+        activeOrganizations: (sinceS: number, limit: number) => traces.activeOrganizations(sinceS, limit),
+        subjectFacts: async (q: SubjectFactsQuery, signal?: AbortSignal) => {
+          if (q.subjectType === 'skill') {
+            nowMs += 400_000;
+            if (nowMs - start > 600_000)
+              rival.push({ atS: (nowMs - start) / 1000, leader: (await detection('replica-d').runOnce()).leader });
+          }
+          return traces.subjectFacts(q, signal);
+        },
+      };
+      const run = await startDetection({
+        traces: slow,
+        evaluations: traces,
+        insights: registry.insights,
+        config: CONFIG,
+        log,
+        holder: 'replica-c',
+        now: () => nowMs,
+      }).runOnce();
+      expect([run.leader, run.orgs.map((o) => [o.orgId, o.steps])]).toEqual([
+        true,
+        [
+          ['org-s', 1],
+          ['org-u', 1],
+        ],
+      ]);
+      // Renewed before org-u (at 400 s, to 1,000 s): the rival at 800 s finds it held, and so after the run.
+      expect(rival).toEqual([{ atS: 800, leader: false }]);
+      expect((await detection('replica-d').runOnce()).leader).toBe(false);
     });
   });
 }

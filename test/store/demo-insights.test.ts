@@ -1,7 +1,8 @@
 /**
  * The demo's first start (seed.ts): with its telemetry it records a few insights about the first
  * two skills and the first agent of org-acme, on the UTC days before the start, each payload valid
- * with Ajv against operation 4's schema of its kind; a second start records nothing again.
+ * with Ajv against operation 4's schema of its kind, each id detection's own for its key and
+ * window (so detection never stores a second one); a second start records nothing again.
  */
 import Ajv2020 from 'ajv/dist/2020.js';
 import fs from 'node:fs/promises';
@@ -9,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
+import { insightId } from '../../src/insights/detect.ts';
 import { seedDemoIfEmpty, seedDemoTracesIfEmpty } from '../../src/seed/seed.ts';
 import { listInsightSchemas } from '../../src/skills/insight-schemas.ts';
 import type { InsightRecord } from '../../src/store/insight-port.ts';
@@ -53,9 +55,9 @@ describe('demo insights', () => {
     }
   });
 
-  // Version 2 of the schemas names a skill or an agent; version 1 only skills and five kinds.
-  const schemas = listInsightSchemas().items;
-  it.skipIf(schemas.some((s) => s.version !== '2'))('every payload is valid against its kind’s schema', () => {
+  it('every payload is valid against its kind’s schema', () => {
+    const schemas = listInsightSchemas().items;
+    expect(new Set(found.map((i) => i.kind)).size).toBe(6);
     const ajv = new Ajv2020.default({ strict: true });
     for (const i of found) {
       const schema = schemas.find((s) => s.name === i.kind)?.schema;
@@ -67,6 +69,15 @@ describe('demo insights', () => {
         true,
         null,
       ]);
+    }
+  });
+
+  it('has detection’s id for its key and window: detection finding one again stores nothing', () => {
+    for (const i of found) {
+      const detail = i.kind === 'evaluation_drop' ? String(i.payload.evaluation_name) : undefined;
+      const key = { orgId: i.org_id, workspaceId: i.workspace_id, kind: i.kind, subject: i.subject };
+      const window = { startS: i.window_start_s, endS: i.window_end_s };
+      expect(i.id, i.kind).toBe(insightId({ ...key, ...(detail !== undefined && { detail }) }, window));
     }
   });
 

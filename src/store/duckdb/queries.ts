@@ -26,7 +26,15 @@ import { NO_CODE, isEncoded, type Dictionary } from './dictionary.ts';
 import { agentRows } from './agent-rows.ts';
 import { skillRows } from './skill-rows.ts';
 import { agentSubjectRows, skillSubjectRows } from './subject-rows.ts';
-import { checkSubjectFactsQuery, type SubjectFactsPage, type SubjectFactsQuery } from '../facts-port.ts';
+import {
+  checkEvaluationFactsQuery,
+  checkSubjectFactsQuery,
+  type EvaluationFactsPage,
+  type EvaluationFactsQuery,
+  type SubjectFactsPage,
+  type SubjectFactsQuery,
+} from '../facts-port.ts';
+import { compileEvaluationFacts, toEvaluationFacts } from '../stats/evaluation-facts.ts';
 import { compileSubjectFacts, toSubjectFacts } from '../stats/subject-facts.ts';
 import { sqlText } from '../sql-values.ts';
 import type { TraceWriter } from './writer.ts';
@@ -125,6 +133,16 @@ export class TraceQueries {
       const source = query.subjectType === 'skill' ? skillSubjectRows(this.sealed.hasUnsealed) : agentSubjectRows();
       const { sql, params } = compileSubjectFacts(query, source, DUCKDB);
       return toSubjectFacts((await conn.runAndReadAll(sql, params)).getRowObjectsJS(), query);
+    });
+  }
+
+  /** Detection's evaluation scores (stats/evaluation-facts.ts) over the same rows as subjectFacts. */
+  async evaluationFacts(query: EvaluationFactsQuery, signal?: AbortSignal): Promise<EvaluationFactsPage> {
+    checkEvaluationFactsQuery(query);
+    return this.query(signal, async (conn) => {
+      const source = query.subjectType === 'skill' ? skillSubjectRows(this.sealed.hasUnsealed) : agentSubjectRows();
+      const { sql, params } = compileEvaluationFacts(query, source, DUCKDB);
+      return toEvaluationFacts((await conn.runAndReadAll(sql, params)).getRowObjectsJS(), query);
     });
   }
 

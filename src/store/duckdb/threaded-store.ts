@@ -25,7 +25,7 @@ import {
 } from '../trace-port.ts';
 import type { StoredBytes } from '../stored-bytes.ts';
 import type { EvaluationRow } from '../evaluation-row.ts';
-import type { SubjectFactsPage, SubjectFactsQuery } from '../facts-port.ts';
+import type { EvaluationFactsPage, EvaluationFactsQuery, SubjectFactsPage, SubjectFactsQuery } from '../facts-port.ts';
 import { SettledWrites } from '../watermark.ts';
 import type { DuckDbTraceOptions } from './trace-store.ts';
 import type { WorkerInit, WorkerReply, WorkerRequest } from './trace-worker.ts';
@@ -189,6 +189,10 @@ export class ThreadedTraceStore implements TraceStore {
 
   subjectFacts(query: SubjectFactsQuery, signal?: AbortSignal): Promise<SubjectFactsPage> {
     return this.cancellable({ op: 'subjectFacts', query }, signal);
+  }
+
+  evaluationFacts(query: EvaluationFactsQuery, signal?: AbortSignal): Promise<EvaluationFactsPage> {
+    return this.cancellable({ op: 'evaluationFacts', query }, signal);
   }
 
   activeOrganizations(sinceS: number, limit: number): Promise<string[]> {

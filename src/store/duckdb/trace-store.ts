@@ -28,7 +28,7 @@ import {
 } from '../trace-port.ts';
 import { unstorable, unstorableEvaluation, unstorablePoint } from './append.ts';
 import type { EvaluationRow } from '../evaluation-row.ts';
-import type { SubjectFactsPage, SubjectFactsQuery } from '../facts-port.ts';
+import type { EvaluationFactsPage, EvaluationFactsQuery, SubjectFactsPage, SubjectFactsQuery } from '../facts-port.ts';
 import { Dictionary } from './dictionary.ts';
 import { TraceQueries } from './queries.ts';
 import { migrate } from './schema.ts';
@@ -239,6 +239,10 @@ export class DuckDbTraceStore implements TraceStore {
 
   async subjectFacts(query: SubjectFactsQuery, signal?: AbortSignal): Promise<SubjectFactsPage> {
     return this.queries.subjectFacts(query, signal);
+  }
+
+  async evaluationFacts(query: EvaluationFactsQuery, signal?: AbortSignal): Promise<EvaluationFactsPage> {
+    return this.queries.evaluationFacts(query, signal);
   }
 
   async activeOrganizations(sinceS: number, limit: number): Promise<string[]> {

@@ -7,7 +7,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { StatementType } from '@duckdb/node-api';
 import type { AggregateQuery, MetricPointRow, ServerUsageQuery, SpanColumns, ToolUsageQuery } from '../trace-port.ts';
-import type { SubjectFactsQuery } from '../facts-port.ts';
+import type { EvaluationFactsQuery, SubjectFactsQuery } from '../facts-port.ts';
 import type { CompiledAggregate } from '../stats/compile.ts';
 import type { EvaluationRow } from '../evaluation-row.ts';
 import { DuckDbTraceStore, type DuckDbTraceOptions } from './trace-store.ts';
@@ -22,6 +22,7 @@ export type WorkerRequest =
   | { id: number; op: 'toolUsage'; query: ToolUsageQuery }
   | { id: number; op: 'serverUsage'; query: ServerUsageQuery }
   | { id: number; op: 'subjectFacts'; query: SubjectFactsQuery }
+  | { id: number; op: 'evaluationFacts'; query: EvaluationFactsQuery }
   | { id: number; op: 'activeOrganizations'; sinceS: number; limit: number }
   | { id: number; op: 'cancel'; target: number }
   | { id: number; op: 'compile'; query: AggregateQuery }
@@ -147,6 +148,10 @@ function handle(m: WorkerRequest): void {
     }
     case 'subjectFacts': {
       reply(m.id, () => cancellable(m.id, (signal) => store.subjectFacts(m.query, signal)));
+      return;
+    }
+    case 'evaluationFacts': {
+      reply(m.id, () => cancellable(m.id, (signal) => store.evaluationFacts(m.query, signal)));
       return;
     }
     case 'activeOrganizations': {
