@@ -10,7 +10,8 @@
  * which operation 1 cannot answer, not even included), timed over `--baseline-steps` steps, and
  * the ratio of the two per step.
  * Usage: npm run bench:insights [-- --spans 10000000 --steps 36 --baseline-steps 2 --engine duckdb]
- * The DuckDB store is kept in $TMPDIR/gw-bench-insights-N-v1.duckdb and reused by later runs.
+ * The DuckDB store is kept in $TMPDIR/gw-bench-insights-N-plantsHh-v1.duckdb and reused by later runs
+ * with the same spans and plants (H: how many hours before the end the earliest plant starts, --steps - 2).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -83,7 +84,8 @@ async function load(store: TraceStore): Promise<number> {
 }
 
 async function openDuckDb(): Promise<{ store: TraceStore; close: () => Promise<void> }> {
-  const file = path.join(os.tmpdir(), `gw-bench-insights-${N}-v1.duckdb`);
+  // The plants' hours follow --steps: a store generated for other steps would be scored against plants it does not hold.
+  const file = path.join(os.tmpdir(), `gw-bench-insights-${N}-plants${STEPS - 2}h-v1.duckdb`);
   const done = `${file}.done`;
   if (!fs.existsSync(done)) for (const f of [file, `${file}.wal`, done]) fs.rmSync(f, { force: true });
   const store = await ThreadedTraceStore.open(file);
