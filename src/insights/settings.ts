@@ -95,7 +95,7 @@ export const DEFAULT_SETTINGS: Settings = Object.fromEntries(Object.entries(SETT
 
 /** Why `value` cannot be setting `name`, or null when it can. */
 function problem(name: string, value: unknown): string | null {
-  const s = SETTINGS[name];
+  const s = Object.hasOwn(SETTINGS, name) ? SETTINGS[name] : undefined;
   if (s === undefined) return 'is not a setting';
   if (typeof value !== 'number' || !Number.isFinite(value)) return 'must be a number';
   if (s.oneOf !== undefined && !s.oneOf.includes(value)) return `must be one of ${s.oneOf.join(', ')}`;

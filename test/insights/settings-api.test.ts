@@ -84,6 +84,12 @@ for (const [engine, env] of engines) {
         '/overrides/latency_regression.percentile',
         '/overrides/no.such',
       ]);
+      // Names an object inherits are not settings either.
+      const inherited = await put('ws-a-team', 'u-admin', { overrides: { constructor: 5, toString: 1 } });
+      const fields = (expectProblem(inherited, 422, 'validation_failed').errors as { field: string }[]).map(
+        (e) => e.field,
+      );
+      expect(fields.sort()).toEqual(['/overrides/constructor', '/overrides/toString']);
       expectProblem(await put('ws-a-team', 'u-admin', { overrides: { cooldown_hours: 'soon' } }), 422, 'invalid_field');
       expect((await t.registry.insights.detectionSettings('org-a'))['ws-a-team']).toEqual({ cooldown_hours: 12 });
     });
