@@ -15,7 +15,7 @@
  */
 import { MEASURES, type AggregateQuery, type Measure } from '../trace-port.ts';
 import { EVALUATION_MEASURES } from '../evaluation-row.ts';
-import { DUCKDB, type Param, type SqlDialect } from './dialect.ts';
+import { DUCKDB, numberedParams, type Param, type SqlDialect } from './dialect.ts';
 import { commonWhere, inListSql, storedValue } from './filters.ts';
 import { metricSelect } from './harness-metrics.ts';
 import { evaluationGroupedSql, evaluationSelect, groupsByEvaluation } from './evaluations.ts';
@@ -66,11 +66,7 @@ export function compileAggregate(
   source: RowSource,
   dialect: SqlDialect = DUCKDB,
 ): CompiledAggregate {
-  const params: (string | number)[] = [];
-  const param: Param = (v) => {
-    params.push(v);
-    return `$${params.length}`;
-  };
+  const { params, param } = numberedParams();
   const grouped = q.groupBy.length > 0;
   const top = grouped ? q.top : undefined;
   const only = grouped ? q.onlyGroups : undefined;

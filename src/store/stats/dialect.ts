@@ -11,6 +11,18 @@
  */
 export type Param = (value: string | number) => string;
 
+/** A statement's parameters and the binder that numbers them (`$1`, `$2`, … in bind order). */
+export function numberedParams<V = string | number>(): { params: V[]; param: (value: V) => string } {
+  const params: V[] = [];
+  return {
+    params,
+    param: (value) => {
+      params.push(value);
+      return `$${params.length}`;
+    },
+  };
+}
+
 export interface SqlDialect {
   readonly name: 'duckdb' | 'postgres';
   /** The double-precision type (every branch of a UNION is cast to it). */

@@ -15,7 +15,7 @@ import {
   type EvaluationFactsQuery,
 } from '../facts-port.ts';
 import { sqlNumber, sqlText } from '../sql-values.ts';
-import type { Param, SqlDialect } from './dialect.ts';
+import { numberedParams, type SqlDialect } from './dialect.ts';
 import type { SubjectSource } from './subject-facts.ts';
 
 export function compileEvaluationFacts(
@@ -23,11 +23,7 @@ export function compileEvaluationFacts(
   source: SubjectSource,
   dialect: SqlDialect,
 ): { sql: string; params: (string | number)[] } {
-  const params: (string | number)[] = [];
-  const param: Param = (v) => {
-    params.push(v);
-    return `$${params.length}`;
-  };
+  const { params, param } = numberedParams();
   const dbl = dialect.double;
   const order = dialect.textOrder;
   const start = param(Math.min(...q.windows.map((w) => w.startS)));

@@ -8,7 +8,7 @@
  */
 import { SUBJECT_FACT_TOP, type SubjectFacts, type SubjectFactsPage, type SubjectFactsQuery } from '../facts-port.ts';
 import { sqlNumber, sqlText } from '../sql-values.ts';
-import type { Param, SqlDialect } from './dialect.ts';
+import { numberedParams, type Param, type SqlDialect } from './dialect.ts';
 import { finalSql, partSql, type Part } from './measures.ts';
 
 /**
@@ -57,11 +57,7 @@ export function compileSubjectFacts(
   source: SubjectSource,
   dialect: SqlDialect,
 ): { sql: string; params: (string | number)[] } {
-  const params: (string | number)[] = [];
-  const param: Param = (v) => {
-    params.push(v);
-    return `$${params.length}`;
-  };
+  const { params, param } = numberedParams();
   const dbl = dialect.double;
   const order = dialect.textOrder;
   const start = Math.min(...q.windows.map((w) => w.startS));

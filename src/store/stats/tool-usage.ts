@@ -12,7 +12,7 @@
  * {@link TraceStore.serverUsage} is the same measure per MCP server, whatever the tool: one scan of
  * the scope's tool calls whose `mcp` is one of the servers, grouped by it.
  */
-import type { SqlDialect } from './dialect.ts';
+import { numberedParams, type SqlDialect } from './dialect.ts';
 import { type ServerUsageQuery, type ServerUsageRow, type ToolUsageQuery, type ToolUsageRow } from '../trace-port.ts';
 import { compareValues } from '../group-order.ts';
 import { sqlNumber } from '../sql-values.ts';
@@ -39,11 +39,7 @@ export function compileToolUsage(
   const perEntry = windows.size > 1;
   // The earliest window bounds the scan; an entry without a window (null) means every stored span.
   const earliest = windows.has(null) ? null : Math.min(...(windows as Set<number>));
-  const params: (string | number | null)[] = [];
-  const param = (v: string | number | null) => {
-    params.push(v);
-    return `$${params.length}`;
-  };
+  const { params, param } = numberedParams<string | number | null>();
   const rows = entries.map((e) => {
     const since = perEntry ? `, ${param(windowOf(e))}::BIGINT` : '';
     return `(${param(e.group)}::INTEGER, ${param(e.tool)}::${valueType}, ${param(e.server)}::${valueType}${since})`;
@@ -89,11 +85,7 @@ export function compileServerUsage(
   valueType: string,
 ): { sql: string; params: (string | number)[] } | null {
   if (servers.length === 0 || q.workspaceIds.length === 0) return null;
-  const params: (string | number)[] = [];
-  const param = (v: string | number) => {
-    params.push(v);
-    return `$${params.length}`;
-  };
+  const { params, param } = numberedParams();
   const where = [
     `s.org_id = ${param(q.orgId)}`,
     "s.category = 'tool_call'",
