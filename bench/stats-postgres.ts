@@ -68,9 +68,7 @@ try {
   process.stderr.write(
     `sealed after loading: DuckDB ${(duckSealMs / 1000).toFixed(1)} s, PostgreSQL ${(pgSealMs / 1000).toFixed(1)} s\n`,
   );
-  const checkpoint = await duck.connect();
-  await checkpoint.run('CHECKPOINT');
-  checkpoint.closeSync();
+  await duck.withConnection((conn) => conn.run('CHECKPOINT'));
   // VACUUM: what autovacuum does within a minute with the tables' settings (migration 004), so the
   // rollups and invocations are read from their indexes alone.
   // One statement each: VACUUM cannot run in the transaction of a multi-statement string.

@@ -30,13 +30,10 @@ afterAll(async () => {
 });
 
 async function describeTable(table: string): Promise<string[]> {
-  const conn = await store.connect();
-  try {
-    const rows = (await conn.runAndReadAll(`DESCRIBE ${table}`)).getRowObjectsJS();
-    return rows.map((r) => r.column_name as string);
-  } finally {
-    conn.closeSync();
-  }
+  const rows = await store.withConnection(async (conn) =>
+    (await conn.runAndReadAll(`DESCRIBE ${table}`)).getRowObjectsJS(),
+  );
+  return rows.map((r) => r.column_name as string);
 }
 
 describe('DuckDB column order, declared once', () => {

@@ -69,12 +69,16 @@ export class TraceQueries {
 
   /** The SQL `aggregate` runs for `query` now (benchmarks compare it with the endpoint). */
   async compile(query: AggregateQuery): Promise<CompiledAggregate> {
-    const conn = await this.instance.connect();
-    try {
-      return await this.compileOn(conn, query);
-    } finally {
-      conn.closeSync();
-    }
+    return this.query(undefined, (conn) => this.compileOn(conn, query));
+  }
+
+  /**
+   * Runs `work` on its own connection as a query that close waits for: the store's small reads
+   * (ping, span count, file path) go here, never on the writer's connection, which close shuts
+   * after the writer is idle whatever else still runs on it (a native crash).
+   */
+  run<T>(work: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
+    return this.query(undefined, work);
   }
 
   /**

@@ -124,7 +124,7 @@ export class DuckDbTraceStore implements TraceStore {
 
   async ping(): Promise<void> {
     this.live();
-    await this.conn.run('SELECT 1');
+    await this.queries.run((conn) => conn.run('SELECT 1'));
   }
 
   async close(): Promise<void> {
@@ -138,7 +138,16 @@ export class DuckDbTraceStore implements TraceStore {
     this.instance.closeSync();
   }
 
-  /** A fresh connection to the same database, for tools that run SQL directly (benchmarks). */
+  /**
+   * Runs `work` on a fresh connection to the same database, for tools that run SQL directly
+   * (benchmarks, tests); close waits for it.
+   */
+  withConnection<T>(work: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
+    this.live();
+    return this.queries.run(work);
+  }
+
+  /** A fresh connection to the same database for tests' own SQL: close it before the store's close. */
   async connect(): Promise<DuckDBConnection> {
     this.live();
     return this.instance.connect();
@@ -146,7 +155,9 @@ export class DuckDbTraceStore implements TraceStore {
 
   async countSpans(): Promise<number> {
     this.live();
-    const rows = (await this.conn.runAndReadAll('SELECT COUNT(*) AS n FROM spans')).getRowObjectsJS();
+    const rows = await this.queries.run(async (conn) =>
+      (await conn.runAndReadAll('SELECT COUNT(*) AS n FROM spans')).getRowObjectsJS(),
+    );
     return Number(rows[0]?.n ?? 0);
   }
 
@@ -154,7 +165,7 @@ export class DuckDbTraceStore implements TraceStore {
   async storedBytes(): Promise<StoredBytes> {
     this.live();
     const sql = 'SELECT path FROM duckdb_databases() WHERE database_name = current_database()';
-    const [row] = (await this.conn.runAndReadAll(sql)).getRowObjectsJS();
+    const [row] = await this.queries.run(async (conn) => (await conn.runAndReadAll(sql)).getRowObjectsJS());
     return databaseFileBytes(typeof row?.path === 'string' ? row.path : null, (file) => `${file}.wal`);
   }
 

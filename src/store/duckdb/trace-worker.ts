@@ -80,12 +80,7 @@ async function compile(query: AggregateQuery): Promise<CompiledAggregate> {
 /** Runs a query `compile` produced and returns its row count (benchmarks: the endpoint vs its SQL). */
 async function runCompiled({ sql, params }: CompiledAggregate): Promise<number> {
   if (!issued.has(sql)) throw new Error('runCompiled runs only SQL that compile() produced');
-  const conn = await store.connect();
-  try {
-    return (await conn.runAndReadAll(sql, params)).currentRowCount;
-  } finally {
-    conn.closeSync();
-  }
+  return store.withConnection(async (conn) => (await conn.runAndReadAll(sql, params)).currentRowCount);
 }
 
 /**
@@ -93,16 +88,13 @@ async function runCompiled({ sql, params }: CompiledAggregate): Promise<number> 
  * the SQL an engineer would write over the same tables). Anything but exactly one SELECT is refused.
  */
 async function runSelect({ sql, params }: CompiledAggregate): Promise<number> {
-  const conn = await store.connect();
-  try {
+  return store.withConnection(async (conn) => {
     const statements = await conn.extractStatements(sql);
     const prepared = statements.count === 1 ? await statements.prepare(0) : null;
     if (prepared?.statementType !== StatementType.SELECT) throw new Error('runSelect runs one SELECT statement only');
     prepared.bind(params);
     return (await prepared.runAndReadAll()).currentRowCount;
-  } finally {
-    conn.closeSync();
-  }
+  });
 }
 
 /** Runs a query (or a write still waiting its turn) that a later `cancel` naming `id` interrupts. */
