@@ -290,7 +290,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   const limiter = options.rateLimiter ?? new InProcessRateLimiter();
-  const rateLimits = new RateLimits(limiter, services.config.rateLimit.perMinute);
+  const rateLimits = new RateLimits(limiter, services.config.rateLimit.perMinute, {
+    'webhooks.create': services.config.webhooks.creationsPerMinute,
+  });
   const ingestQuotas = new IngestQuotas(limiter, services.config.ingestQuotas);
   // Its own scope: its reads may come without credentials (MCP_REGISTRY_PUBLIC_WORKSPACES).
   await registerMcpRegistryRoutes(app, { services: counted, authenticator, rateLimits, ingestQuotas, toApiError });

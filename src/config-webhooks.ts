@@ -20,6 +20,10 @@ export interface WebhookConfig {
   allowedBlocks: { address: string; prefix: number }[];
   /** One attempt, from resolving the host to the response's status, is cut after this long. */
   timeoutMs: number;
+  /** A lookup of a target's host name (at creation and at each attempt) is cut after this long. */
+  lookupTimeoutMs: number;
+  /** Subscriptions one caller may try to create a minute (each one resolves a host name). */
+  creationsPerMinute: number;
   /** Attempts stop this long after the delivery was enqueued (it is given up). */
   retryForMs: number;
   /** The first retry waits about this long; each next one twice as long (with jitter), at most an hour. */
@@ -56,6 +60,8 @@ export function webhookConfig(env: Env): WebhookConfig {
     allowedHosts: [],
     allowedBlocks: [],
     timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+    lookupTimeoutMs: int(env, 'WEBHOOK_LOOKUP_TIMEOUT_MS', 5_000, 100, 60_000),
+    creationsPerMinute: int(env, 'WEBHOOK_CREATIONS_PER_MIN', 10, 1, 100_000),
     retryForMs: int(env, 'WEBHOOK_RETRY_FOR_MS', 86_400_000, 0, 30 * 86_400_000),
     retryBaseMs: int(env, 'WEBHOOK_RETRY_BASE_MS', 5_000, 1, 3_600_000),
     pollMs: int(env, 'WEBHOOK_POLL_MS', 1_000, 10, 3_600_000),

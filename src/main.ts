@@ -89,8 +89,10 @@ async function main(): Promise<void> {
   const rateLimiter: RateLimiter =
     config.redisUrl !== undefined ? new RedisRateLimiter(config.redisUrl) : new InProcessRateLimiter();
   const apqCache = config.redisUrl !== undefined ? new RedisKeyValueCache(config.redisUrl) : undefined;
+  // Refused webhook targets are logged by the app's logger, there once the app is built.
+  const guard = await webhookGuard(config, { info: (obj, msg) => app.log.info(obj, msg) });
   const app = await buildApp({
-    services: { config, registry, traces, metrics, ...compact({ webhooks: await webhookGuard(config) }) },
+    services: { config, registry, traces, metrics, ...compact({ webhooks: guard }) },
     authenticator,
     logger: { level: config.logLevel },
     metrics,

@@ -81,7 +81,10 @@ export type SubscriptionBody = FromSchema<typeof subscriptionBodySchema>;
 export interface WebhookGuard {
   /** The signing secret (Standard Webhooks `whsec_…`) of a subscription with this salt. */
   secretOf(salt: string): string;
-  /** Why deliveries may not go to this URL (a private or loopback address not allowed), or null. */
+  /**
+   * Why deliveries may not go to this URL (a private or loopback address not allowed), or null;
+   * never what its host resolved to.
+   */
   refusal(url: URL): Promise<string | null>;
 }
 
@@ -166,7 +169,8 @@ async function checkSubjects(
 /**
  * Creates a subscription of `workspaceId` for the calling admin; answers it with its secret, which
  * is shown this once. Refused: a URL deliveries may not go to, a subject the creator cannot read
- * (422), and a workspace that holds MAX_SUBSCRIPTIONS_PER_WORKSPACE already (422).
+ * (422), and a workspace that holds MAX_SUBSCRIPTIONS_PER_WORKSPACE already (422). The transports
+ * spend the caller's `webhooks.create` quota first: each creation may resolve a host name.
  */
 export async function createSubscription(
   ctx: RequestContext,

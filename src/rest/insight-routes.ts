@@ -96,6 +96,8 @@ export function registerInsightRoutes(app: FastifyInstance): void {
   api.post(
     '/skill/v1/workspaces/:workspace_id/webhooks',
     {
+      // Every creation counts, refused ones too: each may resolve a host name of the caller's choosing.
+      config: { rateLimited: 'webhooks.create' },
       schema: {
         operationId: 'createWebhookSubscription',
         tags: ['skills'],
@@ -105,7 +107,10 @@ export function registerInsightRoutes(app: FastifyInstance): void {
         params: workspaceParams,
         querystring: noQuery,
         body: subscriptionBodySchema,
-        response: { 201: createdSubscriptionSchema, ...problemResponses([...BODY_PROBLEMS, 'not_found']) },
+        response: {
+          201: createdSubscriptionSchema,
+          ...problemResponses([...BODY_PROBLEMS, 'not_found', 'rate_limited']),
+        },
       },
     },
     async (request, reply) => {

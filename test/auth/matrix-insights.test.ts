@@ -73,7 +73,7 @@ async function storedSubscription(workspace: string): Promise<string> {
 
 const nodes = (d: unknown) => (d as { insights?: { nodes: unknown[] } } | null)?.insights?.nodes;
 const CREATE = (ws: string) =>
-  `mutation { createWebhookSubscription(input: { workspaceId: "${ws}", url: "https://203.0.113.10/g" }) { secret } }`;
+  `mutation { createWebhookSubscription(input: { workspaceId: "${ws}", url: "https://93.184.215.14/g" }) { secret } }`;
 
 const OPERATIONS: Operation[] = [
   {
@@ -114,7 +114,7 @@ const OPERATIONS: Operation[] = [
   {
     name: 'REST create a webhook subscription',
     targets: workspaces,
-    call: (h, ws) => send('POST', `/skill/v1/workspaces/${ws}/webhooks`, h, { url: 'https://203.0.113.10/r' }),
+    call: (h, ws) => send('POST', `/skill/v1/workspaces/${ws}/webhooks`, h, { url: 'https://93.184.215.14/r' }),
     expects: expectedAdmin(201),
   },
   {

@@ -19,7 +19,7 @@ import type { TraceStore } from '../../src/store/trace-port.ts';
 import type { RegistryStore } from '../../src/store/registry-port.ts';
 import type { RateLimiter } from '../../src/store/rate-limit-port.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
-import { webhookGuard } from '../../src/insights/webhook-guard.ts';
+import { webhookGuard, type GuardLookups } from '../../src/insights/webhook-guard.ts';
 import { compact } from '../../src/shared/compact.ts';
 
 export interface TestApp {
@@ -48,6 +48,10 @@ export interface TestAppOptions {
   otlpFaults?: OtlpFaults;
   /** Counters of rate limits and ingestion quotas (a clock the test moves, or Redis); in-process otherwise. */
   rateLimiter?: RateLimiter;
+  /** The resolver and gate the creation of webhook subscriptions looks host names up with; the system's otherwise. */
+  webhookLookups?: GuardLookups;
+  /** Where refused webhook targets are logged (what their host resolved to); nowhere otherwise. */
+  webhookLog?: { info(obj: object, msg: string): void };
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -70,7 +74,12 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const seen = options.wrapRegistry ? options.wrapRegistry(registry) : registry;
   const tracesSeen = options.wrapTraces ? options.wrapTraces(traces) : traces;
   const app = await buildApp({
-    services: { config, registry: seen, traces: tracesSeen, ...compact({ webhooks: await webhookGuard(config) }) },
+    services: {
+      config,
+      registry: seen,
+      traces: tracesSeen,
+      ...compact({ webhooks: await webhookGuard(config, options.webhookLog, options.webhookLookups) }),
+    },
     authenticator,
     logger: false,
     ...(options.otlpFaults !== undefined ? { otlpFaults: options.otlpFaults } : {}),

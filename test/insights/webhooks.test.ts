@@ -66,7 +66,8 @@ if (server !== null) engines.push(['postgres', () => ({ ...server, ...SIGNING_KE
 for (const [engine, env] of engines) {
   describe(`webhook subscriptions (${engine})`, () => {
     beforeAll(async () => {
-      t = await startTestApp({ bundle: bundle(), env: env() });
+      // The tests of the per-workspace cap create more than a minute's quota of one caller.
+      t = await startTestApp({ bundle: bundle(), env: { ...env(), WEBHOOK_CREATIONS_PER_MIN: '1000' } });
       wadmin = await t.auth('u-wadmin');
       orgAdmin = await t.auth('u-admin');
     });
@@ -77,7 +78,7 @@ for (const [engine, env] of engines) {
     describe('REST', () => {
       it('an admin creates one: 201 with its secret, shown once; the list never shows it; delete removes it', async () => {
         const body = {
-          url: 'HTTPS://203.0.113.10:443/insights?team=a',
+          url: 'HTTPS://93.184.215.14:443/insights?team=a',
           kinds: ['cost_spike', 'latency_regression'],
           subjects: [
             { type: 'skill', id: 'sk-1' },
@@ -92,7 +93,7 @@ for (const [engine, env] of engines) {
         expect(created).toEqual({
           id: expect.stringMatching(/^whs_[\w-]{16}$/),
           workspace_id: 'ws-a-team',
-          url: 'https://203.0.113.10/insights?team=a',
+          url: 'https://93.184.215.14/insights?team=a',
           kinds: ['cost_spike', 'latency_regression'],
           subjects: [
             { type: 'skill', id: 'sk-1' },
@@ -133,7 +134,7 @@ for (const [engine, env] of engines) {
       });
 
       it('only admins: viewers, editors, service accounts and other workspaces’ admins are refused', async () => {
-        const ok = { url: 'https://203.0.113.10/x' };
+        const ok = { url: 'https://93.184.215.14/x' };
         const mine = (await create('ws-a-team', wadmin, ok)).json<Created>();
         const cases: [Headers, string, number, string][] = [
           [await t.auth('u-viewer'), 'ws-a-team', 403, 'access_denied'],
@@ -169,21 +170,21 @@ for (const [engine, env] of engines) {
         await field({}, '/url');
         await field({ url: 'ftp://hooks.example.com/x' }, '/url');
         await field({ url: 'https://user:secret@hooks.example.com/x' }, '/url');
-        await field({ url: `https://203.0.113.10/${'a'.repeat(2048)}` }, '/url');
+        await field({ url: `https://93.184.215.14/${'a'.repeat(2048)}` }, '/url');
         await field({ url: 'https://[::1' }, '/url');
-        await field({ url: 'https://203.0.113.10/x', kinds: ['nope'] }, '/kinds/0');
-        await field({ url: 'https://203.0.113.10/x', kinds: ['cost_spike', 'cost_spike'] }, '/kinds');
-        await field({ url: 'https://203.0.113.10/x', secret: 'mine' }, '/secret');
+        await field({ url: 'https://93.184.215.14/x', kinds: ['nope'] }, '/kinds/0');
+        await field({ url: 'https://93.184.215.14/x', kinds: ['cost_spike', 'cost_spike'] }, '/kinds');
+        await field({ url: 'https://93.184.215.14/x', secret: 'mine' }, '/secret');
         // The creator reads ws-a-team and ws-a-sub: ag-3 (ws-a-other) and sk-b1 (org-b) are not theirs to name.
-        await field({ url: 'https://203.0.113.10/x', subjects: [{ type: 'agent', id: 'ag-3' }] }, '/subjects/0/id');
-        await field({ url: 'https://203.0.113.10/x', subjects: [{ type: 'skill', id: 'sk-b1' }] }, '/subjects/0/id');
-        await field({ url: 'https://203.0.113.10/x', subjects: [{ type: 'skill', id: 'ag-1' }] }, '/subjects/0/id');
+        await field({ url: 'https://93.184.215.14/x', subjects: [{ type: 'agent', id: 'ag-3' }] }, '/subjects/0/id');
+        await field({ url: 'https://93.184.215.14/x', subjects: [{ type: 'skill', id: 'sk-b1' }] }, '/subjects/0/id');
+        await field({ url: 'https://93.184.215.14/x', subjects: [{ type: 'skill', id: 'ag-1' }] }, '/subjects/0/id');
         await field(
-          { url: 'https://203.0.113.10/x', subjects: [{ type: 'skill', id: 'sk-1', server: 'srv' }] },
+          { url: 'https://93.184.215.14/x', subjects: [{ type: 'skill', id: 'sk-1', server: 'srv' }] },
           '/subjects/0/server',
         );
         const many = Array.from({ length: 51 }, (_, i) => ({ type: 'tool', id: `tool-${i}` }));
-        await field({ url: 'https://203.0.113.10/x', subjects: many }, '/subjects');
+        await field({ url: 'https://93.184.215.14/x', subjects: many }, '/subjects');
         const several = expectProblem(
           await create('ws-a-team', wadmin, {
             url: 'https://user@hooks.example.com/x',
@@ -206,7 +207,7 @@ for (const [engine, env] of engines) {
           ['https://[::1]/hook', 'a loopback address'],
           ['https://[::ffff:192.168.1.9]/hook', 'a private address'],
           ['http://169.254.169.254/latest/meta-data', 'a link-local address'],
-          ['https://no-such-host.invalid/hook', 'does not resolve'],
+          ['https://no-such-host.invalid/hook', 'does not resolve, or resolves to an address webhooks may not reach'],
         ];
         for (const [url, reason] of targets) {
           const problem = expectProblem(await create('ws-a-team', wadmin, { url }), 422, 'invalid_field');
@@ -238,18 +239,18 @@ for (const [engine, env] of engines) {
       it(`a workspace holds at most ${MAX_SUBSCRIPTIONS_PER_WORKSPACE} subscriptions`, async () => {
         const made: Created[] = [];
         for (let i = 0; i < MAX_SUBSCRIPTIONS_PER_WORKSPACE; i++) {
-          const res = await create('ws-a-sub', wadmin, { url: `https://203.0.113.10/${i}` });
+          const res = await create('ws-a-sub', wadmin, { url: `https://93.184.215.14/${i}` });
           expect(res.statusCode).toBe(201);
           made.push(res.json<Created>());
         }
         const over = expectProblem(
-          await create('ws-a-sub', wadmin, { url: 'https://203.0.113.10/x' }),
+          await create('ws-a-sub', wadmin, { url: 'https://93.184.215.14/x' }),
           422,
           'validation_failed',
         );
         expect(over.detail).toContain(`holds ${MAX_SUBSCRIPTIONS_PER_WORKSPACE} webhook subscriptions`);
         // Another workspace has its own room.
-        expect((await create('ws-a-team', wadmin, { url: 'https://203.0.113.10/x' })).statusCode).toBe(201);
+        expect((await create('ws-a-team', wadmin, { url: 'https://93.184.215.14/x' })).statusCode).toBe(201);
         // Oldest first; those created within one millisecond by id.
         const oldestFirst = made
           .map((m): [string, string] => [String(m.created_at), m.id])
@@ -262,7 +263,7 @@ for (const [engine, env] of engines) {
       it('creations at once never pass the cap: exactly the cap stored, the others refused as over it', async () => {
         const answers = await Promise.all(
           Array.from({ length: MAX_SUBSCRIPTIONS_PER_WORKSPACE + 10 }, (_, i) =>
-            create('ws-a-other', orgAdmin, { url: `https://203.0.113.11/${i}` }),
+            create('ws-a-other', orgAdmin, { url: `https://93.184.215.15/${i}` }),
           ),
         );
         const codes = answers.map((a) => a.statusCode);
@@ -280,7 +281,7 @@ for (const [engine, env] of engines) {
       it('the mutations and Workspace.webhookSubscriptions answer as REST, with the same rules', async () => {
         const input = {
           workspaceId: 'ws-a-team',
-          url: 'https://203.0.113.10/graph',
+          url: 'https://93.184.215.14/graph',
           kinds: ['COST_SPIKE'],
           subjects: [{ type: 'SKILL', id: 'sk-1' }],
         };
@@ -343,7 +344,7 @@ if (server !== null)
           method: 'POST',
           url: hooks('ws-a-team'),
           headers,
-          payload: { url: 'https://203.0.113.10/x' },
+          payload: { url: 'https://93.184.215.14/x' },
         });
         expectProblem(res, 503, 'service_unavailable');
         expect(await held()).toEqual(before);

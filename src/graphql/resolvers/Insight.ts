@@ -7,6 +7,7 @@
 import { Ajv } from 'ajv';
 import type { ArtifactVersion } from '../../domain/types.ts';
 import { fieldErrors } from '../../errors.ts';
+import { rateLimitedError } from '../../rate-limits.ts';
 import type {
   CreateWebhookSubscriptionInput,
   InsightResolvers,
@@ -66,6 +67,9 @@ function subscriptionBody(input: CreateWebhookSubscriptionInput): SubscriptionBo
 
 export const mutations: MutationResolvers = {
   createWebhookSubscription: async (_root, { input }, ctx) => {
+    // The REST route's quota (insight-routes.ts), spent the same way: one per creation, refused ones too.
+    const quota = await ctx.spendQuota('webhooks.create');
+    if (quota.exceeded) throw rateLimitedError(quota);
     const { secret, ...subscription } = await createSubscription(ctx, input.workspaceId, subscriptionBody(input));
     return { subscription, secret };
   },

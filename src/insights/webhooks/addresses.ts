@@ -1,8 +1,10 @@
 /**
  * Which IP addresses a webhook may not reach: every range that is not the public Internet
- * (private, loopback, link-local, unique-local, shared CGNAT, multicast, unspecified, reserved),
- * IPv4 and IPv6, with the IPv4 addresses an IPv6 one embeds (IPv4-mapped, IPv4-compatible,
- * NAT64, 6to4) judged as IPv4. Addresses are compared as bytes, never as text.
+ * (private, loopback, link-local, unique-local, shared CGNAT, multicast, broadcast, unspecified,
+ * documentation, benchmarking, NAT64 local-use, IPv4-translated, Teredo, reserved), IPv4 and
+ * IPv6, with the IPv4 addresses an IPv6 one embeds (IPv4-mapped, IPv4-compatible, NAT64
+ * 64:ff9b::/96, 6to4) judged as IPv4, and IPv6 outside global unicast (2000::/3) refused.
+ * Addresses are compared as bytes, never as text.
  */
 import net from 'node:net';
 
@@ -76,16 +78,29 @@ const REFUSED_V4 = [
   block('169.254.0.0/16', 'link-local'),
   block('172.16.0.0/12', 'private'),
   block('192.0.0.0/24', 'reserved'),
+  block('192.0.2.0/24', 'documentation'),
+  block('192.88.99.0/24', 'reserved'),
   block('192.168.0.0/16', 'private'),
-  block('198.18.0.0/15', 'reserved'),
+  block('198.18.0.0/15', 'benchmarking'),
+  block('198.51.100.0/24', 'documentation'),
+  block('203.0.113.0/24', 'documentation'),
   block('224.0.0.0/4', 'multicast'),
+  block('255.255.255.255/32', 'broadcast'),
   block('240.0.0.0/4', 'reserved'),
 ];
 
+/** Named IPv6 blocks, looked at before the IPv4 an address may carry (the first match names it). */
 const REFUSED_V6 = [
   block('::/128', 'unspecified'),
   block('::1/128', 'loopback'),
+  // IPv4-translated (SIIT): an IPv4 address reached through a translator, whichever it is.
+  block('::ffff:0:0:0/96', 'IPv4-translated'),
+  block('64:ff9b:1::/48', 'NAT64 local-use'),
   block('100::/64', 'reserved'),
+  block('2001::/32', 'Teredo'),
+  block('2001:2::/48', 'benchmarking'),
+  block('2001:db8::/32', 'documentation'),
+  block('3fff::/20', 'documentation'),
   block('fc00::/7', 'unique-local'),
   block('fe80::/10', 'link-local'),
   block('fec0::/10', 'site-local'),
@@ -100,16 +115,21 @@ const EMBEDDING_V4 = [
   { ...block('2002::/16', ''), at: 2 },
 ];
 
+/** Global unicast: the only IPv6 space, besides the blocks above carrying IPv4, that is public. */
+const GLOBAL_UNICAST = block('2000::/3', '');
+
 /**
  * Why the address may not be reached (the name of its range), or null when it is public. An
- * IPv6 address embedding an IPv4 one is judged by that IPv4 address.
+ * IPv6 address embedding an IPv4 one is judged by that IPv4 address; any other outside global
+ * unicast (2000::/3) is reserved.
  */
 export function refusedRange(bytes: Uint8Array): string | null {
   if (bytes.length === 4) return REFUSED_V4.find((b) => inBlock(bytes, b))?.name ?? null;
   const own = REFUSED_V6.find((b) => inBlock(bytes, b));
   if (own !== undefined) return own.name;
   const embedding = EMBEDDING_V4.find((b) => inBlock(bytes, b));
-  return embedding === undefined ? null : refusedRange(bytes.slice(embedding.at, embedding.at + 4));
+  if (embedding !== undefined) return refusedRange(bytes.slice(embedding.at, embedding.at + 4));
+  return inBlock(bytes, GLOBAL_UNICAST) ? null : 'reserved';
 }
 
 /** The IPv4 address an IPv4-mapped IPv6 address stands for, else the bytes as they are. */

@@ -1,20 +1,15 @@
 /**
  * One attempt of a webhook: check and resolve the target (target.ts), then POST the body to the
- * address checked, whatever DNS answers meanwhile. Bounded: the whole attempt (resolving,
- * connecting, sending, the response's status) is cut at `timeoutMs`, the body sent is at most
- * MAX_BODY_BYTES, at most MAX_RESPONSE_BYTES of the answer are read, redirects are not followed,
- * and no connection is kept.
+ * address checked, whatever DNS answers meanwhile. Bounded: the lookup at the rules' timeout
+ * (lookup.ts), the whole attempt (resolving, connecting, sending, the response's status) at
+ * `timeoutMs`, the body sent is at most MAX_BODY_BYTES, at most MAX_RESPONSE_BYTES of the answer
+ * are read, redirects are not followed, and no connection is kept.
  */
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import {
-  resolveWebhookTarget,
-  WebhookTargetRefused,
-  type Resolve,
-  type ResolvedTarget,
-  type TargetRules,
-} from './target.ts';
+import type { LookupGate, Resolve } from './lookup.ts';
+import { resolveWebhookTarget, WebhookTargetRefused, type ResolvedTarget, type TargetRules } from './target.ts';
 
 const MAX_BODY_BYTES = 64 * 1024;
 const MAX_RESPONSE_BYTES = 1024;
@@ -107,17 +102,21 @@ export async function sendWebhook(
   url: string,
   headers: Record<string, string>,
   body: string,
-  options: { rules: TargetRules; timeoutMs: number; resolve?: Resolve },
+  options: { rules: TargetRules; timeoutMs: number; resolve?: Resolve; gate?: LookupGate },
 ): Promise<Attempt> {
   if (Buffer.byteLength(body) > MAX_BODY_BYTES)
     return { ok: false, failure: 'too_large', detail: `the body is larger than ${MAX_BODY_BYTES} bytes` };
   const bound = deadline(options.timeoutMs);
   try {
-    const target = await Promise.race([resolveWebhookTarget(url, options.rules, options.resolve), bound.expired]);
+    const target = await Promise.race([
+      resolveWebhookTarget(url, options.rules, options.resolve, options.gate),
+      bound.expired,
+    ]);
     return await post(target, headers, body, bound.signal);
   } catch (err) {
     if (err instanceof WebhookTargetRefused)
-      return { ok: false, failure: err.reason === 'unresolved' ? 'unresolved' : 'refused', detail: err.message };
+      // For the service's log (worker.ts): what the resolver answered, which subscribers are never shown.
+      return { ok: false, failure: err.reason === 'unresolved' ? 'unresolved' : 'refused', detail: err.detail };
     if (bound.signal.aborted) return { ok: false, failure: 'timeout', detail: 'no answer within the timeout' };
     return { ok: false, failure: 'network', detail: String(err) };
   } finally {

@@ -4,24 +4,32 @@
  * address. Checked when a subscription is created and again before every attempt (DNS can
  * change); the attempt then connects to the very address checked (send.ts pins it).
  */
-import dns from 'node:dns/promises';
 import type { WebhookConfig } from '../../config-webhooks.ts';
 import { addressBytes, inBlock, parseBlock, refusedRange, unmapped, type Block } from './addresses.ts';
+import { LookupTimedOut, systemGate, systemResolve, type LookupGate, type Resolve } from './lookup.ts';
 
 export type RefusalReason = 'invalid_url' | 'unresolved' | 'private_address';
 
-/** The URL may not be used (or, `unresolved`, not now); the message says why, for the subscriber. */
+/**
+ * The URL may not be used (or, `unresolved`, not now). The message is for the subscriber and says
+ * nothing of what the resolver answered (no address, no error code): creating subscriptions must
+ * not tell what names mean inside the service's network. `detail` says it, for the service's log.
+ */
 export class WebhookTargetRefused extends Error {
   readonly reason: RefusalReason;
-  constructor(reason: RefusalReason, message: string) {
+  readonly detail: string;
+  constructor(reason: RefusalReason, message: string, detail = message) {
     super(message);
     this.reason = reason;
+    this.detail = detail;
   }
 }
 
 export interface TargetRules {
   allowedHosts: ReadonlySet<string>;
   allowedBlocks: readonly Block[];
+  /** A lookup of the host is cut after this long (WEBHOOK_LOOKUP_TIMEOUT_MS). */
+  lookupTimeoutMs: number;
 }
 
 /** A URL checked: the address (and its family) the attempt connects to. */
@@ -35,15 +43,19 @@ export interface ResolvedTarget {
 
 const MAX_URL_LENGTH = 2048;
 
+/** What of the configuration the check reads. */
+type TargetConfig = Pick<WebhookConfig, 'allowedHosts' | 'allowedBlocks' | 'lookupTimeoutMs'>;
+
 const rulesOf = new WeakMap<object, TargetRules>();
 
 /** The allow-list of the configuration, parsed once per configuration object. */
-export function targetRules(config: Pick<WebhookConfig, 'allowedHosts' | 'allowedBlocks'>): TargetRules {
+export function targetRules(config: TargetConfig): TargetRules {
   let rules = rulesOf.get(config);
   if (rules === undefined) {
     rules = {
       allowedHosts: new Set(config.allowedHosts),
       allowedBlocks: config.allowedBlocks.map((b) => parseBlock(b.address, b.prefix)),
+      lookupTimeoutMs: config.lookupTimeoutMs,
     };
     rulesOf.set(config, rules);
   }
@@ -64,50 +76,70 @@ function webhookUrl(text: string): URL {
     throw new WebhookTargetRefused('invalid_url', 'the URL must be http or https');
   if (url.username !== '' || url.password !== '')
     throw new WebhookTargetRefused('invalid_url', 'the URL must not carry credentials');
+  if (url.port === '0') throw new WebhookTargetRefused('invalid_url', "the URL's port must be 1 to 65535");
   return url;
 }
 
-/** Every address of a host name (the system's resolver: dns.lookup). */
-export type Resolve = (host: string) => Promise<{ address: string; family: number }[]>;
+/** What a subscriber is told of a name that does not resolve, or not to addresses webhooks may reach: the same for both. */
+const NOT_REACHABLE =
+  "the URL's host does not resolve, or resolves to an address webhooks may not reach (see WEBHOOK_ALLOWED_TARGETS)";
 
-const systemResolve: Resolve = (host) => dns.lookup(host, { all: true, order: 'verbatim' });
-
-async function addressesOf(host: string, resolve: Resolve): Promise<{ address: string; family: number }[]> {
+async function addressesOf(
+  host: string,
+  rules: TargetRules,
+  resolve: Resolve,
+  gate: LookupGate,
+): Promise<{ address: string; family: number }[]> {
   if (addressBytes(host) !== null) return [{ address: host, family: host.includes(':') ? 6 : 4 }];
   try {
-    return await resolve(host);
+    return await gate.run(() => resolve(host), rules.lookupTimeoutMs);
   } catch (err) {
-    const code = (err as { code?: string }).code ?? 'an error';
-    throw new WebhookTargetRefused('unresolved', `the host ${host} does not resolve (${code})`);
+    if (err instanceof LookupTimedOut)
+      throw new WebhookTargetRefused(
+        'unresolved',
+        `the URL's host did not resolve within ${rules.lookupTimeoutMs} ms; try again later`,
+        `the lookup of ${host} had no answer within ${rules.lookupTimeoutMs} ms`,
+      );
+    const code = (err as { code?: string }).code ?? String(err);
+    throw new WebhookTargetRefused('unresolved', NOT_REACHABLE, `the lookup of ${host} failed: ${code}`);
   }
 }
 
 /**
  * Checks `text` and resolves its host; throws WebhookTargetRefused when it may not be used. Every
  * address the host resolves to must be allowed (a name with one private address among public ones
- * is refused), and the first is the one to connect to.
+ * is refused), and the first is the one to connect to. The lookup goes through `gate`, cut at the
+ * rules' timeout. An address the URL itself gives is named in the refusal (the caller wrote it);
+ * what a name resolves to is not.
  */
 export async function resolveWebhookTarget(
   text: string,
   rules: TargetRules,
   resolve: Resolve = systemResolve,
+  gate: LookupGate = systemGate,
 ): Promise<ResolvedTarget> {
   const url = webhookUrl(text);
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  const addresses = await addressesOf(host, resolve);
+  const literal = addressBytes(host) !== null;
+  const addresses = await addressesOf(host, rules, resolve, gate);
   const first = addresses[0];
-  if (first === undefined) throw new WebhookTargetRefused('unresolved', `the host ${host} has no address`);
+  if (first === undefined) throw new WebhookTargetRefused('unresolved', NOT_REACHABLE, `${host} has no address`);
   if (!rules.allowedHosts.has(host.toLowerCase().replace(/\.$/, '')))
     for (const { address } of addresses) {
       const bytes = addressBytes(address);
-      if (bytes === null) throw new WebhookTargetRefused('unresolved', `the host ${host} resolved to ${address}`);
+      if (bytes === null)
+        throw new WebhookTargetRefused('unresolved', NOT_REACHABLE, `${host} resolved to ${address}, not an address`);
       if (rules.allowedBlocks.some((b) => inBlock(bytes, b) || inBlock(unmapped(bytes), b))) continue;
       const range = refusedRange(bytes);
-      if (range !== null)
-        throw new WebhookTargetRefused(
-          'private_address',
-          `the host ${host} resolves to ${address}, a ${range} address; webhooks go to public addresses only`,
-        );
+      if (range === null) continue;
+      const kind = `${/^(?:unspecified|IPv4)/.test(range) ? 'an' : 'a'} ${range} address`;
+      throw new WebhookTargetRefused(
+        'private_address',
+        literal
+          ? `the URL's address ${address} is ${kind}; webhooks go to public addresses only (see WEBHOOK_ALLOWED_TARGETS)`
+          : NOT_REACHABLE,
+        `${host} resolves to ${address}, ${kind}`,
+      );
     }
   return { url, host, address: first.address, family: first.family === 6 ? 6 : 4 };
 }
@@ -118,7 +150,9 @@ export async function resolveWebhookTarget(
  */
 export async function checkWebhookUrl(
   url: string,
-  config: Pick<WebhookConfig, 'allowedHosts' | 'allowedBlocks'>,
+  config: TargetConfig,
+  resolve: Resolve = systemResolve,
+  gate: LookupGate = systemGate,
 ): Promise<void> {
-  await resolveWebhookTarget(url, targetRules(config));
+  await resolveWebhookTarget(url, targetRules(config), resolve, gate);
 }
