@@ -61,7 +61,14 @@ const cold = await startDemoApp({ env: { ...env, RESPONSE_CACHE_ENTRIES: '0' } }
 
 /** A full page of the MCP Registry list: MCP servers published up to 100 in the demo's root workspace. */
 async function fillMcpServers(app: BenchApp): Promise<void> {
-  const res = await fetch(`${app.url}/v0.1/servers?limit=100`, { headers: { authorization: `Bearer ${app.token}` } });
+  // Right after its start-up work the service may shed the first requests (503 with Retry-After).
+  let res: Response;
+  for (let attempt = 1; ; attempt++) {
+    res = await fetch(`${app.url}/v0.1/servers?limit=100`, { headers: { authorization: `Bearer ${app.token}` } });
+    if (res.status !== 503 || attempt === 5) break;
+    await res.arrayBuffer();
+    await new Promise((r) => setTimeout(r, 1000 * Number(res.headers.get('retry-after') ?? 1)));
+  }
   const body = (await res.json()) as { metadata?: { count: number } };
   if (body.metadata === undefined) throw new Error(`GET /v0.1/servers answered ${res.status}: ${JSON.stringify(body)}`);
   const have = body.metadata.count;
