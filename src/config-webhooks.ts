@@ -28,8 +28,14 @@ export interface WebhookConfig {
   retryForMs: number;
   /** The first retry waits about this long; each next one twice as long (with jitter), at most an hour. */
   retryBaseMs: number;
-  /** The outbox is looked at this often. */
+  /** The outbox is looked at this often (and again whenever an attempt settles). */
   pollMs: number;
+  /** Attempts in flight at once per process; a subscription never has more than one. */
+  concurrency: number;
+  /** A subscription whose attempts failed this many times in a row is paused (docs/webhooks.md). */
+  pauseAfterFailures: number;
+  /** Deliveries one organization may owe; past it, new ones are not enqueued (counted in /metrics). */
+  maxOwedPerOrg: number;
 }
 
 const HOST_NAME = /^(?=.{1,253}$)[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/;
@@ -65,6 +71,9 @@ export function webhookConfig(env: Env): WebhookConfig {
     retryForMs: int(env, 'WEBHOOK_RETRY_FOR_MS', 86_400_000, 0, 30 * 86_400_000),
     retryBaseMs: int(env, 'WEBHOOK_RETRY_BASE_MS', 5_000, 1, 3_600_000),
     pollMs: int(env, 'WEBHOOK_POLL_MS', 1_000, 10, 3_600_000),
+    concurrency: int(env, 'WEBHOOK_CONCURRENCY', 16, 1, 256),
+    pauseAfterFailures: int(env, 'WEBHOOK_PAUSE_AFTER_FAILURES', 5, 1, 1_000),
+    maxOwedPerOrg: int(env, 'WEBHOOK_MAX_OWED_PER_ORG', 10_000, 1, 10_000_000),
   };
   for (const entry of list(env, 'WEBHOOK_ALLOWED_TARGETS', [])) allowedTarget(entry, config);
   return config;

@@ -18,7 +18,7 @@ import { InProcessRateLimiter } from './store/memory/rate-limiter.ts';
 import type { RateLimiter } from './store/rate-limit-port.ts';
 import { demoApiKeys, seedDemoIfEmpty, seedDemoTracesIfEmpty } from './seed/seed.ts';
 import { startRetention } from './otlp/retention.ts';
-import { startWebhooks } from './insights/webhooks/start.ts';
+import { outboxBound, startWebhooks } from './insights/webhooks/start.ts';
 import { webhookGuard } from './insights/webhook-guard.ts';
 import { compact } from './shared/compact.ts';
 import { startDetection } from './insights/scheduler.ts';
@@ -107,6 +107,7 @@ async function main(): Promise<void> {
     evaluations: traces,
     insights: registry.insights,
     config: config.detection,
+    outbox: outboxBound(config.webhooks, metrics, app.log),
     metrics: metrics.detection,
     log: app.log,
   });

@@ -7,7 +7,7 @@
  */
 import type { DetectionConfig } from '../config-detection.ts';
 import type { EvaluationFactsReader, SubjectFactsReader } from '../store/facts-port.ts';
-import type { InsightKind, InsightRecord, InsightStore } from '../store/insight-port.ts';
+import type { InsightKind, InsightRecord, InsightStore, OutboxBound } from '../store/insight-port.ts';
 import { Cooldowns, detectStep, type InsightKey, type StepResult } from './detect.ts';
 import { STEP_S } from './rules.ts';
 import { effectiveSettings, type Settings } from './settings.ts';
@@ -35,6 +35,8 @@ export interface OrgDeps {
   bounds: DetectionBounds;
   nowMs: number;
   signal?: AbortSignal | undefined;
+  /** What an organization may owe the webhook outbox (none: no bound). */
+  outbox?: OutboxBound | undefined;
 }
 
 /** The newest stored insight of `key` whose window ends after `sinceS`: its end, or null. */
@@ -94,7 +96,7 @@ export async function runOrganization(deps: OrgDeps, orgId: string): Promise<Org
       step,
       createdAt,
     );
-    const stored = new Set(await insights.recordInsights(result.insights, deps.nowMs));
+    const stored = new Set(await insights.recordInsights(result.insights, deps.nowMs, deps.outbox));
     await insights.setDetectionCursor(orgId, step);
     for (const i of result.insights) if (stored.has(i.id)) run.found[i.kind] = (run.found[i.kind] ?? 0) + 1;
     for (const type of ['skill', 'agent', 'evaluation'] as const) run.examined[type] += result.examined[type];

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DetectionMetrics } from '../observability/detection-metrics.ts';
-import type { InsightStore } from '../store/insight-port.ts';
+import type { InsightStore, OutboxBound } from '../store/insight-port.ts';
 import type { EvaluationFactsReader, SubjectFactsReader } from '../store/facts-port.ts';
 import { BASELINE_S, WINDOW_S } from './rules.ts';
 import type { DetectionConfig } from '../config-detection.ts';
@@ -20,6 +20,8 @@ export interface DetectionDeps {
   /** Evaluation scores (the trace store): `evaluation_drop` is found from them. */
   evaluations: EvaluationFactsReader;
   config: DetectionConfig;
+  /** What an organization may owe the webhook outbox (webhooks/start.ts `outboxBound`). */
+  outbox?: OutboxBound;
   metrics?: DetectionMetrics;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
   /** This replica's name in the lease (default: a random id). */
@@ -62,7 +64,14 @@ export function startDetection(deps: DetectionDeps): Detection {
       if (!(await deps.insights.tryLease(LEASE, holder, now(), ttlMs))) break;
       const stop = metrics?.orgDuration.startTimer();
       const run = await runOrganization(
-        { traces: deps.traces, insights: deps.insights, evaluations: deps.evaluations, bounds: config, nowMs: now() },
+        {
+          traces: deps.traces,
+          insights: deps.insights,
+          evaluations: deps.evaluations,
+          bounds: config,
+          nowMs: now(),
+          outbox: deps.outbox,
+        },
         orgId,
       );
       stop?.();

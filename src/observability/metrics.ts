@@ -16,6 +16,8 @@ export interface Metrics {
   connectionsClosed: Counter<'port' | 'reason'>;
   webhookDeliveries: Counter<'outcome'>;
   webhookAttemptFailures: Counter<'reason'>;
+  webhookPauses: Counter;
+  webhookNotEnqueued: Counter;
   detection: DetectionMetrics;
 }
 
@@ -82,7 +84,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     }),
     webhookDeliveries: new Counter({
       name: 'gateway_webhook_deliveries_total',
-      help: 'Webhook deliveries leaving the outbox, by outcome (succeeded: answered 2xx; given_up: still failing when the retry bound ended, or its body too large; unauthorized: its subscription creator can no longer read the insight, not sent; dropped: its subscription or insight is gone)',
+      help: 'Webhook deliveries leaving the outbox, by outcome (succeeded: answered 2xx; given_up: still failing when the retry bound ended, its bound ended while its subscription was paused, or its body too large; unauthorized: its subscription creator can no longer read the insight, not sent; dropped: its subscription or insight is gone)',
       labelNames: ['outcome'],
       registers: [registry],
     }),
@@ -90,6 +92,16 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       name: 'gateway_webhook_attempt_failures_total',
       help: 'Failed webhook attempts, by reason (status: not 2xx; timeout; network; refused: the host resolves to an address not allowed; unresolved; too_large)',
       labelNames: ['reason'],
+      registers: [registry],
+    }),
+    webhookPauses: new Counter({
+      name: 'gateway_webhook_subscription_pauses_total',
+      help: 'Webhook subscription pauses: a subscription is paused once its attempts failed WEBHOOK_PAUSE_AFTER_FAILURES times in a row, and again whenever the attempt after its pause fails',
+      registers: [registry],
+    }),
+    webhookNotEnqueued: new Counter({
+      name: 'gateway_webhook_deliveries_not_enqueued_total',
+      help: 'Webhook deliveries not enqueued because their organization owed WEBHOOK_MAX_OWED_PER_ORG already (the insight is stored and listed all the same)',
       registers: [registry],
     }),
   };

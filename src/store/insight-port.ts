@@ -2,14 +2,15 @@
  * The insight store port: insights computed from telemetry, the webhook subscriptions that want
  * them, and the outbox their deliveries leave from. Part of the registry store's engine (SQLite
  * embedded, PostgreSQL in server mode; `RegistryStore.insights`), so that an insight and the
- * deliveries it owes commit in one transaction. One contract suite
- * (test/contract/insight-contract.ts) runs against both engines.
+ * deliveries it owes commit in one transaction. The contract suites (test/contract/insight-contract.ts,
+ * outbox-contract.ts) run against both engines.
  *
  * Invariants every engine keeps:
  * - an insight is immutable and its id deterministic: recording one whose id is stored already
  *   changes nothing (no second record, no second delivery);
  * - a delivery is enqueued in the transaction that stores its insight, so a crash loses none;
  *   a claimed delivery not completed before its lease ends is claimed again (at least once);
+ * - a subscription has at most one delivery leased at a time;
  * - lists are ordered deterministically and page by keyset.
  */
 
@@ -128,13 +129,64 @@ export interface Delivery {
   enqueued_ms: number;
 }
 
-export interface InsightStore {
+/** What one organization may owe the outbox (config-webhooks.ts `maxOwedPerOrg`). */
+export interface OutboxBound {
+  /** Deliveries an organization may owe at once; one past it is not enqueued. */
+  maxOwedPerOrg: number;
+  /** Hears, once the insights are committed, how many deliveries of an organization were not enqueued. */
+  refused(orgId: string, deliveries: number): void;
+}
+
+/** A subscription's pause: until when, and which of its deliveries it gives up. */
+export interface SubscriptionPause {
+  nowMs: number;
+  /** None of its deliveries is claimed before this. */
+  untilMs: number;
+  /** Its deliveries enqueued before this and not leased at `nowMs` are given up (removed). */
+  giveUpEnqueuedBeforeMs: number;
+}
+
+/**
+ * The outbox the webhook worker drains, fair across organizations and subscriptions: one slow or
+ * failing receiver holds at most one delivery in flight, and a subscription that keeps failing is
+ * paused rather than claimed.
+ */
+export interface WebhookOutbox {
+  /**
+   * Up to `limit` deliveries due at `nowMs`, each leased to the caller until `nowMs + leaseMs`
+   * (another claimer skips it until then). At most one per subscription, its oldest due (by next
+   * attempt, then id), and none of a subscription that has one leased or is paused at `nowMs`;
+   * organizations take turns: the oldest of each organization's subscriptions first, then the
+   * next of each, and so on. Claims at once, on any replica, never leave two of one subscription
+   * leased. Answered oldest due first.
+   */
+  claimDeliveries(nowMs: number, leaseMs: number, limit: number): Promise<Delivery[]>;
+  /** The delivery succeeded (or was given up): it is removed. */
+  completeDelivery(id: string): Promise<void>;
+  /** The attempt failed: count it and try again at `nextAttemptMs` (its lease ends). */
+  retryDelivery(id: string, nextAttemptMs: number): Promise<void>;
+  /** Deliveries owed, due or not (the outbox's depth, for /metrics). */
+  countDeliveries(): Promise<number>;
+  /**
+   * Counts an attempt against its subscription: a success clears its consecutive failures (and
+   * any pause), a failure adds one. Answers the consecutive failures now counted (0 when the
+   * subscription is gone).
+   */
+  recordAttempt(subscriptionId: string, succeeded: boolean): Promise<number>;
+  /** Pauses a subscription whose receiver keeps failing; answers how many deliveries it gave up. */
+  pauseSubscription(subscriptionId: string, pause: SubscriptionPause): Promise<number>;
+}
+
+export interface InsightStore extends WebhookOutbox {
   /**
    * Stores the insights whose ids are not stored yet and, in the same transaction, one delivery
-   * for each subscription of the insight's workspace whose kinds and subjects match. Answers the
-   * ids newly stored.
+   * for each subscription of the insight's workspace whose kinds and subjects match (in
+   * subscription creation order), except past `bound`: an organization owing `maxOwedPerOrg`
+   * deliveries gets no more (its insights are stored all the same), counted and enqueued in one
+   * serialized step, so writers at once, on any replica, never pass it. Answers the ids newly
+   * stored.
    */
-  recordInsights(insights: readonly InsightRecord[], nowMs: number): Promise<string[]>;
+  recordInsights(insights: readonly InsightRecord[], nowMs: number, bound?: OutboxBound): Promise<string[]>;
   listInsights(query: InsightQuery): Promise<InsightRecord[]>;
   /**
    * One list of insights per page asked, in the order asked, each as {@link listInsights} answers
@@ -154,18 +206,6 @@ export interface InsightStore {
   getSubscriptions(orgId: string, ids: readonly string[]): Promise<WebhookSubscription[]>;
   /** Deletes it and its pending deliveries; answers whether it existed. */
   deleteSubscription(orgId: string, id: string): Promise<boolean>;
-
-  /**
-   * Up to `limit` deliveries due at `nowMs`, oldest first, each leased to the caller until
-   * `nowMs + leaseMs` (another claimer skips them until then).
-   */
-  claimDeliveries(nowMs: number, leaseMs: number, limit: number): Promise<Delivery[]>;
-  /** The delivery succeeded (or was given up): it is removed. */
-  completeDelivery(id: string): Promise<void>;
-  /** The attempt failed: count it and try again at `nextAttemptMs` (its lease ends). */
-  retryDelivery(id: string, nextAttemptMs: number): Promise<void>;
-  /** Deliveries owed, due or not (the outbox's depth, for /metrics). */
-  countDeliveries(): Promise<number>;
 
   /**
    * Per-workspace overrides of detection's rules (names and numbers as src/insights defines them;

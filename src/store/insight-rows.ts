@@ -10,6 +10,7 @@ import type {
   InsightQuery,
   InsightRecord,
   InsightSubject,
+  OutboxBound,
   WebhookSubscription,
 } from './insight-port.ts';
 import type { Row } from './sql-rows.ts';
@@ -103,6 +104,46 @@ export function toDelivery(r: Row): Delivery {
 /** Oldest due first, then by id (the order claimDeliveries answers in). */
 export function byDue(a: Delivery, b: Delivery): number {
   return a.next_attempt_ms - b.next_attempt_ms || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+/**
+ * What organizations owe the outbox while insights are recorded, against an {@link OutboxBound}:
+ * each organization's debt is read once (inside the engine's serialized step), then counted as
+ * deliveries are enqueued; what was turned away is told to the bound once committed.
+ */
+export class OwedLedger {
+  private readonly bound: OutboxBound | undefined;
+  private readonly owed = new Map<string, number>();
+  private readonly refused = new Map<string, number>();
+
+  constructor(bound: OutboxBound | undefined) {
+    this.bound = bound;
+  }
+
+  /** The organizations whose debt must be read first (none without a bound), in a fixed order. */
+  organizations(insights: readonly InsightRecord[]): string[] {
+    return this.bound === undefined ? [] : [...new Set(insights.map((i) => i.org_id))].sort();
+  }
+
+  owes(orgId: string, deliveries: number): void {
+    this.owed.set(orgId, deliveries);
+  }
+
+  /** Whether another delivery of `orgId` may be enqueued; a refusal is counted. */
+  admits(orgId: string): boolean {
+    if (this.bound === undefined || (this.owed.get(orgId) ?? 0) < this.bound.maxOwedPerOrg) return true;
+    this.refused.set(orgId, (this.refused.get(orgId) ?? 0) + 1);
+    return false;
+  }
+
+  enqueued(orgId: string): void {
+    this.owed.set(orgId, (this.owed.get(orgId) ?? 0) + 1);
+  }
+
+  /** After the commit: the refusals, per organization. */
+  report(): void {
+    for (const [orgId, n] of this.refused) this.bound?.refused(orgId, n);
+  }
 }
 
 const sameSubject = (a: InsightSubject, b: InsightSubject) =>

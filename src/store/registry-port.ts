@@ -141,7 +141,8 @@ export interface RegistryStore extends McpServerStore {
   /**
    * A token that changes whenever stored data a reader sees changes, by this process or any other
    * (an import from the CLI while the service runs); bookkeeping writes that change no answer (the
-   * webhook outbox, detection's cursors and leases) leave it. Response caches compare it on every read.
+   * webhook outbox and its subscriptions' health, detection's cursors and leases) leave it.
+   * Response caches compare it on every read.
    */
   generation(): Promise<string>;
   /** What the store holds on disk, by part (store/stored-bytes.ts): cheap, for the /metrics gauges. */

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseBundle } from '../../src/bundle/parse.ts';
 import {
   INSIGHT_KINDS,
+  type Delivery,
   type InsightRecord,
   type InsightStore,
   type WebhookSubscription,
@@ -52,10 +53,23 @@ export function subscription(id: string, extra: Partial<WebhookSubscription> = {
   };
 }
 
-/** Every delivery due by `at`, as `subscription > insight`, sorted. */
-async function owed(store: InsightStore, at = T + 1e9): Promise<string[]> {
-  const claimed = await store.claimDeliveries(at, 1, 1000);
-  return claimed.map((d) => `${d.subscription_id} > ${d.insight_id}`).sort();
+/**
+ * Every delivery due by `at`, in claim order: claimed and completed until none is left (a claim
+ * takes one per subscription).
+ */
+export async function drain(store: InsightStore, at = T + 1e9): Promise<Delivery[]> {
+  const all: Delivery[] = [];
+  for (let claimed = await store.claimDeliveries(at, 1, 1000); claimed.length > 0;) {
+    all.push(...claimed);
+    for (const d of claimed) await store.completeDelivery(d.id);
+    claimed = await store.claimDeliveries(at, 1, 1000);
+  }
+  return all;
+}
+
+/** Every delivery due by `at`, as `subscription > insight`, sorted (drained). */
+export async function owed(store: InsightStore, at = T + 1e9): Promise<string[]> {
+  return (await drain(store, at)).map((d) => `${d.subscription_id} > ${d.insight_id}`).sort();
 }
 
 export function insightContract(engine: string, open: () => Promise<OpenedStore>): void {
@@ -93,9 +107,7 @@ export function insightContract(engine: string, open: () => Promise<OpenedStore>
       expect(await s.countDeliveries()).toBe(3);
       expect(await s.getInsights('org-a', ['in-tool', 'in-1', 'unknown'])).toEqual([insight('in-1'), tool]);
       expect(await s.getInsights('org-b', ['in-1'])).toEqual([]);
-      const claimed = (await s.claimDeliveries(T + 5, 1000, 10)).sort((a, b) =>
-        a.insight_id.localeCompare(b.insight_id),
-      );
+      const claimed = (await drain(s, T + 5)).sort((a, b) => a.insight_id.localeCompare(b.insight_id));
       expect(claimed.map((d) => [d.insight_id, d.org_id, d.attempts, d.enqueued_ms, d.next_attempt_ms])).toEqual([
         ['in-1', 'org-a', 0, T, T],
         ['in-2', 'org-a', 0, T + 5, T + 5],
@@ -205,45 +217,47 @@ export function insightContract(engine: string, open: () => Promise<OpenedStore>
       expect((await s.listInsights({ ...scope, limit: 1 }))[0]).toEqual(all[6]);
     });
 
-    it('claims due deliveries under a lease: skipped while leased, claimed again when it ends, retried later', async () => {
+    it('claims due deliveries under a lease: one per subscription, none while it has one leased, again when it ends', async () => {
       const { s } = await fresh();
       await s.createSubscription(subscription('sub-all'));
       await s.recordInsights([insight('in-1')], T);
       await s.recordInsights([insight('in-2')], T + 10);
       expect(await s.claimDeliveries(T - 1, 1000, 10)).toEqual([]);
-      const [first, ...rest] = await s.claimDeliveries(T + 10, 1000, 1);
+      const [first, ...rest] = await s.claimDeliveries(T + 10, 1000, 10);
       expect(rest).toEqual([]);
       expect(first?.insight_id).toBe('in-1');
-      // Leased until T + 1010: another claim takes the other one only.
-      expect((await s.claimDeliveries(T + 20, 1000, 10)).map((d) => d.insight_id)).toEqual(['in-2']);
+      // Leased until T + 1010: the subscription has one in flight, so nothing more of it is claimed.
+      expect(await s.claimDeliveries(T + 20, 1000, 10)).toEqual([]);
       expect(await s.claimDeliveries(T + 1009, 1000, 10)).toEqual([]);
       // The lease ended without an outcome (the claimer died): claimed again, same id.
       const again = await s.claimDeliveries(T + 1010, 1000, 10);
       expect(again.map((d) => [d.id, d.attempts])).toEqual([[first?.id, 0]]);
+      // Waiting for its retry, it holds nothing: the subscription's next due one goes.
       await s.retryDelivery(first?.id ?? '', T + 5000);
-      expect((await s.claimDeliveries(T + 4999, 1000, 10)).map((d) => d.insight_id)).toEqual(['in-2']);
+      const second = await s.claimDeliveries(T + 1010, 1000, 10);
+      expect(second.map((d) => d.insight_id)).toEqual(['in-2']);
+      await s.completeDelivery(second[0]?.id ?? '');
+      expect(await s.claimDeliveries(T + 4999, 1000, 10)).toEqual([]);
       const retried = await s.claimDeliveries(T + 5000, 1000, 10);
       expect(retried.map((d) => [d.id, d.attempts, d.next_attempt_ms, d.enqueued_ms])).toEqual([
         [first?.id, 1, T + 5000, T],
       ]);
-      expect(await s.countDeliveries()).toBe(2);
-      await s.completeDelivery(first?.id ?? '');
       expect(await s.countDeliveries()).toBe(1);
-      expect((await s.claimDeliveries(T + 1e9, 1000, 10)).map((d) => d.insight_id)).toEqual(['in-2']);
+      await s.completeDelivery(first?.id ?? '');
+      expect(await s.countDeliveries()).toBe(0);
+      expect(await s.claimDeliveries(T + 1e9, 1000, 10)).toEqual([]);
     });
 
-    it('two replicas claiming at once never take the same delivery', async () => {
+    it('two replicas claiming at once never take the same delivery, nor two of one subscription', async () => {
       const { s, another } = await fresh();
       const other = await another();
-      await s.createSubscription(subscription('sub-all'));
-      await s.recordInsights(
-        Array.from({ length: 40 }, (_, i) => insight(`in-${String(i).padStart(2, '0')}`)),
-        T,
-      );
+      const ids = Array.from({ length: 20 }, (_, i) => `sub-${String(i).padStart(2, '0')}`);
+      for (const id of ids) await s.createSubscription(subscription(id));
+      await s.recordInsights([insight('in-1'), insight('in-2')], T);
+      expect(await s.countDeliveries()).toBe(40);
       const [a, b] = await Promise.all([s.claimDeliveries(T, 60_000, 25), other.claimDeliveries(T, 60_000, 25)]);
-      const ids = [...a, ...b].map((d) => d.insight_id);
-      expect(ids.length).toBe(40);
-      expect(new Set(ids).size).toBe(40);
+      expect([...a, ...b].map((d) => d.subscription_id).sort()).toEqual(ids);
+      expect(await s.claimDeliveries(T, 60_000, 25)).toEqual([]);
     });
 
     it('deleting a subscription drops its pending deliveries, and only in its organization', async () => {

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseBundle } from '../../src/bundle/parse.ts';
-import type { InsightPageRequest, InsightPagesQuery, InsightQuery } from '../../src/store/insight-port.ts';
+import type { Delivery, InsightPageRequest, InsightPagesQuery, InsightQuery } from '../../src/store/insight-port.ts';
 import type { RegistryStore } from '../../src/store/registry-port.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
 import { insight, subscription, type OpenedStore } from './insight-contract.ts';
@@ -209,11 +209,16 @@ export function insightPagesContract(engine: string, open: () => Promise<OpenedS
       expect(await moved(() => s.recordInsights([insight('in-1'), insight('in-2')], T))).toBe(true);
       expect(await moved(() => s.recordInsights([insight('in-1')], T))).toBe(false);
       expect(await moved(() => s.setDetectionSettings('org-a', 'ws-a-team', { min_invocations: 5 }))).toBe(true);
-      const [first, second] = await s.claimDeliveries(T, 1000, 10);
-      expect(second).toBeDefined();
-      expect(await moved(() => s.claimDeliveries(T + 2000, 1000, 10))).toBe(false);
+      const [first] = await s.claimDeliveries(T, 1000, 10);
       expect(await moved(() => s.retryDelivery(first?.id ?? '', T + 5000))).toBe(false);
+      let second: Delivery | undefined;
+      expect(await moved(async () => ([second] = await s.claimDeliveries(T + 2000, 1000, 10)))).toBe(false);
+      expect(second?.id).not.toBe(first?.id);
       expect(await moved(() => s.completeDelivery(second?.id ?? ''))).toBe(false);
+      expect(await moved(() => s.recordAttempt('sub-1', false))).toBe(false);
+      const pause = { nowMs: T, untilMs: T + 9000, giveUpEnqueuedBeforeMs: T - 1 };
+      expect(await moved(() => s.pauseSubscription('sub-1', pause))).toBe(false);
+      expect(await moved(() => s.recordAttempt('sub-1', true))).toBe(false);
       expect(await moved(() => s.tryLease('detection', 'replica-a', T, 1000))).toBe(false);
       expect(await moved(() => s.tryLease('detection', 'replica-a', T + 500, 1000))).toBe(false);
       expect(await moved(() => s.setDetectionCursor('org-a', 1_779_000_000))).toBe(false);

@@ -8,6 +8,7 @@ import { parseBundle } from '../../src/bundle/parse.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
 import { insightContract } from './insight-contract.ts';
 import { insightPagesContract } from './insight-pages-contract.ts';
+import { outboxContract } from './outbox-contract.ts';
 import { mcpServerContract } from './mcp-server-contract.ts';
 import { mcpServerImportContract } from './mcp-server-import-contract.ts';
 import {
@@ -46,6 +47,7 @@ if (await postgresReachable()) {
   };
   insightContract('postgres', openInsights);
   insightPagesContract('postgres', openInsights);
+  outboxContract('postgres', openInsights);
   afterAll(async () => {
     for (const s of schemas) await dropSchema(s);
   });

@@ -10,6 +10,7 @@ import { SqliteRegistryStore } from '../../src/store/sqlite/registry-store.ts';
 import { TEST_API_KEY, smallBundle } from '../fixtures/small-bundle.ts';
 import { insightContract } from './insight-contract.ts';
 import { insightPagesContract } from './insight-pages-contract.ts';
+import { outboxContract } from './outbox-contract.ts';
 import { mcpServerContract } from './mcp-server-contract.ts';
 import { mcpServerImportContract } from './mcp-server-import-contract.ts';
 import {
@@ -33,6 +34,7 @@ const openInsights = async () => {
 };
 insightContract('sqlite', openInsights);
 insightPagesContract('sqlite', openInsights);
+outboxContract('sqlite', openInsights);
 
 describe('sqlite registry engine specifics', () => {
   it('opens registry.sqlite in DATA_DIR, creating the directory, and migrates once', async () => {
@@ -59,6 +61,7 @@ describe('sqlite registry engine specifics', () => {
       '006_mcp_servers.sql',
       '007_insights.sql',
       '008_generation.sql',
+      '009_webhook_fairness.sql',
     ]);
     expect(db.prepare('PRAGMA journal_mode').get()?.journal_mode).toBe('wal');
     db.close();

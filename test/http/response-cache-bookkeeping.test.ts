@@ -43,7 +43,7 @@ for (const [engine, env] of engines) {
       return [rest.headers['x-cache'], graph.headers['x-cache']];
     }
 
-    it('a cached answer stays a hit across claims, retries, completions, leases and cursors', async () => {
+    it('a cached answer stays a hit across claims, retries, completions, pauses, leases and cursors', async () => {
       const s = t.registry.insights;
       expect(await s.createSubscription(subscription('sub-1', { url: 'https://hooks.example.com/a' }))).toBeNull();
       const insights = ['in-1', 'in-2'].map((id) =>
@@ -53,14 +53,18 @@ for (const [engine, env] of engines) {
       expect(await caches()).toEqual([undefined, undefined]);
       expect(await caches()).toEqual(['hit', 'hit']);
 
-      const claimed = await s.claimDeliveries(NOW, 30_000, 10);
-      expect(claimed.map((d) => d.insight_id).sort()).toEqual(['in-1', 'in-2']);
+      const [first] = await s.claimDeliveries(NOW, 30_000, 10);
       expect(await caches()).toEqual(['hit', 'hit']);
       expect(await s.tryLease('detection', 'replica-a', NOW, 60_000)).toBe(true);
       expect(await s.tryLease('detection', 'replica-a', NOW + 30_000, 60_000)).toBe(true);
       expect(await caches()).toEqual(['hit', 'hit']);
-      await s.retryDelivery(claimed[0]?.id ?? '', NOW + 60_000);
-      await s.completeDelivery(claimed[1]?.id ?? '');
+      await s.retryDelivery(first?.id ?? '', NOW + 60_000);
+      expect(await s.recordAttempt('sub-1', false)).toBe(1);
+      await s.pauseSubscription('sub-1', { nowMs: NOW, untilMs: NOW + 1, giveUpEnqueuedBeforeMs: NOW - 1 });
+      const [second] = await s.claimDeliveries(NOW + 1, 30_000, 10);
+      expect([first?.insight_id, second?.insight_id].sort()).toEqual(['in-1', 'in-2']);
+      await s.completeDelivery(second?.id ?? '');
+      expect(await s.recordAttempt('sub-1', true)).toBe(0);
       await s.setDetectionCursor('org-a', 1_789_990_000);
       expect(await s.claimDeliveries(NOW + 60_000, 30_000, 10)).toHaveLength(1);
       expect(await s.countDeliveries()).toBe(1);

@@ -160,14 +160,16 @@ describe('the SQLite registry generation', () => {
       (db.prepare('SELECT name FROM sqlite_schema WHERE type = ? ORDER BY name').all(type) as { name: string }[]).map(
         (r) => r.name,
       );
-    // Writes no answer shows: the outbox, detection's cursors and leases, and the migrations' own
-    // records; the full-text index follows `artifacts`, whose triggers move the counter.
+    // Writes no answer shows: the outbox and its subscriptions' health, detection's cursors and
+    // leases, and the migrations' own records; the full-text index follows `artifacts`, whose
+    // triggers move the counter.
     const bookkeeping = [
       'detection_cursors',
       'leases',
       'registry_generation',
       'schema_migrations',
       'webhook_deliveries',
+      'webhook_subscription_health',
     ];
     const shown = names('table').filter((t) => !bookkeeping.includes(t) && !t.startsWith('artifacts_fts'));
     expect(shown).toContain('insights');

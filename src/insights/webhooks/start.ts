@@ -1,11 +1,14 @@
 /**
- * Webhooks in the service process (main.ts): the signing key, the worker polling the outbox, and
- * the outbox's depth in /metrics. Without a signing key (server mode without WEBHOOK_SIGNING_KEY)
- * nothing is sent: the outbox keeps what it owes, and start-up says why.
+ * Webhooks in the service process (main.ts): the signing key, the worker polling the outbox, the
+ * outbox's depth in /metrics, and the bound on what one organization may owe it (detection
+ * records insights under it). Without a signing key (server mode without WEBHOOK_SIGNING_KEY)
+ * nothing is sent: the outbox keeps what it owes, up to that bound, and start-up says why.
  */
 import { Gauge } from 'prom-client';
 import type { Config } from '../../config.ts';
+import type { WebhookConfig } from '../../config-webhooks.ts';
 import type { Metrics } from '../../observability/metrics.ts';
+import type { OutboxBound } from '../../store/insight-port.ts';
 import type { RegistryStore } from '../../store/registry-port.ts';
 import { loadSigningKey } from './secret.ts';
 import { createWebhookWorker, type WebhookWorker } from './worker.ts';
@@ -29,6 +32,24 @@ function watchOutbox(metrics: Metrics, registry: RegistryStore): void {
       if (depth !== null) this.set(depth);
     },
   });
+}
+
+/** WEBHOOK_MAX_OWED_PER_ORG as the insight store takes it: what it turns away is counted and logged. */
+export function outboxBound(
+  config: WebhookConfig,
+  metrics: Metrics,
+  log: { warn(obj: object, msg: string): void },
+): OutboxBound {
+  return {
+    maxOwedPerOrg: config.maxOwedPerOrg,
+    refused(orgId, deliveries) {
+      metrics.webhookNotEnqueued.inc(deliveries);
+      log.warn(
+        { orgId, deliveries, max: config.maxOwedPerOrg },
+        'webhook deliveries not enqueued: the organization owes WEBHOOK_MAX_OWED_PER_ORG already',
+      );
+    },
+  };
 }
 
 export async function startWebhooks(

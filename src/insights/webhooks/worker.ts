@@ -1,9 +1,15 @@
 /**
- * The webhook worker: in every service process, it claims due deliveries from the outbox (leased,
- * so replicas never send one at once), checks the subscription's creator may still read the
- * insight, signs the body per Standard Webhooks and POSTs it (send.ts). 2xx: the delivery is done.
- * Otherwise it is retried with exponential backoff and jitter until WEBHOOK_RETRY_FOR_MS after it
- * was enqueued, then given up. Every delivery is attempted at least once, however late.
+ * The webhook worker: in every service process, it keeps up to WEBHOOK_CONCURRENCY attempts in
+ * flight, claiming due deliveries from the outbox (leased, so replicas never send one at once)
+ * whenever a slot frees and at every poll. Claims are fair (insight-port.ts `WebhookOutbox`): one
+ * delivery in flight per subscription and organizations taking turns, so a slow receiver holds one
+ * slot and a big backlog waits its turns behind other organizations'. For each delivery it checks
+ * the subscription's creator may still read the insight, signs the body per Standard Webhooks and
+ * POSTs it (send.ts). 2xx: the delivery is done. Otherwise it is retried with exponential backoff
+ * and jitter until WEBHOOK_RETRY_FOR_MS after it was enqueued, then given up. A subscription whose
+ * attempts failed WEBHOOK_PAUSE_AFTER_FAILURES times in a row is paused for the backoff of its
+ * failures: its deliveries wait, ids unchanged, and those whose retry bound ends within the pause
+ * are given up. docs/webhooks.md says the same for subscribers.
  */
 import { Webhook } from 'standardwebhooks';
 import { loadAccess } from '../../auth/access.ts';
@@ -16,8 +22,6 @@ import { subscriptionSecret } from './secret.ts';
 import { sendWebhook, type Attempt } from './send.ts';
 import { targetRules } from './target.ts';
 
-/** Deliveries claimed (and sent at once) per round. */
-const BATCH = 16;
 /** How long stop() waits for the round under way. */
 const STOP_GRACE_MS = 2_000;
 /** The longest wait between two attempts. */
@@ -38,11 +42,14 @@ export interface WebhookWorkerOptions {
 }
 
 export interface WebhookWorker {
-  /** One round: claims up to a batch and settles each; answers how many were claimed. */
+  /**
+   * Sends what is due now: fills the free slots, claims again as each attempt settles, and
+   * resolves once none is in flight and a claim found nothing more; answers how many it claimed.
+   */
   runOnce(): Promise<number>;
-  /** Polls the outbox every WEBHOOK_POLL_MS. */
+  /** Claims every WEBHOOK_POLL_MS (and whenever an attempt settles). */
   start(): void;
-  /** Stops polling and waits (a moment at most) for the round under way. */
+  /** Stops claiming and waits (a moment at most) for the attempts under way. */
   stop(): Promise<void>;
 }
 
@@ -75,7 +82,7 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
   const random = options.random ?? Math.random;
   const store = registry.insights;
   const rules = targetRules(config);
-  const count = (outcome: string) => metrics?.webhookDeliveries.inc({ outcome });
+  const count = (outcome: string, n = 1) => metrics?.webhookDeliveries.inc({ outcome }, n);
 
   const attempt = async (d: Delivery, s: WebhookSubscription, insight: InsightRecord): Promise<Attempt> => {
     const body = insightCreatedBody(insight);
@@ -86,6 +93,29 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
       'webhook-signature': new Webhook(subscriptionSecret(signingKey, s.secret_salt)).sign(d.id, at, body),
     };
     return sendWebhook(s.url, headers, body, { rules, timeoutMs: config.timeoutMs });
+  };
+
+  /**
+   * A failed attempt counted against its subscription, paused once it failed too many times in a
+   * row; answers when the pause ends (0: not paused).
+   */
+  const failed = async (s: WebhookSubscription): Promise<number> => {
+    const failures = await store.recordAttempt(s.id, false);
+    if (failures < config.pauseAfterFailures) return 0;
+    const nowMs = now();
+    const untilMs = nowMs + backoffMs(config, failures, random);
+    const gaveUp = await store.pauseSubscription(s.id, {
+      nowMs,
+      untilMs,
+      giveUpEnqueuedBeforeMs: untilMs - config.retryForMs,
+    });
+    metrics?.webhookPauses.inc();
+    if (gaveUp > 0) count('given_up', gaveUp);
+    log.warn(
+      { subscription: s.id, failures, paused_until: new Date(untilMs).toISOString(), given_up: gaveUp },
+      'webhook subscription paused: its receiver keeps failing',
+    );
+    return untilMs;
   };
 
   const settle = async (d: Delivery): Promise<void> => {
@@ -104,13 +134,18 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
       return;
     }
     const outcome = await attempt(d, s, insight);
+    // The subscription's health is written while the delivery is still leased, so no claim takes
+    // its next delivery before a pause is in place.
     if (outcome.ok) {
+      await store.recordAttempt(s.id, true);
       await store.completeDelivery(d.id);
       count('succeeded');
       return;
     }
     metrics?.webhookAttemptFailures.inc({ reason: outcome.failure });
-    const next = now() + backoffMs(config, d.attempts, random);
+    // A body too large says nothing of the receiver.
+    const pausedUntil = outcome.failure === 'too_large' ? 0 : await failed(s);
+    const next = Math.max(now() + backoffMs(config, d.attempts, random), pausedUntil);
     const giveUp = outcome.failure === 'too_large' || next > d.enqueued_ms + config.retryForMs;
     log.warn(
       { delivery: d.id, subscription: s.id, attempt: d.attempts + 1, failure: outcome.failure, detail: outcome.detail },
@@ -124,42 +159,78 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
     }
   };
 
+  let active = 0;
+  let claimed = 0;
+  let claiming: Promise<void> | null = null;
+  /** Attempts settled so far: a claim under way claims again when one settled meanwhile. */
+  let settled = 0;
+  let stopped = false;
+  const idle: (() => void)[] = [];
+  const whenIdle = () =>
+    active === 0 && claiming === null ? Promise.resolve() : new Promise<void>((resolve) => idle.push(resolve));
+  const notOutbox = (err: unknown) => log.warn({ err }, 'webhook outbox not read; tried again at the next poll');
+
+  const send = (d: Delivery) => {
+    active++;
+    settle(d)
+      // A store failure leaves the delivery leased: it is claimed again when the lease ends.
+      .catch((err: unknown) => log.warn({ err, delivery: d.id }, 'webhook delivery not settled'))
+      .finally(() => {
+        active--;
+        settled++;
+        fill().catch(notOutbox);
+      });
+  };
+
+  /** Claims into the free slots, one claim at a time, again when an attempt settled meanwhile. */
+  const fill = (): Promise<void> => {
+    if (claiming !== null) return claiming;
+    claiming = (async () => {
+      for (let seen = -1; seen !== settled;) {
+        seen = settled;
+        const free = config.concurrency - active;
+        if (stopped || free <= 0) return;
+        const due = await store.claimDeliveries(now(), leaseMs(config), free);
+        claimed += due.length;
+        for (const d of due) send(d);
+      }
+    })().finally(() => {
+      claiming = null;
+      if (active === 0) for (const resolve of idle.splice(0)) resolve();
+    });
+    return claiming;
+  };
+
   const runOnce = async (): Promise<number> => {
-    const claimed = await store.claimDeliveries(now(), leaseMs(config), BATCH);
-    await Promise.all(
-      claimed.map((d) =>
-        // A store failure leaves the delivery leased: it is claimed again when the lease ends.
-        settle(d).catch((err: unknown) => log.warn({ err, delivery: d.id }, 'webhook delivery not settled')),
-      ),
-    );
-    return claimed.length;
+    const before = claimed;
+    await fill();
+    await whenIdle();
+    return claimed - before;
   };
 
   let timer: NodeJS.Timeout | undefined;
-  let round: Promise<void> = Promise.resolve();
-  let stopped = false;
+  let started = false;
   const tick = () => {
-    round = (async () => {
-      try {
-        while (!stopped && (await runOnce()) === BATCH);
-      } catch (err) {
-        log.warn({ err }, 'webhook outbox not read; tried again at the next poll');
-      }
-      if (!stopped) timer = setTimeout(tick, config.pollMs).unref();
-    })();
+    fill()
+      .catch(notOutbox)
+      .finally(() => {
+        if (!stopped) timer = setTimeout(tick, config.pollMs).unref();
+      });
   };
 
   return {
     runOnce,
     start() {
-      if (timer === undefined && !stopped) tick();
+      if (started || stopped) return;
+      started = true;
+      tick();
     },
     async stop() {
       stopped = true;
       clearTimeout(timer);
       // Attempts under way get a moment to settle; one cut by the shutdown is sent again after its lease.
       let grace: NodeJS.Timeout | undefined;
-      await Promise.race([round, new Promise((resolve) => (grace = setTimeout(resolve, STOP_GRACE_MS)))]);
+      await Promise.race([whenIdle(), new Promise((resolve) => (grace = setTimeout(resolve, STOP_GRACE_MS)))]);
       clearTimeout(grace);
     },
   };

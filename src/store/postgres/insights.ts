@@ -1,33 +1,32 @@
 /**
  * The insight part of the PostgreSQL registry engine (insight-port.ts), over the tables of
- * registry migration 006. An insight and its deliveries commit in one transaction; a claim takes
- * due rows with `FOR UPDATE SKIP LOCKED`, so replicas claiming at once never take the same row.
- * Writes a reader sees (insights, subscriptions, settings) bump the registry generation, as an
- * import does, so every replica's response cache sees them. A subscription's creation counts and
- * inserts under an advisory lock on its workspace, so creations at once never pass the cap.
+ * registry migration 006. An insight and its deliveries commit in one transaction, an
+ * organization's debt counted under an advisory lock on it, so writers at once never pass its cap;
+ * the outbox's claims and settlements: outbox.ts. Writes a reader sees (insights, subscriptions,
+ * settings) bump the registry generation, as an import does, so every replica's response cache
+ * sees them. A subscription's creation counts and inserts under an advisory lock on its
+ * workspace, so creations at once never pass the cap.
  */
-import type pg from 'pg';
 import type {
-  Delivery,
   InsightPagesQuery,
   InsightQuery,
   InsightRecord,
   InsightStore,
+  OutboxBound,
   SubscriptionsFull,
   WebhookSubscription,
 } from '../insight-port.ts';
 import {
-  byDue,
   DELIVERY_COLUMNS,
   deliveryId,
   INSIGHT_COLUMNS,
   insightListConditions,
   insightValues,
+  OwedLedger,
   pageGroups,
   subscriptionMatches,
   SUBSCRIPTION_COLUMNS,
   subscriptionValues,
-  toDelivery,
   toInsight,
   toPages,
   toSubscription,
@@ -36,9 +35,7 @@ import {
 } from '../insight-rows.ts';
 import type { Row } from '../sql-rows.ts';
 import { sqlNumber } from '../sql-values.ts';
-
-type Query = (sql: string, params?: unknown[]) => Promise<Row[]>;
-type Transaction = <T>(work: (c: pg.PoolClient) => Promise<T>) => Promise<T>;
+import { PostgresOutbox } from './outbox.ts';
 
 const DIALECT: ListDialect = {
   p: (i) => `$${String(i)}`,
@@ -53,6 +50,8 @@ const BUMP_GENERATION = 'UPDATE registry_generation SET n = n + 1 WHERE id = 1';
  * second: a hash of organization and workspace; two workspaces sharing one only take turns).
  */
 const SUBSCRIBE_LOCK = 7311;
+/** The first key of the two-key advisory lock recording takes on each organization it enqueues for (the second: its hash). */
+const OWED_LOCK = 7313;
 /**
  * The pages of a batch (insight-rows.ts `pageGroups`): for each page (`p`, one object of $2), its
  * newest `limit` insights after its position, read by a LATERAL subquery that walks the subject
@@ -76,19 +75,19 @@ function pagesSql(bySubject: boolean): string {
 
 const placeholders = (n: number, from = 1) => Array.from({ length: n }, (_, i) => `$${String(from + i)}`).join(', ');
 
-export class PostgresInsights implements InsightStore {
-  /** `all` runs a statement on the pool (with the store's error mapping); `transaction` runs work in one. */
-  private readonly all: Query;
-  private readonly transaction: Transaction;
-
-  constructor(all: Query, transaction: Transaction) {
-    this.all = all;
-    this.transaction = transaction;
-  }
-
-  async recordInsights(insights: readonly InsightRecord[], nowMs: number): Promise<string[]> {
+export class PostgresInsights extends PostgresOutbox implements InsightStore {
+  async recordInsights(insights: readonly InsightRecord[], nowMs: number, bound?: OutboxBound): Promise<string[]> {
     if (insights.length === 0) return [];
-    return this.transaction(async (c) => {
+    const ledger = new OwedLedger(bound);
+    const recorded = await this.transaction(async (c) => {
+      // Recordings for one organization take turns (any replica): each counts what the ones before committed.
+      for (const orgId of ledger.organizations(insights)) {
+        await c.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [OWED_LOCK, orgId]);
+        const { rows } = await c.query<Row>('SELECT COUNT(*)::int AS n FROM webhook_deliveries WHERE org_id = $1', [
+          orgId,
+        ]);
+        ledger.owes(orgId, sqlNumber(rows[0]?.n));
+      }
       const stored: string[] = [];
       const subscriptions = new Map<string, WebhookSubscription[]>();
       for (const insight of insights) {
@@ -103,21 +102,27 @@ export class PostgresInsights implements InsightStore {
         if (candidates === undefined) {
           // FOR SHARE: a subscription deleted meanwhile waits for this commit, then drops what it enqueued.
           const { rows } = await c.query<Row>(
-            `SELECT ${SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions WHERE org_id = $1 AND workspace_id = $2 FOR SHARE`,
+            `SELECT ${SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions WHERE org_id = $1 AND workspace_id = $2
+             ORDER BY created_at, id FOR SHARE`,
             [insight.org_id, insight.workspace_id],
           );
           candidates = rows.map(toSubscription);
           subscriptions.set(key, candidates);
         }
-        for (const s of candidates.filter((candidate) => subscriptionMatches(candidate, insight)))
-          await c.query(
+        for (const s of candidates.filter((candidate) => subscriptionMatches(candidate, insight))) {
+          if (!ledger.admits(insight.org_id)) continue;
+          const enqueued = await c.query(
             `INSERT INTO webhook_deliveries (${DELIVERY_COLUMNS}) VALUES ($1, $2, $3, $4, 0, $5, $5) ON CONFLICT (id) DO NOTHING`,
             [deliveryId(s.id, insight.id), insight.org_id, s.id, insight.id, nowMs],
           );
+          if (enqueued.rowCount === 1) ledger.enqueued(insight.org_id);
+        }
       }
       if (stored.length > 0) await c.query(BUMP_GENERATION);
       return stored;
     });
+    ledger.report();
+    return recorded;
   }
 
   async listInsights(query: InsightQuery): Promise<InsightRecord[]> {
@@ -194,40 +199,10 @@ export class PostgresInsights implements InsightStore {
       if (gone.rowCount === 0) return false;
       // The foreign key's cascade drops its deliveries too; said here so that no engine relies on it alone.
       await c.query('DELETE FROM webhook_deliveries WHERE subscription_id = $1', [id]);
+      await c.query('DELETE FROM webhook_subscription_health WHERE subscription_id = $1', [id]);
       await c.query(BUMP_GENERATION);
       return true;
     });
-  }
-
-  async claimDeliveries(nowMs: number, leaseMs: number, limit: number): Promise<Delivery[]> {
-    if (limit <= 0) return [];
-    const rows = await this.all(
-      `UPDATE webhook_deliveries d SET leased_until_ms = $1 FROM (
-         SELECT id FROM webhook_deliveries WHERE next_attempt_ms <= $2 AND leased_until_ms <= $2
-         ORDER BY next_attempt_ms, id LIMIT $3 FOR UPDATE SKIP LOCKED) due
-       WHERE d.id = due.id
-       RETURNING ${DELIVERY_COLUMNS.split(', ')
-         .map((c) => `d.${c}`)
-         .join(', ')}`,
-      [nowMs + leaseMs, nowMs, limit],
-    );
-    return rows.map(toDelivery).sort(byDue);
-  }
-
-  async completeDelivery(id: string): Promise<void> {
-    await this.all('DELETE FROM webhook_deliveries WHERE id = $1', [id]);
-  }
-
-  async retryDelivery(id: string, nextAttemptMs: number): Promise<void> {
-    await this.all(
-      'UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_ms = $1, leased_until_ms = 0 WHERE id = $2',
-      [nextAttemptMs, id],
-    );
-  }
-
-  async countDeliveries(): Promise<number> {
-    const [row] = await this.all('SELECT COUNT(*)::bigint AS n FROM webhook_deliveries');
-    return sqlNumber(row?.n);
   }
 
   async detectionSettings(orgId: string): Promise<Record<string, Record<string, number>>> {

@@ -1,44 +1,41 @@
 /**
  * The insight part of the SQLite registry engine (insight-port.ts), over the tables of migration
  * 007. Writes run in IMMEDIATE transactions, which SQLite serializes: an insight and its
- * deliveries commit together, a claim's read and lease are one step, and a subscription is counted
- * and inserted in one. The registry generation moves by migration 008's triggers: with insights,
- * subscriptions and settings, not with the outbox, cursors and leases.
+ * deliveries commit together (an organization's debt counted and grown in the same step), and a
+ * subscription is counted and inserted in one. The outbox's claims and settlements: outbox.ts. The
+ * registry generation moves by migration 008's triggers: with insights, subscriptions and settings,
+ * not with the outbox, cursors and leases.
  */
-import type { DatabaseSync } from 'node:sqlite';
 import type {
-  Delivery,
   InsightPagesQuery,
   InsightQuery,
   InsightRecord,
   InsightStore,
+  OutboxBound,
   SubscriptionsFull,
   WebhookSubscription,
 } from '../insight-port.ts';
 import {
-  byDue,
   DELIVERY_COLUMNS,
   deliveryId,
   INSIGHT_COLUMNS,
   insightListConditions,
   insightValues,
+  OwedLedger,
   pageGroups,
   subscriptionMatches,
   SUBSCRIPTION_COLUMNS,
   subscriptionValues,
-  toDelivery,
   toInsight,
   toPages,
   toSubscription,
   type ListDialect,
   type PageGroup,
 } from '../insight-rows.ts';
-import type { Row } from '../sql-rows.ts';
 import { sqlNumber } from '../sql-values.ts';
+import { SqliteOutbox } from './outbox.ts';
 
 const IN = 'IN (SELECT value FROM json_each(?))';
-
-type Query = (sql: string, ...params: (string | number | null)[]) => Row[];
 
 const DIALECT: ListDialect = {
   p: (i) => `?${String(i)}`,
@@ -73,32 +70,16 @@ function pagesSql(bySubject: boolean): string {
     ORDER BY 1, i.window_end_s DESC, i.id`;
 }
 
-export class SqliteInsights implements InsightStore {
-  /** `all` runs a statement (the store's cached statements and error mapping). */
-  private readonly db: DatabaseSync;
-  private readonly all: Query;
-
-  constructor(db: DatabaseSync, all: Query) {
-    this.db = db;
-    this.all = all;
-  }
-
-  /** Runs `work` in one IMMEDIATE transaction. */
-  private transaction<T>(work: () => T): T {
-    this.all('BEGIN IMMEDIATE');
-    try {
-      const result = work();
-      this.all('COMMIT');
-      return result;
-    } catch (err) {
-      if (this.db.isTransaction) this.db.exec('ROLLBACK');
-      throw err;
-    }
-  }
-
-  async recordInsights(insights: readonly InsightRecord[], nowMs: number): Promise<string[]> {
+export class SqliteInsights extends SqliteOutbox implements InsightStore {
+  async recordInsights(insights: readonly InsightRecord[], nowMs: number, bound?: OutboxBound): Promise<string[]> {
     if (insights.length === 0) return [];
-    return this.transaction(() => {
+    const ledger = new OwedLedger(bound);
+    const recorded = this.transaction(() => {
+      for (const orgId of ledger.organizations(insights))
+        ledger.owes(
+          orgId,
+          sqlNumber(this.all('SELECT COUNT(*) AS n FROM webhook_deliveries WHERE org_id = ?', orgId)[0]?.n),
+        );
       const stored: string[] = [];
       const subscriptions = new Map<string, WebhookSubscription[]>();
       for (const insight of insights) {
@@ -112,15 +93,18 @@ export class SqliteInsights implements InsightStore {
         let candidates = subscriptions.get(key);
         if (candidates === undefined) {
           candidates = this.all(
-            `SELECT ${SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions WHERE org_id = ? AND workspace_id = ?`,
+            `SELECT ${SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions WHERE org_id = ? AND workspace_id = ?
+             ORDER BY created_at, id`,
             insight.org_id,
             insight.workspace_id,
           ).map(toSubscription);
           subscriptions.set(key, candidates);
         }
-        for (const s of candidates.filter((c) => subscriptionMatches(c, insight)))
-          this.all(
-            `INSERT INTO webhook_deliveries (${DELIVERY_COLUMNS}) VALUES (?, ?, ?, ?, 0, ?, ?) ON CONFLICT (id) DO NOTHING`,
+        for (const s of candidates.filter((c) => subscriptionMatches(c, insight))) {
+          if (!ledger.admits(insight.org_id)) continue;
+          const enqueued = this.all(
+            `INSERT INTO webhook_deliveries (${DELIVERY_COLUMNS}) VALUES (?, ?, ?, ?, 0, ?, ?) ON CONFLICT (id) DO NOTHING
+             RETURNING id`,
             deliveryId(s.id, insight.id),
             insight.org_id,
             s.id,
@@ -128,9 +112,13 @@ export class SqliteInsights implements InsightStore {
             nowMs,
             nowMs,
           );
+          if (enqueued.length > 0) ledger.enqueued(insight.org_id);
+        }
       }
       return stored;
     });
+    ledger.report();
+    return recorded;
   }
 
   async listInsights(query: InsightQuery): Promise<InsightRecord[]> {
@@ -207,43 +195,15 @@ export class SqliteInsights implements InsightStore {
   async deleteSubscription(orgId: string, id: string): Promise<boolean> {
     return this.transaction(() => {
       this.all('DELETE FROM webhook_deliveries WHERE org_id = ? AND subscription_id = ?', orgId, id);
+      this.all(
+        'DELETE FROM webhook_subscription_health WHERE subscription_id IN (SELECT id FROM webhook_subscriptions WHERE org_id = ? AND id = ?)',
+        orgId,
+        id,
+      );
       return (
         this.all('DELETE FROM webhook_subscriptions WHERE org_id = ? AND id = ? RETURNING id', orgId, id).length > 0
       );
     });
-  }
-
-  async claimDeliveries(nowMs: number, leaseMs: number, limit: number): Promise<Delivery[]> {
-    if (limit <= 0) return [];
-    return this.transaction(() =>
-      this.all(
-        `UPDATE webhook_deliveries SET leased_until_ms = ?1 WHERE id IN (
-             SELECT id FROM webhook_deliveries WHERE next_attempt_ms <= ?2 AND leased_until_ms <= ?2
-             ORDER BY next_attempt_ms, id LIMIT ?3)
-           RETURNING ${DELIVERY_COLUMNS}`,
-        nowMs + leaseMs,
-        nowMs,
-        limit,
-      )
-        .map(toDelivery)
-        .sort(byDue),
-    );
-  }
-
-  async completeDelivery(id: string): Promise<void> {
-    this.all('DELETE FROM webhook_deliveries WHERE id = ?', id);
-  }
-
-  async retryDelivery(id: string, nextAttemptMs: number): Promise<void> {
-    this.all(
-      'UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_ms = ?, leased_until_ms = 0 WHERE id = ?',
-      nextAttemptMs,
-      id,
-    );
-  }
-
-  async countDeliveries(): Promise<number> {
-    return sqlNumber(this.all('SELECT COUNT(*) AS n FROM webhook_deliveries')[0]?.n);
   }
 
   async detectionSettings(orgId: string): Promise<Record<string, Record<string, number>>> {
