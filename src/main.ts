@@ -104,6 +104,7 @@ async function main(): Promise<void> {
     traces,
     evaluations: traces,
     insights: registry.insights,
+    state: registry.detection,
     config: config.detection,
     metrics: metrics.detection,
     log: app.log,
