@@ -1,8 +1,8 @@
 /**
- * The DuckDB trace engine's one writer: a queue of appends, seal steps and retention runs, drained
- * on one connection. Appends of concurrent requests are committed together (group commit), every
- * span gets the next sequence number, and each skill invocation adds a trace -> skill mapping
- * (append.ts). Sealing (sealing.ts) copies the spans of each skill's traces into `skill_spans` for
+ * The DuckDB trace engine's one writer: a queue of appends, seal steps, retention runs and short
+ * exclusive tasks (admissions of agent names: agent-names.ts), drained on one connection. Appends
+ * of concurrent requests are committed together (group commit), every span gets the next sequence
+ * number, and each skill invocation adds a trace -> skill mapping (append.ts). Sealing (sealing.ts) copies the spans of each skill's traces into `skill_spans` for
  * spans committed at least `sealAgeMs` ago; appends carry request latency and go first, but a wanted
  * seal gets a turn at least every SEAL_TURN_MS, one step of at most SEAL_STEP spans at a time.
  */
@@ -39,6 +39,10 @@ interface PendingPrune {
   resolve: (spans: number) => void;
   reject: (err: unknown) => void;
 }
+/** Work that needs the writer's connection to itself (an admission of agent names). */
+interface PendingTask {
+  run: (conn: DuckDBConnection) => Promise<void>;
+}
 interface PendingSeal {
   upTo: number;
   resolve: () => void;
@@ -65,6 +69,7 @@ export class TraceWriter {
   private appends: PendingAppend[] = [];
   private seals: PendingSeal[] = [];
   private prunes: PendingPrune[] = [];
+  private tasks: PendingTask[] = [];
   private writing: Promise<void> | null = null;
   /** Highest committed sequence number, and the highest one sealed. */
   private committedSeq: number;
@@ -159,6 +164,17 @@ export class TraceWriter {
     });
   }
 
+  /**
+   * Runs `work` on the writer's connection between its appends and seal steps, before the appends
+   * waiting (it is short, and a request waits for it); its transaction is its own.
+   */
+  exclusive<T>(work: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
+    return new Promise((resolve, reject) => {
+      this.tasks.push({ run: (conn) => work(conn).then(resolve, reject) });
+      this.writing ??= this.drain();
+    });
+  }
+
   /** Seals every span committed so far. */
   sealAll(): Promise<void> {
     return this.sealUpTo(this.committedSeq);
@@ -204,6 +220,8 @@ export class TraceWriter {
           this.calls.forgetBefore(p.cutoffS);
           p.resolve(spans);
         }, p.reject);
+      } else if (this.tasks.length > 0) {
+        await (this.tasks.shift() as PendingTask).run(this.conn);
       } else if (sealTurn) {
         await this.sealStep();
       } else if (this.appends.length > 0) {
