@@ -165,8 +165,8 @@ export class TraceWriter {
   }
 
   /**
-   * Runs `work` on the writer's connection between its appends and seal steps, before the appends
-   * waiting (it is short, and a request waits for it); its transaction is its own.
+   * Runs `work` on the writer's connection between its appends and seal steps, in the turn of the
+   * appends waiting, before them (it is short, and a request waits for it); its transaction is its own.
    */
   exclusive<T>(work: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
     return new Promise((resolve, reject) => {
@@ -206,13 +206,14 @@ export class TraceWriter {
   }
 
   /**
-   * The writer. Appends carry request latency and go first, but a wanted seal gets a turn at least
-   * every SEAL_TURN_MS even under constant ingestion, one step at a time, so neither starves.
+   * The writer. Appends and tasks carry request latency and go first (the tasks queued, then the
+   * appends queued, in one turn, so neither starves the other), but a wanted seal gets a turn at
+   * least every SEAL_TURN_MS even under constant ingestion, one step at a time, so none starves.
    */
   private async drain(): Promise<void> {
     for (;;) {
-      const sealTurn =
-        this.seals.length > 0 && (this.appends.length === 0 || Date.now() - this.sealWaitingSince >= SEAL_TURN_MS);
+      const waiting = this.appends.length + this.tasks.length;
+      const sealTurn = this.seals.length > 0 && (waiting === 0 || Date.now() - this.sealWaitingSince >= SEAL_TURN_MS);
       if (this.prunes.length > 0) {
         const p = this.prunes.shift() as PendingPrune;
         await pruneBefore(this.conn, p.cutoffS).then((spans) => {
@@ -220,11 +221,11 @@ export class TraceWriter {
           this.calls.forgetBefore(p.cutoffS);
           p.resolve(spans);
         }, p.reject);
-      } else if (this.tasks.length > 0) {
-        await (this.tasks.shift() as PendingTask).run(this.conn);
       } else if (sealTurn) {
         await this.sealStep();
-      } else if (this.appends.length > 0) {
+      } else if (waiting > 0) {
+        for (const task of this.tasks.splice(0)) await task.run(this.conn);
+        if (this.appends.length === 0) continue;
         const group = this.appends.splice(0);
         for (const g of group) g.release();
         await this.appendGroup(group).then(
