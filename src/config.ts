@@ -77,6 +77,8 @@ export interface Bounds {
   otlpMaxSpans: number;
   /** Bytes of a stored dimension value (harness, skill, command, mcp, tool, model, user, session). */
   maxValueBytes: number;
+  /** Distinct agent names as sent kept per workspace and UTC day (store/agent-names.ts). */
+  agentNamesPerDay: number;
   /** Per span: tokens, cost (USD) and duration (seconds), each from 0. */
   spanMaxTokens: number;
   spanMaxCostUsd: number;
@@ -346,6 +348,7 @@ export function loadConfig(env: Env = process.env, openFiles?: number): Config {
       otlpMaxSpans: int(env, 'OTLP_MAX_SPANS', 10_000, 1, 1_000_000),
       // At most 256: PostgreSQL's rollup and invocation indexes hold nine such values in a 2,704-byte index row.
       maxValueBytes: int(env, 'OTLP_MAX_VALUE_BYTES', 256, 16, 256),
+      agentNamesPerDay: int(env, 'OTLP_MAX_AGENT_NAMES', 1000, 0, 1_000_000),
       spanMaxTokens: int(env, 'SPAN_MAX_TOKENS', 100_000_000, 1, Number.MAX_SAFE_INTEGER),
       spanMaxCostUsd: int(env, 'SPAN_MAX_COST_USD', 10_000, 1, 1_000_000_000),
       spanMaxDurationS: int(env, 'SPAN_MAX_DURATION_S', 30 * 86400, 1, 366 * 86400),

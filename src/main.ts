@@ -106,6 +106,7 @@ async function main(): Promise<void> {
     traces,
     evaluations: traces,
     insights: registry.insights,
+    state: registry.detection,
     config: config.detection,
     outbox: outboxBound(config.webhooks, metrics, app.log),
     metrics: metrics.detection,

@@ -6,6 +6,12 @@
  * insights they find as records with deterministic ids. A kind found again for the same workspace
  * and subject within its cooldown is left out (Cooldowns), except usage_summary, which is once a
  * day by its window.
+ *
+ * Subjects are read in passes (`passesOf`): skills in one; agents first the organization's
+ * registry agents, then the names as sent, so that names anyone may send never crowd the
+ * registry's agents out of the bound. A pass stopped at the bound leaves its position (the last
+ * subject it examined) in the result, where the next step's pass resumes: every subject is
+ * examined in turn, not the same first ones every step.
  */
 import { createHash } from 'node:crypto';
 import type {
@@ -29,8 +35,19 @@ export interface StepDeps {
   /** Subjects per facts call, and per subject type and step at most. */
   subjectsPerCall: number;
   maxSubjects: number;
+  /** The organization's registry agents (detection-state-port.ts `agentIds`): read before the names as sent. */
+  registryAgents?: readonly string[];
+  /** Where each pass resumes (the result's `positions` of the step before); absent: every pass from its first subject. */
+  positions?: PagePositions;
   signal?: AbortSignal | undefined;
 }
+
+/**
+ * Where each pass over subjects resumes, by pass name (`skill`, `agent:registry`, `agent:named`,
+ * and the same names after `evaluation:`): the last subject a pass stopped at the bound examined.
+ * A pass that reached its last subject has none: the next step's starts from the first.
+ */
+export type PagePositions = Record<string, string>;
 
 export interface StepResult {
   insights: InsightRecord[];
@@ -38,9 +55,27 @@ export interface StepResult {
   examined: Record<'skill' | 'agent' | 'evaluation', number>;
   /** Whether some subject type had more subjects than `maxSubjects` (the rest were not examined). */
   truncated: boolean;
+  /** Where the next step's passes resume. */
+  positions: PagePositions;
 }
 
 type SubjectType = 'skill' | 'agent';
+
+/** Which subjects one pass reads (facts-port.ts `only`, `except`). */
+interface Pass {
+  name: string;
+  only?: readonly string[];
+  except?: readonly string[];
+}
+
+/** Skills (always registry ids) in one pass; agents: the registry's, then the names as sent. */
+function passesOf(type: SubjectType, registryAgents: readonly string[]): Pass[] {
+  if (type === 'skill') return [{ name: 'skill' }];
+  return [
+    { name: 'agent:registry', only: registryAgents },
+    { name: 'agent:named', except: registryAgents },
+  ];
+}
 
 /** What an insight's id and its cooldown are keyed by. */
 export interface InsightKey {
@@ -117,7 +152,12 @@ function pairs<R extends { subject: string; workspaceId: string; window: number 
 export async function detectStep(deps: StepDeps, orgId: string, stepS: number, createdAt: string): Promise<StepResult> {
   const windows = stepWindows(stepS);
   const current = windows[0];
-  const result: StepResult = { insights: [], examined: { skill: 0, agent: 0, evaluation: 0 }, truncated: false };
+  const result: StepResult = {
+    insights: [],
+    examined: { skill: 0, agent: 0, evaluation: 0 },
+    truncated: false,
+    positions: { ...deps.positions },
+  };
   const dayEnds = stepS % 86400 === 0;
   const record = async (type: SubjectType, subject: string, workspaceId: string, f: Finding, detail?: string) => {
     const key: InsightKey = {
@@ -150,10 +190,21 @@ export async function detectStep(deps: StepDeps, orgId: string, stepS: number, c
     });
   };
   for (const type of ['skill', 'agent'] as const) {
+    const passes = passesOf(type, deps.registryAgents ?? []);
+    const query = (pass: Pass, after: string | null, limit: number) => ({
+      orgId,
+      subjectType: type,
+      windows,
+      limit,
+      after,
+      ...(pass.only !== undefined && { only: pass.only }),
+      ...(pass.except !== undefined && { except: pass.except }),
+    });
     await pages(
       deps,
       result,
-      (after, limit) => deps.traces.subjectFacts({ orgId, subjectType: type, windows, limit, after }, deps.signal),
+      passes,
+      (pass, after, limit) => deps.traces.subjectFacts(query(pass, after, limit), deps.signal),
       async (rows: SubjectFacts[]) => {
         for (const p of pairs(rows).values()) {
           const pair = { current: p.byWindow[0], baseline: p.byWindow[1] };
@@ -168,7 +219,8 @@ export async function detectStep(deps: StepDeps, orgId: string, stepS: number, c
     await pages(
       deps,
       result,
-      (after, limit) => evaluations.evaluationFacts({ orgId, subjectType: type, windows, limit, after }, deps.signal),
+      passes.map((p) => ({ ...p, name: `evaluation:${p.name}` })),
+      (pass, after, limit) => evaluations.evaluationFacts(query(pass, after, limit), deps.signal),
       async (rows: EvaluationFacts[]) => {
         for (const p of pairs(rows, (r) => r.evaluationName).values()) {
           const [now, before] = p.byWindow;
@@ -182,22 +234,51 @@ export async function detectStep(deps: StepDeps, orgId: string, stepS: number, c
   return result;
 }
 
-/** Reads pages of subjects until the last, or until `maxSubjects` were read (then the step is truncated). */
+/**
+ * Reads the passes in order, a page of subjects at a time, each from its position, until every
+ * pass reached its last subject or `maxSubjects` were read: then the step is truncated, the pass
+ * it stopped in keeps where it stopped, and the passes after it (not reached) keep theirs.
+ */
 async function pages<R>(
   deps: StepDeps,
   result: StepResult,
-  read: (after: string | null, limit: number) => Promise<{ rows: R[]; subjects: number; next: string | null }>,
+  passes: readonly Pass[],
+  read: (
+    pass: Pass,
+    after: string | null,
+    limit: number,
+  ) => Promise<{ rows: R[]; subjects: number; next: string | null }>,
   handle: (rows: R[]) => Promise<void>,
   counted: keyof StepResult['examined'],
 ): Promise<void> {
-  let after: string | null = null;
   let examined = 0;
-  do {
-    const page = await read(after, Math.min(deps.subjectsPerCall, deps.maxSubjects - examined));
-    examined += page.subjects;
-    result.examined[counted] += page.subjects;
-    await handle(page.rows);
-    after = page.next;
-  } while (after !== null && examined < deps.maxSubjects);
-  if (after !== null) result.truncated = true;
+  for (const pass of passes) {
+    if (pass.only?.length === 0) {
+      result.positions = positioned(result.positions, pass.name, null);
+      continue;
+    }
+    if (examined >= deps.maxSubjects) {
+      result.truncated = true;
+      return;
+    }
+    let after = deps.positions?.[pass.name] ?? null;
+    do {
+      const page = await read(pass, after, Math.min(deps.subjectsPerCall, deps.maxSubjects - examined));
+      examined += page.subjects;
+      result.examined[counted] += page.subjects;
+      await handle(page.rows);
+      after = page.next;
+    } while (after !== null && examined < deps.maxSubjects);
+    result.positions = positioned(result.positions, pass.name, after);
+    if (after !== null) {
+      result.truncated = true;
+      return;
+    }
+  }
+}
+
+/** The positions with pass `name`'s at `after` (null: none, from its first subject next time). */
+function positioned(positions: PagePositions, name: string, after: string | null): PagePositions {
+  const others = Object.entries(positions).filter(([pass]) => pass !== name);
+  return Object.fromEntries(after === null ? others : [...others, [name, after]]);
 }

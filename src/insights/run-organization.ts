@@ -3,12 +3,16 @@
  * detectionCursor; before the first run, the latest complete step only) up to the latest complete
  * step (whole hours up to now less the settle delay, so late spans are in), at most `maxSteps`.
  * Each step's insights are recorded, then the cursor moves to the step: a run stopped half way
- * does the step again, and recording an id stored already changes nothing.
+ * does the step again, and recording an id stored already changes nothing. A step reads the
+ * organization's registry agents before the names as sent, and each pass over subjects resumes
+ * where the step before stopped at the bound (detect.ts; positions kept by DetectionState after
+ * the cursor moves: a run stopped between the two reads the same subjects again at the next step).
  */
 import type { DetectionConfig } from '../config-detection.ts';
-import type { EvaluationFactsReader, SubjectFactsReader } from '../store/facts-port.ts';
+import type { DetectionState } from '../store/detection-state-port.ts';
+import { SUBJECT_FACT_LIST, type EvaluationFactsReader, type SubjectFactsReader } from '../store/facts-port.ts';
 import type { InsightKind, InsightRecord, InsightStore, OutboxBound } from '../store/insight-port.ts';
-import { Cooldowns, detectStep, type InsightKey, type StepResult } from './detect.ts';
+import { Cooldowns, detectStep, type InsightKey, type PagePositions, type StepResult } from './detect.ts';
 import { STEP_S } from './rules.ts';
 import { effectiveSettings, type Settings } from './settings.ts';
 
@@ -31,6 +35,8 @@ export interface OrgRun {
 export interface OrgDeps {
   traces: SubjectFactsReader;
   insights: InsightStore;
+  /** The organization's registry agents and where each pass resumes. */
+  state: DetectionState;
   evaluations?: EvaluationFactsReader | undefined;
   bounds: DetectionBounds;
   nowMs: number;
@@ -81,7 +87,12 @@ export async function runOrganization(deps: OrgDeps, orgId: string): Promise<Org
     ignoredSettings,
   };
   const createdAt = new Date(deps.nowMs).toISOString();
-  for (let step = cursor === null ? latest : cursor + STEP_S; step <= latest && run.steps < bounds.maxSteps;) {
+  const first = cursor === null ? latest : cursor + STEP_S;
+  if (first > latest) return run;
+  // Past SUBJECT_FACT_LIST registry agents, the others are read with the names as sent.
+  const registryAgents = await deps.state.agentIds(orgId, SUBJECT_FACT_LIST);
+  let positions: PagePositions = await deps.state.pagePositions(orgId);
+  for (let step = first; step <= latest && run.steps < bounds.maxSteps;) {
     const result = await detectStep(
       {
         traces: deps.traces,
@@ -90,6 +101,8 @@ export async function runOrganization(deps: OrgDeps, orgId: string): Promise<Org
         cooldowns,
         subjectsPerCall: bounds.subjectsPerCall,
         maxSubjects: bounds.maxSubjects,
+        registryAgents,
+        positions,
         signal: deps.signal,
       },
       orgId,
@@ -98,6 +111,8 @@ export async function runOrganization(deps: OrgDeps, orgId: string): Promise<Org
     );
     const stored = new Set(await insights.recordInsights(result.insights, deps.nowMs, deps.outbox));
     await insights.setDetectionCursor(orgId, step);
+    if (!samePositions(result.positions, positions)) await deps.state.setPagePositions(orgId, result.positions);
+    positions = result.positions;
     for (const i of result.insights) if (stored.has(i.id)) run.found[i.kind] = (run.found[i.kind] ?? 0) + 1;
     for (const type of ['skill', 'agent', 'evaluation'] as const) run.examined[type] += result.examined[type];
     if (result.truncated) run.truncatedSteps++;
@@ -107,3 +122,6 @@ export async function runOrganization(deps: OrgDeps, orgId: string): Promise<Org
   }
   return run;
 }
+
+const samePositions = (a: PagePositions, b: PagePositions) =>
+  JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());

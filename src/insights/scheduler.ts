@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DetectionMetrics } from '../observability/detection-metrics.ts';
 import type { InsightStore, OutboxBound } from '../store/insight-port.ts';
+import type { DetectionState } from '../store/detection-state-port.ts';
 import type { EvaluationFactsReader, SubjectFactsReader } from '../store/facts-port.ts';
 import { BASELINE_S, WINDOW_S } from './rules.ts';
 import type { DetectionConfig } from '../config-detection.ts';
@@ -17,6 +18,8 @@ import { runOrganization, type OrgRun } from './run-organization.ts';
 export interface DetectionDeps {
   traces: SubjectFactsReader;
   insights: InsightStore;
+  /** The registry's agents of an organization and detection's page positions (the registry store's). */
+  state: DetectionState;
   /** Evaluation scores (the trace store): `evaluation_drop` is found from them. */
   evaluations: EvaluationFactsReader;
   config: DetectionConfig;
@@ -67,6 +70,7 @@ export function startDetection(deps: DetectionDeps): Detection {
         {
           traces: deps.traces,
           insights: deps.insights,
+          state: deps.state,
           evaluations: deps.evaluations,
           bounds: config,
           nowMs: now(),

@@ -12,7 +12,9 @@
  * sent unless it is the id of an artifact of the organization (a free name never counts for a
  * registry agent), else, sent with an agent's service-account credentials (API key or JWT client), that agent
  * (the sender is the agent), else none; an unknown agent never refuses a span (frameworks name
- * their agents freely).
+ * their agents freely). A name as sent is kept only among the first OTLP_MAX_AGENT_NAMES distinct
+ * names of its workspace and UTC day (store/agent-names.ts): past them the span is stored as it would
+ * be without the name, and the answer's partial_success says so.
  */
 import type { Access } from '../auth/access.ts';
 import type { RequestContext } from '../context.ts';
@@ -21,6 +23,7 @@ import { QueryCancelledError, type InsertOutcome, type MetricPointRow } from '..
 import type { MappedPoint } from './metrics/mapping.ts';
 import type { MappedEvaluation } from './logs/evaluations.ts';
 import type { EvaluationRow } from '../store/evaluation-row.ts';
+import type { AgentNameUse } from '../store/agent-names.ts';
 import { ApiError } from '../errors.ts';
 import { keptColumns, type SpanBatch } from './span-batch.ts';
 
@@ -47,20 +50,49 @@ async function store(
   try {
     return await ctx.write(write);
   } catch (err) {
-    if (err instanceof ApiError) throw err;
-    if (err instanceof QueryCancelledError)
-      throw new ApiError(
-        'request_timeout',
-        'the request could not be stored before its deadline; nothing of it was stored',
-      );
-    throw new ApiError(
-      'traces_unavailable',
-      'the telemetry could not be stored; nothing of it was stored, retry later',
-      {
-        retryAfter: 5,
-      },
-    );
+    throw storeError(err);
   }
+}
+
+/** What a request answers when the store failed it or its deadline withdrew it: nothing of it was stored. */
+function storeError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof QueryCancelledError)
+    return new ApiError(
+      'request_timeout',
+      'the request could not be stored before its deadline; nothing of it was stored',
+    );
+  return new ApiError(
+    'traces_unavailable',
+    'the telemetry could not be stored; nothing of it was stored, retry later',
+    {
+      retryAfter: 5,
+    },
+  );
+}
+
+/** A span's agent name as sent, and where it goes (its place among the kept spans' agents). */
+interface NamedSpan extends AgentNameUse {
+  at: number;
+}
+
+/**
+ * The places of the spans whose agent name as sent is not kept: the store admits at most
+ * OTLP_MAX_AGENT_NAMES distinct names a workspace and UTC day (store/agent-names.ts, DESIGN §12),
+ * and a span whose name is refused is stored as it would be without one.
+ */
+async function unkeptNames(ctx: RequestContext, named: readonly NamedSpan[]): Promise<number[]> {
+  if (named.length === 0) return [];
+  const distinct = new Map<string, AgentNameUse>();
+  const keyOf = (n: AgentNameUse) => JSON.stringify([n.workspaceId, n.day, n.name]);
+  for (const n of named) distinct.set(keyOf(n), { workspaceId: n.workspaceId, day: n.day, name: n.name });
+  const cap = ctx.services.config.bounds.agentNamesPerDay;
+  const uses = [...distinct.values()];
+  const verdicts = await ctx.traces
+    .admitAgentNames({ orgId: ctx.caller.orgId, cap, uses }, ctx.signal)
+    .catch((err: unknown) => Promise.reject(storeError(err)));
+  const refused = new Set(uses.filter((_, i) => verdicts[i] !== true).map(keyOf));
+  return named.filter((n) => refused.has(keyOf(n))).map((n) => n.at);
 }
 
 /** Skill names one request may ask to resolve (each is one registry lookup). */
@@ -203,6 +235,7 @@ async function ingestSpans(ctx: RequestContext, spans: SpanBatch): Promise<Inges
   const workspaceIds: string[] = [];
   const skillIds: (string | null)[] = [];
   const agentIds: (string | null)[] = [];
+  const named: NamedSpan[] = [];
   const rejected = new Rejections();
   for (let i = 0; i < spans.length; i++) {
     const invalid = spans.invalid[i];
@@ -228,8 +261,15 @@ async function ingestSpans(ctx: RequestContext, spans: SpanBatch): Promise<Inges
     const agentId = spans.agentId[i] ?? null;
     const agentName = spans.agentName[i] ?? null;
     const free = agentName !== null && !agents.taken.has(agentName) ? agentName : null;
-    agentIds.push(agentId !== null && agents.ids.has(agentId) ? agentId : (free ?? own));
+    const registered = agentId !== null && agents.ids.has(agentId) ? agentId : null;
+    if (registered === null && free !== null) {
+      const day = Math.floor((spans.columns.start_s[i] as number) / 86400);
+      named.push({ at: agentIds.length, workspaceId, day, name: free });
+    }
+    agentIds.push(registered ?? free ?? own);
   }
+  const unnamed = await unkeptNames(ctx, named);
+  for (const at of unnamed) agentIds[at] = own;
   // Checking the spans and handing them to the store are each a few milliseconds of synchronous
   // work per 10,000 spans: the event loop serves other requests in between.
   await yieldToEventLoop();
@@ -240,7 +280,14 @@ async function ingestSpans(ctx: RequestContext, spans: SpanBatch): Promise<Inges
     agents: agentIds,
   });
   const { stored, duplicates } = await store(ctx, (signal) => ctx.traces.insertColumns(columns, signal));
-  return { accepted: stored, duplicates, rejected: rejected.count, errorMessage: rejected.message() };
+  const cap = ctx.services.config.bounds.agentNamesPerDay;
+  const notes = [rejected.message()];
+  if (unnamed.length > 0)
+    notes.push(
+      `${unnamed.length} span(s) stored without their gen_ai.agent.name: their workspace holds ${cap} distinct agent names that day (OTLP_MAX_AGENT_NAMES)`,
+    );
+  const errorMessage = notes.filter((m) => m !== '').join('; ');
+  return { accepted: stored, duplicates, rejected: rejected.count, errorMessage };
 }
 
 /**

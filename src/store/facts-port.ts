@@ -8,7 +8,8 @@
  *
  * Bounded: a call answers the rows of at most `limit` subjects (a cursor pages over the rest), at
  * most SUBJECT_FACT_WINDOWS windows, and per row at most `topTools` tools and `topModels` models
- * (per workspace and subject at most `topNames` evaluation names).
+ * (per workspace and subject at most `topNames` evaluation names); `only` and `except` name at most
+ * SUBJECT_FACT_LIST subjects each.
  */
 
 /** Windows one call may ask for. */
@@ -18,6 +19,18 @@ const SUBJECT_FACT_LIMIT = 1000;
 /** Tools and models kept per row when the query names no other bound (and the most it may name). */
 export const SUBJECT_FACT_TOP = 10;
 const TOP_MAX = 100;
+/** Subjects `only` or `except` may name. */
+export const SUBJECT_FACT_LIST = 10_000;
+
+/**
+ * Which subjects a call pages over: with `only`, those it names (none when it is empty); with
+ * `except`, all but those it names. Detection reads an organization's registry agents first
+ * (`only`), then the names as sent (`except` the same list).
+ */
+interface SubjectChoice {
+  only?: readonly string[];
+  except?: readonly string[];
+}
 
 export interface FactWindow {
   /** Unix seconds, [startS, endS). */
@@ -25,11 +38,11 @@ export interface FactWindow {
   endS: number;
 }
 
-export interface SubjectFactsQuery {
+export interface SubjectFactsQuery extends SubjectChoice {
   orgId: string;
   subjectType: 'skill' | 'agent';
   windows: readonly FactWindow[];
-  /** The first `limit` subjects after `after` (by Unicode code point) that have spans in a window. */
+  /** The first `limit` subjects after `after` (by Unicode code point) of those chosen that have spans in a window. */
   limit: number;
   after: string | null;
   /** Per row, the tools with the most erroring calls (then most calls); default SUBJECT_FACT_TOP. */
@@ -98,11 +111,11 @@ export interface SubjectFactsReader {
 /** Evaluation names kept per (workspace, subject) when the query names no other bound. */
 export const EVALUATION_FACT_NAMES = 20;
 
-export interface EvaluationFactsQuery {
+export interface EvaluationFactsQuery extends SubjectChoice {
   orgId: string;
   subjectType: 'skill' | 'agent';
   windows: readonly FactWindow[];
-  /** The first `limit` subjects after `after` (by code point) with a scored evaluation counted in a window. */
+  /** The first `limit` subjects after `after` (by code point) of those chosen with a scored evaluation counted in a window. */
   limit: number;
   after: string | null;
   /**
@@ -144,8 +157,8 @@ export interface EvaluationFactsReader {
 
 const whole = (n: number, min: number, max: number) => Number.isSafeInteger(n) && n >= min && n <= max;
 
-/** Throws on windows or a limit outside the bounds. */
-function checkPage(q: { windows: readonly FactWindow[]; limit: number }, what: string): void {
+/** Throws on windows, a limit or subject lists outside the bounds. */
+function checkPage(q: SubjectChoice & { windows: readonly FactWindow[]; limit: number }, what: string): void {
   if (q.windows.length === 0 || q.windows.length > SUBJECT_FACT_WINDOWS)
     throw new Error(`${what}: 1 to ${SUBJECT_FACT_WINDOWS} windows, got ${q.windows.length}`);
   for (const w of q.windows)
@@ -153,6 +166,9 @@ function checkPage(q: { windows: readonly FactWindow[]; limit: number }, what: s
       throw new Error(`${what}: a window is [start, end) of whole seconds, got [${w.startS}, ${w.endS})`);
   if (!whole(q.limit, 1, SUBJECT_FACT_LIMIT))
     throw new Error(`${what}: limit is 1 to ${SUBJECT_FACT_LIMIT}, got ${q.limit}`);
+  for (const list of [q.only, q.except])
+    if (list !== undefined && list.length > SUBJECT_FACT_LIST)
+      throw new Error(`${what}: only and except name at most ${SUBJECT_FACT_LIST} subjects, got ${list.length}`);
 }
 
 /** Throws on a query outside the bounds (a programming error of the caller, not a request's). */

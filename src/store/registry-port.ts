@@ -14,6 +14,7 @@
 import type { ReadyExtras } from '../shared/relationship-forms.ts';
 import type { StoredBytes } from './stored-bytes.ts';
 import type { InsightStore } from './insight-port.ts';
+import type { DetectionState } from './detection-state-port.ts';
 import type { McpServerStore } from './mcp-server-port.ts';
 import type {
   ArtifactKind,
@@ -135,6 +136,8 @@ export interface RegistryStore extends McpServerStore {
   readonly engine: 'sqlite' | 'postgres';
   /** Insights, webhook subscriptions and their outbox, in the same database (insight-port.ts). */
   readonly insights: InsightStore;
+  /** The organization's agents and detection's page positions (detection-state-port.ts). */
+  readonly detection: DetectionState;
   /** Cheap round trip; throws when the store cannot answer. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -5,6 +5,7 @@
  */
 import { EVALUATION_MEASURES, type EvaluationRow } from './evaluation-row.ts';
 import type { EvaluationFactsReader, SubjectFactsReader } from './facts-port.ts';
+import type { AgentNameAdmitter } from './agent-names.ts';
 import type { StoredBytes } from './stored-bytes.ts';
 
 export type SpanCategory = 'skill_invocation' | 'tool_call' | 'model_call' | 'other';
@@ -323,8 +324,8 @@ export class QueryCancelledError extends Error {
   }
 }
 
-/** Also answers insight detection's facts (facts-port.ts). */
-export interface TraceStore extends SubjectFactsReader, EvaluationFactsReader {
+/** Also answers insight detection's facts (facts-port.ts) and admits agent names as sent (agent-names.ts). */
+export interface TraceStore extends SubjectFactsReader, EvaluationFactsReader, AgentNameAdmitter {
   readonly engine: 'duckdb' | 'postgres';
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -164,6 +164,20 @@ export function evaluationFactsContract(
       }
     });
 
+    it('pages over the subjects `only` names, or all but those `except` names', async () => {
+      const whole = await store.evaluationFacts(query({ subjectType: 'agent' }));
+      const subjects = [...new Set(whole.rows.map((r) => r.subject))];
+      const named = [subjects[1] as string, 'no-such-agent'];
+      for (const choice of [{ only: named }, { except: named }, { only: [] }]) {
+        const q = query({ subjectType: 'agent', ...choice });
+        await same(q);
+        const page = await store.evaluationFacts(q);
+        expect([...new Set(page.rows.map((r) => r.subject))]).toEqual(
+          subjects.filter((s) => ('only' in choice ? choice.only.includes(s) : !choice.except.includes(s))),
+        );
+      }
+    });
+
     it("agrees with operation 1's evaluation_score by name for the same subject, range and workspace", async () => {
       for (const subjectType of ['skill', 'agent'] as const) {
         const page = await store.evaluationFacts(query({ subjectType }));

@@ -36,13 +36,18 @@ function subjectTraces(org: readonly SpanRow[], type: 'skill' | 'agent'): Map<st
   return tracesOf;
 }
 
-/** The page of the first `limit` subjects after `after` among the rows', and their rows. */
+/**
+ * The page of the first `limit` subjects after `after` among the rows' that `only` and `except`
+ * choose, and their rows.
+ */
 function paged<R extends { subject: string }>(
   rows: readonly R[],
-  q: { limit: number; after: string | null },
+  q: { limit: number; after: string | null; only?: readonly string[]; except?: readonly string[] },
   order: (a: R, b: R) => number,
 ): { rows: R[]; subjects: number; next: string | null } {
   const subjects = [...new Set(rows.map((r) => r.subject))]
+    .filter((s) => q.only === undefined || q.only.includes(s))
+    .filter((s) => q.except === undefined || !q.except.includes(s))
     .filter((s) => q.after === null || byCodePoint(s, q.after) > 0)
     .sort(byCodePoint)
     .slice(0, q.limit);

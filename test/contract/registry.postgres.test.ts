@@ -6,6 +6,7 @@ import { openPostgresRegistry } from '../../src/store/postgres/open.ts';
 import { PG_URL, dropSchema, freshSchemaName, postgresReachable, withPgClient } from './pg-schema.ts';
 import { parseBundle } from '../../src/bundle/parse.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
+import { detectionStateContract } from './detection-state-contract.ts';
 import { insightContract } from './insight-contract.ts';
 import { insightPagesContract } from './insight-pages-contract.ts';
 import { outboxContract } from './outbox-contract.ts';
@@ -39,6 +40,7 @@ if (await postgresReachable()) {
   };
   mcpServerContract('postgres', openFresh);
   mcpServerImportContract('postgres', openFresh);
+  detectionStateContract('postgres', openFresh);
   const openInsights = async () => {
     const schema = freshSchemaName('t_registry_insights');
     schemas.push(schema);

@@ -8,6 +8,7 @@ import { parseBundle } from '../../src/bundle/parse.ts';
 import { openRegistryStore } from '../../src/store/open-registry.ts';
 import { SqliteRegistryStore } from '../../src/store/sqlite/registry-store.ts';
 import { TEST_API_KEY, smallBundle } from '../fixtures/small-bundle.ts';
+import { detectionStateContract } from './detection-state-contract.ts';
 import { insightContract } from './insight-contract.ts';
 import { insightPagesContract } from './insight-pages-contract.ts';
 import { outboxContract } from './outbox-contract.ts';
@@ -35,6 +36,7 @@ const openInsights = async () => {
 insightContract('sqlite', openInsights);
 insightPagesContract('sqlite', openInsights);
 outboxContract('sqlite', openInsights);
+detectionStateContract('sqlite', async () => new SqliteRegistryStore(tempFile()));
 
 describe('sqlite registry engine specifics', () => {
   it('opens registry.sqlite in DATA_DIR, creating the directory, and migrates once', async () => {
@@ -62,6 +64,7 @@ describe('sqlite registry engine specifics', () => {
       '007_insights.sql',
       '008_generation.sql',
       '009_webhook_fairness.sql',
+      '010_detection_pages.sql',
     ]);
     expect(db.prepare('PRAGMA journal_mode').get()?.journal_mode).toBe('wal');
     db.close();

@@ -8,7 +8,7 @@
  * calls without a tool, and invocations stored after the rest of their traces (late mappings).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SubjectFactsQuery, SubjectFacts } from '../../src/store/facts-port.ts';
+import { SUBJECT_FACT_LIST, type SubjectFactsQuery, type SubjectFacts } from '../../src/store/facts-port.ts';
 import type { SpanRow, TraceStore } from '../../src/store/trace-port.ts';
 import { spanRow, toolCallRow } from '../fixtures/span-row.ts';
 import { END, generated, type ContractOptions } from './trace-contract.ts';
@@ -152,6 +152,31 @@ export function subjectFactsContract(
       }
     });
 
+    it('pages over the subjects `only` names, or all but those `except` names, the two making the whole', async () => {
+      const named = ['agent-0002', 'agent-x', 'no-such-agent'];
+      const whole = await store.subjectFacts(factsQuery({ subjectType: 'agent' }));
+      const chosen: SubjectFacts[] = [];
+      for (const choice of [{ only: named }, { except: named }]) {
+        let after: string | null = null;
+        do {
+          const q = factsQuery({ subjectType: 'agent', limit: 1, after, ...choice });
+          const page = await store.subjectFacts(q);
+          expectSameFacts(page, subjectFactsReference(spans, q));
+          chosen.push(...page.rows);
+          after = page.next;
+        } while (after !== null);
+      }
+      expect([...new Set(chosen.map((r) => r.subject))]).toEqual(['agent-0002', 'agent-x', 'agent-0001', 'planner']);
+      const key = (r: SubjectFacts) => JSON.stringify([r.subject, r.workspaceId, r.window, r.traces]);
+      expect(chosen.map(key).sort()).toEqual(whole.rows.map(key).sort());
+      // Both at once: the subjects of `only` that `except` leaves; an empty `only` chooses none.
+      const both = factsQuery({ subjectType: 'agent', only: named, except: ['agent-x'] });
+      expect([...new Set((await store.subjectFacts(both)).rows.map((r) => r.subject))]).toEqual(['agent-0002']);
+      await same(both);
+      expect(await store.subjectFacts(factsQuery({ only: [] }))).toEqual({ rows: [], subjects: 0, next: null });
+      await same(factsQuery({ except: [] }));
+    });
+
     it('keeps the top tools and models of each row', async () => {
       const q = factsQuery({ topTools: 1, topModels: 2 });
       const page = await store.subjectFacts(q);
@@ -248,6 +273,8 @@ export function subjectFactsContract(
       await expect(store.subjectFacts(factsQuery({ windows: [] }))).rejects.toThrow(/windows/);
       await expect(store.subjectFacts(factsQuery({ limit: 0 }))).rejects.toThrow(/limit/);
       await expect(store.subjectFacts(factsQuery({ windows: [{ startS: END, endS: END }] }))).rejects.toThrow(/window/);
+      const many = Array.from({ length: SUBJECT_FACT_LIST + 1 }, (_, i) => `agent-${i}`);
+      await expect(store.subjectFacts(factsQuery({ except: many }))).rejects.toThrow(/at most 10000 subjects/);
       const controller = new AbortController();
       controller.abort();
       await expect(store.subjectFacts(factsQuery(), controller.signal)).rejects.toThrow();

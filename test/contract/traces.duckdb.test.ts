@@ -4,6 +4,9 @@
  * the way through loading (both at once); and the engine in its worker thread, as the service runs it,
  * with a dictionary cache far smaller than the values stored.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { ThreadedTraceStore } from '../../src/store/duckdb/threaded-store.ts';
 import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
 import type { TraceStore } from '../../src/store/trace-port.ts';
@@ -18,6 +21,7 @@ import { callPairsContract } from './call-pairs-contract.ts';
 import { evaluationContract } from './trace-evaluation-contract.ts';
 import { subjectFactsContract } from './subject-facts-contract.ts';
 import { evaluationFactsContract } from './evaluation-facts-contract.ts';
+import { agentNamesContract } from './agent-names-contract.ts';
 
 const open = () => DuckDbTraceStore.open(':memory:', { sealEveryMs: 0 });
 const seal = (store: TraceStore) => (store as DuckDbTraceStore).seal();
@@ -109,3 +113,25 @@ evaluationFactsContract(
   () => ThreadedTraceStore.open(':memory:', { sealEveryMs: 0 }),
   { afterChunk: async (store, chunk) => (chunk === 1 ? (store as ThreadedTraceStore).seal() : undefined) },
 );
+
+// Agent names as sent: on a file, reopened to read the names stored rather than those remembered.
+const files = new WeakMap<TraceStore, string>();
+const onFile = (threaded: boolean) => async (file?: string) => {
+  const at = file ?? path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gw-names-')), 'traces.duckdb');
+  const store = threaded
+    ? await ThreadedTraceStore.open(at, { sealEveryMs: 0 })
+    : await DuckDbTraceStore.open(at, { sealEveryMs: 0 });
+  files.set(store, at);
+  return store;
+};
+for (const threaded of [false, true]) {
+  const openAt = onFile(threaded);
+  agentNamesContract(
+    threaded ? 'duckdb in a worker thread' : 'duckdb',
+    () => openAt(),
+    async (store) => {
+      await store.close();
+      return openAt(files.get(store));
+    },
+  );
+}

@@ -21,6 +21,7 @@ import { callPairsContract } from './call-pairs-contract.ts';
 import { evaluationContract } from './trace-evaluation-contract.ts';
 import { subjectFactsContract } from './subject-facts-contract.ts';
 import { evaluationFactsContract } from './evaluation-facts-contract.ts';
+import { agentNamesContract } from './agent-names-contract.ts';
 
 const schemas: string[] = [];
 if (await postgresReachable()) {
@@ -69,6 +70,23 @@ if (await postgresReachable()) {
   evaluationFactsContract('postgres, sealed part of the way', open, {
     afterChunk: async (store, chunk) => (chunk === 1 ? seal(store) : undefined),
   });
+  // Another replica on the same schema remembers none of the names the first admitted.
+  const schemaOf = new WeakMap<TraceStore, string>();
+  agentNamesContract(
+    'postgres',
+    async () => {
+      const store = await open();
+      schemaOf.set(store, schemas.at(-1) as string);
+      return store;
+    },
+    async (store) => {
+      const schema = schemaOf.get(store) as string;
+      await store.close();
+      const replica = await openIn(schema);
+      schemaOf.set(replica, schema);
+      return replica;
+    },
+  );
   afterAll(async () => {
     for (const s of schemas) await dropSchema(s);
   });

@@ -1,11 +1,13 @@
 /**
  * One detection step (src/insights/detect.ts) over a real DuckDB trace store: the records it
  * builds (subject, window, payload, deterministic id), skills and agents alike, paging over
- * subjects and its bound, the cooldown, and the hook for evaluation scores.
+ * subjects and its bound, the cooldown, the hook for evaluation scores, and its passes over agents:
+ * the registry's first, each resumed where the step before stopped at the bound.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Cooldowns, detectStep, insightId, type StepDeps } from '../../src/insights/detect.ts';
-import type { EvaluationFacts, EvaluationFactsReader } from '../../src/store/facts-port.ts';
+import { Cooldowns, detectStep, insightId, type PagePositions, type StepDeps } from '../../src/insights/detect.ts';
+import type { EvaluationFacts, EvaluationFactsReader, SubjectFactsReader } from '../../src/store/facts-port.ts';
+import type { InsightRecord } from '../../src/store/insight-port.ts';
 import { DEFAULT_SETTINGS, effectiveSettings } from '../../src/insights/settings.ts';
 import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
 import type { SpanRow } from '../../src/store/trace-port.ts';
@@ -183,5 +185,95 @@ describe('a detection step over the trace store', () => {
     ]);
     expect(new Set(drops.map((i) => i.id)).size).toBe(2);
     expect(examined.evaluation).toBe(1);
+  });
+});
+
+describe("a detection step's passes over agents", () => {
+  let store: DuckDbTraceStore;
+  /** The agent subjects of each page read, in order, per step. */
+  let pages: string[][];
+  const reader: SubjectFactsReader = {
+    activeOrganizations: (sinceS, limit) => store.activeOrganizations(sinceS, limit),
+    subjectFacts: async (q, signal) => {
+      const page = await store.subjectFacts(q, signal);
+      if (q.subjectType === 'agent') pages.push([...new Set(page.rows.map((r) => r.subject))]);
+      return page;
+    },
+  };
+  const deps = (fields: Partial<StepDeps> = {}): StepDeps => ({
+    traces: reader,
+    settings: () => DEFAULT_SETTINGS,
+    cooldowns: new Cooldowns(async () => null),
+    subjectsPerCall: 10,
+    maxSubjects: 20,
+    ...fields,
+  });
+  const regressed = (insights: InsightRecord[]) =>
+    insights.filter((i) => i.kind === 'latency_regression' && i.subject.type === 'agent').map((i) => i.subject.id);
+  const junk = Array.from({ length: 50 }, (_, i) => `aaaa-${String(i + 1).padStart(4, '0')}`);
+
+  beforeAll(async () => {
+    store = await DuckDbTraceStore.open(':memory:', { sealEveryMs: 0 });
+    const slowAgent = (agent: string, first: number) =>
+      spans('sk-slow', first, 3).map((s) => ({ ...s, org_id: 'org-j', workspace_id: 'ws-j', agent }));
+    // 50 names as sent, one span each in the current window, sorting before every real agent.
+    const made = junk.map((agent, i) =>
+      spanRow(20_000 + i, { org_id: 'org-j', workspace_id: 'ws-j', agent, start_s: T - HOUR }),
+    );
+    await store.insertSpans([...slowAgent('zz-registry', 10_000), ...slowAgent('zz-named', 11_000), ...made]);
+  });
+  afterAll(async () => {
+    await store.close();
+  });
+
+  it("reads the organization's registry agents before the names as sent, whatever their order", async () => {
+    pages = [];
+    const alone = await detectStep(deps(), 'org-j', T, 'x');
+    // Without the registry's list, the bound is spent on the first 20 names by code point.
+    expect([alone.examined.agent, alone.truncated, regressed(alone.insights)]).toEqual([20, true, []]);
+    pages = [];
+    const first = await detectStep(deps({ registryAgents: ['zz-registry', 'zz-gone'] }), 'org-j', T, 'x');
+    expect([first.examined.agent, first.truncated, regressed(first.insights)]).toEqual([20, true, ['zz-registry']]);
+    expect(pages).toEqual([['zz-registry'], junk.slice(0, 10), junk.slice(10, 19)]);
+    expect(first.positions).toEqual({ 'agent:named': 'aaaa-0019' });
+  });
+
+  it('resumes each pass where the step before stopped at the bound, and starts over after the last', async () => {
+    const registryAgents = ['zz-registry'];
+    let positions: PagePositions = {};
+    const steps: { named: string[]; regressed: string[]; truncated: boolean; positions: PagePositions }[] = [];
+    for (let step = 0; step < 4; step++) {
+      pages = [];
+      const r = await detectStep(deps({ registryAgents, positions }), 'org-j', T, 'x');
+      const named = pages.flat().filter((a) => a !== 'zz-registry');
+      steps.push({ named, regressed: regressed(r.insights), truncated: r.truncated, positions: r.positions });
+      positions = r.positions;
+    }
+    // 51 names as sent, 19 a step beside the registry's agent: every one in three steps, then again from the first.
+    expect(steps.map((s) => [s.named.length, s.truncated, s.positions])).toEqual([
+      [19, true, { 'agent:named': 'aaaa-0019' }],
+      [19, true, { 'agent:named': 'aaaa-0038' }],
+      [13, false, {}],
+      [19, true, { 'agent:named': 'aaaa-0019' }],
+    ]);
+    expect(steps.slice(0, 3).flatMap((s) => s.named)).toEqual([...junk, 'zz-named']);
+    expect(steps.map((s) => s.regressed)).toEqual([
+      ['zz-registry'],
+      ['zz-registry'],
+      ['zz-registry', 'zz-named'],
+      ['zz-registry'],
+    ]);
+  });
+
+  it('resumes a pass of registry agents too, when they alone are more than the bound', async () => {
+    const registryAgents = junk.slice(0, 30);
+    pages = [];
+    const first = await detectStep(deps({ registryAgents }), 'org-j', T, 'x');
+    expect([pages.flat().length, first.positions]).toEqual([20, { 'agent:registry': 'aaaa-0020' }]);
+    pages = [];
+    const second = await detectStep(deps({ registryAgents, positions: first.positions }), 'org-j', T, 'x');
+    // The registry's last 10, then 10 names as sent.
+    expect(pages.flat()).toEqual([...junk.slice(20, 40)]);
+    expect(second.positions).toEqual({ 'agent:named': 'aaaa-0040' });
   });
 });

@@ -160,11 +160,12 @@ describe('the SQLite registry generation', () => {
       (db.prepare('SELECT name FROM sqlite_schema WHERE type = ? ORDER BY name').all(type) as { name: string }[]).map(
         (r) => r.name,
       );
-    // Writes no answer shows: the outbox and its subscriptions' health, detection's cursors and
-    // leases, and the migrations' own records; the full-text index follows `artifacts`, whose
-    // triggers move the counter.
+    // Writes no answer shows: the outbox and its subscriptions' health, detection's cursors, page
+    // positions and leases, and the migrations' own records; the full-text index follows
+    // `artifacts`, whose triggers move the counter.
     const bookkeeping = [
       'detection_cursors',
+      'detection_pages',
       'leases',
       'registry_generation',
       'schema_migrations',

@@ -206,7 +206,8 @@ export function encodeResponse(
   signal: OtlpSignal = 'traces',
 ): Buffer | string {
   const { type, rejected: field } = ANSWERS[signal];
-  const body = rejected > 0 ? { partialSuccess: { [field]: rejected, errorMessage } } : {};
+  // With nothing rejected, a message is a warning (the OTLP specification allows partial_success so).
+  const body = rejected > 0 || errorMessage !== '' ? { partialSuccess: { [field]: rejected, errorMessage } } : {};
   if (!protobufOut) return JSON.stringify(body);
   return Buffer.from(type.encode(type.fromObject(body)).finish());
 }

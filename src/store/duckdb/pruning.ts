@@ -3,8 +3,8 @@
  * deletes the spans, sealed rows, metric points and evaluations before the cutoff. A trace's mappings to its
  * skills and agents stay while any of its spans does (the spans kept still count for the skill or
  * agent, sealed or not); day records older than the cutoff go, and with them the crossing marks they
- * alone justified (marks are a superset: one too many only costs time, sealing.ts), and the sides of
- * calls their spans took (call-sides.ts).
+ * alone justified (marks are a superset: one too many only costs time, sealing.ts), the sides of
+ * calls their spans took (call-sides.ts), and the agent names admitted on days before the cutoff's.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 
@@ -27,6 +27,7 @@ export async function pruneBefore(conn: DuckDBConnection, cutoffS: number): Prom
     await conn.run('DELETE FROM metric_points WHERE time_s < $1', cutoff);
     await conn.run('DELETE FROM evaluations WHERE time_s < $1', cutoff);
     await conn.run('DELETE FROM tool_call_sides WHERE start_s < $1', cutoff);
+    await conn.run('DELETE FROM agent_names WHERE day < $1', [Math.floor(cutoffS / 86400)]);
     await conn.run('COMMIT');
     return spans;
   } catch (err) {

@@ -24,6 +24,7 @@ import {
   type TraceStore,
 } from '../trace-port.ts';
 import type { StoredBytes } from '../stored-bytes.ts';
+import type { AgentNameRequest } from '../agent-names.ts';
 import type { EvaluationRow } from '../evaluation-row.ts';
 import type { EvaluationFactsPage, EvaluationFactsQuery, SubjectFactsPage, SubjectFactsQuery } from '../facts-port.ts';
 import { SettledWrites } from '../watermark.ts';
@@ -160,6 +161,11 @@ export class ThreadedTraceStore implements TraceStore {
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }
+  }
+
+  admitAgentNames(request: AgentNameRequest, signal?: AbortSignal): Promise<boolean[]> {
+    if (signal?.aborted) return Promise.reject(new QueryCancelledError());
+    return this.call({ op: 'admitAgentNames', request });
   }
 
   pruneBefore(cutoffS: number): Promise<number> {

@@ -30,6 +30,8 @@ import { unstorable, unstorableEvaluation, unstorablePoint } from './append.ts';
 import type { EvaluationRow } from '../evaluation-row.ts';
 import type { EvaluationFactsPage, EvaluationFactsQuery, SubjectFactsPage, SubjectFactsQuery } from '../facts-port.ts';
 import { Dictionary } from './dictionary.ts';
+import { AdmittedNames, type AgentNameRequest } from '../agent-names.ts';
+import { admitOnWriter } from './agent-names.ts';
 import { TraceQueries } from './queries.ts';
 import { migrate } from './schema.ts';
 import { sealInBackground } from '../seal-timer.ts';
@@ -70,6 +72,7 @@ export class DuckDbTraceStore implements TraceStore {
   private readonly conn: DuckDBConnection;
   private readonly writer: TraceWriter;
   private readonly writes = new SettledWrites();
+  private readonly names = new AdmittedNames();
   private readonly dictionary: Dictionary;
   private readonly queries: TraceQueries;
   private readonly timer: NodeJS.Timeout | null;
@@ -209,6 +212,16 @@ export class DuckDbTraceStore implements TraceStore {
   async watermark(): Promise<string> {
     this.live();
     return this.writes.mark;
+  }
+
+  /** On the writer, between its appends (agent-names.ts); names it admitted are answered from memory. */
+  admitAgentNames(request: AgentNameRequest, signal?: AbortSignal): Promise<boolean[]> {
+    this.live();
+    return this.names.admit(
+      request,
+      (uses) => this.writer.exclusive((conn) => admitOnWriter(conn, request.orgId, request.cap, uses)),
+      signal,
+    );
   }
 
   /** Retention: on the writer, between appends and seal steps (pruning.ts). */

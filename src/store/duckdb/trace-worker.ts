@@ -10,6 +10,7 @@ import type { AggregateQuery, MetricPointRow, ServerUsageQuery, SpanColumns, Too
 import type { EvaluationFactsQuery, SubjectFactsQuery } from '../facts-port.ts';
 import type { CompiledAggregate } from '../stats/compile.ts';
 import type { EvaluationRow } from '../evaluation-row.ts';
+import type { AgentNameRequest } from '../agent-names.ts';
 import { DuckDbTraceStore, type DuckDbTraceOptions } from './trace-store.ts';
 import { databaseFileBytes } from '../stored-bytes.ts';
 
@@ -18,6 +19,7 @@ export type WorkerRequest =
   | { id: number; op: 'insertPoints'; points: MetricPointRow[] }
   | { id: number; op: 'insertEvaluations'; evaluations: EvaluationRow[] }
   | { id: number; op: 'prune'; cutoffS: number }
+  | { id: number; op: 'admitAgentNames'; request: AgentNameRequest }
   | { id: number; op: 'aggregate'; query: AggregateQuery }
   | { id: number; op: 'toolUsage'; query: ToolUsageQuery }
   | { id: number; op: 'serverUsage'; query: ServerUsageQuery }
@@ -124,6 +126,10 @@ function handle(m: WorkerRequest): void {
     }
     case 'prune': {
       reply(m.id, () => store.pruneBefore(m.cutoffS));
+      return;
+    }
+    case 'admitAgentNames': {
+      reply(m.id, () => store.admitAgentNames(m.request));
       return;
     }
     case 'aggregate': {

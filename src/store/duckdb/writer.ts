@@ -1,8 +1,8 @@
 /**
- * The DuckDB trace engine's one writer: a queue of appends, seal steps and retention runs, drained
- * on one connection. Appends of concurrent requests are committed together (group commit), every
- * span gets the next sequence number, and each skill invocation adds a trace -> skill mapping
- * (append.ts). Sealing (sealing.ts) copies the spans of each skill's traces into `skill_spans` for
+ * The DuckDB trace engine's one writer: a queue of appends, seal steps, retention runs and short
+ * exclusive tasks (admissions of agent names: agent-names.ts), drained on one connection. Appends
+ * of concurrent requests are committed together (group commit), every span gets the next sequence
+ * number, and each skill invocation adds a trace -> skill mapping (append.ts). Sealing (sealing.ts) copies the spans of each skill's traces into `skill_spans` for
  * spans committed at least `sealAgeMs` ago; appends carry request latency and go first, but a wanted
  * seal gets a turn at least every SEAL_TURN_MS, one step of at most SEAL_STEP spans at a time.
  */
@@ -39,6 +39,10 @@ interface PendingPrune {
   resolve: (spans: number) => void;
   reject: (err: unknown) => void;
 }
+/** Work that needs the writer's connection to itself (an admission of agent names). */
+interface PendingTask {
+  run: (conn: DuckDBConnection) => Promise<void>;
+}
 interface PendingSeal {
   upTo: number;
   resolve: () => void;
@@ -65,6 +69,7 @@ export class TraceWriter {
   private appends: PendingAppend[] = [];
   private seals: PendingSeal[] = [];
   private prunes: PendingPrune[] = [];
+  private tasks: PendingTask[] = [];
   private writing: Promise<void> | null = null;
   /** Highest committed sequence number, and the highest one sealed. */
   private committedSeq: number;
@@ -159,6 +164,17 @@ export class TraceWriter {
     });
   }
 
+  /**
+   * Runs `work` on the writer's connection between its appends and seal steps, in the turn of the
+   * appends waiting, before them (it is short, and a request waits for it); its transaction is its own.
+   */
+  exclusive<T>(work: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
+    return new Promise((resolve, reject) => {
+      this.tasks.push({ run: (conn) => work(conn).then(resolve, reject) });
+      this.writing ??= this.drain();
+    });
+  }
+
   /** Seals every span committed so far. */
   sealAll(): Promise<void> {
     return this.sealUpTo(this.committedSeq);
@@ -190,13 +206,14 @@ export class TraceWriter {
   }
 
   /**
-   * The writer. Appends carry request latency and go first, but a wanted seal gets a turn at least
-   * every SEAL_TURN_MS even under constant ingestion, one step at a time, so neither starves.
+   * The writer. Appends and tasks carry request latency and go first (the tasks queued, then the
+   * appends queued, in one turn, so neither starves the other), but a wanted seal gets a turn at
+   * least every SEAL_TURN_MS even under constant ingestion, one step at a time, so none starves.
    */
   private async drain(): Promise<void> {
     for (;;) {
-      const sealTurn =
-        this.seals.length > 0 && (this.appends.length === 0 || Date.now() - this.sealWaitingSince >= SEAL_TURN_MS);
+      const waiting = this.appends.length + this.tasks.length;
+      const sealTurn = this.seals.length > 0 && (waiting === 0 || Date.now() - this.sealWaitingSince >= SEAL_TURN_MS);
       if (this.prunes.length > 0) {
         const p = this.prunes.shift() as PendingPrune;
         await pruneBefore(this.conn, p.cutoffS).then((spans) => {
@@ -206,7 +223,9 @@ export class TraceWriter {
         }, p.reject);
       } else if (sealTurn) {
         await this.sealStep();
-      } else if (this.appends.length > 0) {
+      } else if (waiting > 0) {
+        for (const task of this.tasks.splice(0)) await task.run(this.conn);
+        if (this.appends.length === 0) continue;
         const group = this.appends.splice(0);
         for (const g of group) g.release();
         await this.appendGroup(group).then(

@@ -50,6 +50,7 @@ import type { StoredBytes } from '../stored-bytes.ts';
 import { REGISTRY_TABLES, tableBytes } from './stored-bytes.ts';
 import { PostgresMcpServers } from './mcp-servers.ts';
 import { PostgresInsights } from './insights.ts';
+import { PostgresDetectionState } from './detection-state.ts';
 import type { McpServerQuery, NewMcpServerVersion } from '../mcp-server-port.ts';
 
 const ID = 'id COLLATE "C"';
@@ -70,6 +71,7 @@ export class PostgresRegistryStore implements RegistryStore {
     (sql, params) => this.all(sql, params),
     (work) => this.transaction(work),
   );
+  readonly detection = new PostgresDetectionState((sql, params) => this.all(sql, params));
 
   constructor(pool: pg.Pool) {
     this.pool = pool;

@@ -1,7 +1,8 @@
 /**
  * Retention's work in the transaction that prunes (PostgresTraceStore.pruneBefore): the sealed
- * rows and the rollups they counted, the trace mappings, evaluations, and the spans and metric
- * points (partitions.ts: the months that end by the cutoff dropped whole, last).
+ * rows and the rollups they counted, the trace mappings, evaluations, agent names of the days
+ * before the cutoff's, and the spans and metric points (partitions.ts: the months that end by the
+ * cutoff dropped whole, last).
  */
 import type pg from 'pg';
 import { EMPTY_ROLLUPS_SQL, KEEPS_ROLLUPS, cutPairsSql, rollupDeltaSql, rollupReturning } from './rollups.ts';
@@ -43,5 +44,6 @@ export async function pruneInTransaction(client: pg.PoolClient, cutoffS: number)
       [cutoffS],
     );
   await client.query('DELETE FROM evaluations WHERE time_s < $1', [cutoffS]);
+  await client.query('DELETE FROM agent_names WHERE day < $1', [Math.floor(cutoffS / 86400)]);
   return pruneMonths(client, cutoffS);
 }

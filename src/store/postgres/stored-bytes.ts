@@ -21,6 +21,7 @@ export const TRACE_TABLES = [
   'skill_special',
   'tool_call_pairs',
   'evaluations',
+  'agent_names',
   'traces_schema_migrations',
 ] as const;
 
@@ -42,6 +43,7 @@ export const REGISTRY_TABLES = [
   'webhook_subscriptions',
   'webhook_deliveries',
   'detection_cursors',
+  'detection_pages',
   'detection_settings',
   'leases',
   'registry_schema_migrations',

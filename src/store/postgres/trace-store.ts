@@ -51,6 +51,8 @@ import { retryCarefully, writeEvaluations, writePoints, writeSpans } from './spa
 import type { EvaluationRow } from '../evaluation-row.ts';
 import type { StoredBytes } from '../stored-bytes.ts';
 import { TRACE_TABLES, tableBytes } from './stored-bytes.ts';
+import { AdmittedNames, type AgentNameRequest, type AgentNameUse } from '../agent-names.ts';
+import { admitInTransaction } from './agent-names.ts';
 
 export interface PostgresTraceOptions {
   /** How often this replica tries a sealing step (ms; 0: only when `seal()` is called). Default 5,000. */
@@ -84,6 +86,7 @@ export class PostgresTraceStore implements TraceStore {
   private readonly sealStepSpans: number;
   private readonly rollups: boolean;
   private readonly partitions: MonthPartitions;
+  private readonly names = new AdmittedNames();
 
   /** `rows`: the size of `spans` as the planner last estimated it. */
   constructor(pool: pg.Pool, rows = 0, options: PostgresTraceOptions = {}) {
@@ -271,6 +274,13 @@ export class PostgresTraceStore implements TraceStore {
   async insertEvaluations(rows: readonly EvaluationRow[], signal?: AbortSignal): Promise<InsertOutcome> {
     if (rows.length === 0) return { stored: 0, duplicates: 0 };
     return movingWatermark(this.pool, this.inTransaction(writeEvaluations(rows), signal));
+  }
+
+  /** In one transaction (agent-names.ts); names it admitted are answered from memory. */
+  admitAgentNames(request: AgentNameRequest, signal?: AbortSignal): Promise<boolean[]> {
+    const { orgId, cap } = request;
+    const admit = (uses: AgentNameUse[]) => this.inTransaction((c) => admitInTransaction(c, orgId, cap, uses), signal);
+    return this.names.admit(request, admit, signal);
   }
 
   /**

@@ -50,6 +50,7 @@ import {
 import { WalIndexHeader } from './wal-index.ts';
 import { SqliteMcpServers } from './mcp-servers.ts';
 import { SqliteInsights } from './insights.ts';
+import { SqliteDetectionState } from './detection-state.ts';
 import type { McpServerQuery, NewMcpServerVersion } from '../mcp-server-port.ts';
 import { databaseFileBytes, type StoredBytes } from '../stored-bytes.ts';
 
@@ -68,6 +69,7 @@ export class SqliteRegistryStore implements RegistryStore {
   private seen: { header: string; generation: string } | null = null;
   private readonly mcp: SqliteMcpServers;
   readonly insights: SqliteInsights;
+  readonly detection: SqliteDetectionState;
 
   /** `progress`: told how a long fill of ready-to-send documents goes (the first open after an upgrade). */
   constructor(file: string, progress?: ReadyProgress) {
@@ -82,6 +84,7 @@ export class SqliteRegistryStore implements RegistryStore {
     const all = (sql: string, ...params: (string | number | null)[]) => this.all(sql, ...params);
     this.mcp = new SqliteMcpServers(this.db, all);
     this.insights = new SqliteInsights(this.db, all);
+    this.detection = new SqliteDetectionState(all);
   }
 
   private stmt(sql: string): StatementSync {

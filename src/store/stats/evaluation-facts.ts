@@ -16,7 +16,7 @@ import {
 } from '../facts-port.ts';
 import { sqlNumber, sqlText } from '../sql-values.ts';
 import { numberedParams, type SqlDialect } from './dialect.ts';
-import type { SubjectSource } from './subject-facts.ts';
+import { chosenSubjects, type SubjectSource } from './subject-facts.ts';
 
 export function compileEvaluationFacts(
   q: EvaluationFactsQuery,
@@ -39,7 +39,7 @@ ev AS MATERIALIZED (SELECT win.w, e.workspace_id, e.trace_key, e.name, e.score F
   WHERE e.org_id = ${param(q.orgId)} AND e.time_s >= ${start} AND e.time_s < ${end} AND e.score IS NOT NULL),
 st AS MATERIALIZED (SELECT DISTINCT win.w, src.workspace_id, src.subject, src.trace_key
   FROM (${rows}) src JOIN win ON src.start_s >= win.ws AND src.start_s < win.we
-  WHERE src.trace_key IN (SELECT trace_key FROM ev)),
+  WHERE src.trace_key IN (SELECT trace_key FROM ev) AND ${chosenSubjects(q, 'src.subject', dialect, param)}),
 j AS MATERIALIZED (SELECT st.w, st.workspace_id, st.subject, ev.name, ev.score FROM st
   JOIN ev ON ev.w = st.w AND ev.workspace_id = st.workspace_id AND ev.trace_key = st.trace_key),
 page AS MATERIALIZED (SELECT subject FROM j ${after} GROUP BY subject ORDER BY subject${order} LIMIT ${param(q.limit)}),

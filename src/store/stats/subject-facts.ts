@@ -1,7 +1,7 @@
 /**
  * The SQL of {@link SubjectFactsReader.subjectFacts} for both engines: over an engine's rows of
- * every subject's traces (`SubjectSource`: SOURCE_COLUMNS plus the subject), the page of subjects,
- * the rows joined with the windows, and one GROUP BY per (window, workspace, subject) whose parts
+ * every subject's traces (`SubjectSource`: SOURCE_COLUMNS plus the subject), those of the subjects
+ * the query chooses (`only`, `except`), the page of subjects, the rows joined with the windows, and one GROUP BY per (window, workspace, subject) whose parts
  * and measures are the statistics compiler's own (measures.ts `partSql`, `finalSql`), so each
  * number is the one operation 1 computes for that subject, range and workspace. Two more groupings
  * of the same rows keep each group's top tools (tool_call spans) and models (cost).
@@ -33,6 +33,23 @@ const VALUE_COLUMNS = [
   'cost',
 ];
 const KEYS = 'w, workspace_id, subject';
+
+/**
+ * The condition a query's `only` and `except` put on the subject `column` (TRUE when it names
+ * neither): kept in the rows read once, so the subjects left out cost no grouping.
+ */
+export function chosenSubjects(
+  q: { only?: readonly string[]; except?: readonly string[] },
+  column: string,
+  dialect: SqlDialect,
+  param: Param,
+): string {
+  const list = (ids: readonly string[]) => dialect.inList(column, ids.map((id) => param(id)).join(', '));
+  const conditions: string[] = [];
+  if (q.only !== undefined) conditions.push(q.only.length === 0 ? 'FALSE' : list(q.only));
+  if (q.except !== undefined && q.except.length > 0) conditions.push(`NOT ${list(q.except)}`);
+  return conditions.length === 0 ? 'TRUE' : conditions.join(' AND ');
+}
 /** The source columns the parts and groupings read. */
 const FACT_COLUMNS = [
   'subject',
@@ -92,7 +109,8 @@ WHERE rn <= ${param(q.topModels ?? SUBJECT_FACT_TOP)}`;
   // subjects with rows there, and each grouping reads the page's rows of them.
   const sql = `WITH win (w, ws, we) AS (VALUES ${windows}),
 rw AS MATERIALIZED (SELECT win.w, ${FACT_COLUMNS.map((c) => `src.${c}`).join(', ')}
-  FROM (${rows}) src JOIN win ON src.start_s >= win.ws AND src.start_s < win.we),
+  FROM (${rows}) src JOIN win ON src.start_s >= win.ws AND src.start_s < win.we
+  WHERE ${chosenSubjects(q, 'src.subject', dialect, param)}),
 page AS MATERIALIZED (SELECT subject FROM rw ${after} GROUP BY subject ORDER BY subject${order} LIMIT ${param(q.limit)}),
 r AS NOT MATERIALIZED (SELECT * FROM rw WHERE subject IN (SELECT subject FROM page))
 ${main}
