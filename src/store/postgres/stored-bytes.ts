@@ -42,6 +42,7 @@ export const REGISTRY_TABLES = [
   'insights',
   'webhook_subscriptions',
   'webhook_deliveries',
+  'webhook_subscription_health',
   'detection_cursors',
   'detection_pages',
   'detection_settings',
