@@ -72,25 +72,33 @@ export async function owed(store: InsightStore, at = T + 1e9): Promise<string[]>
   return (await drain(store, at)).map((d) => `${d.subscription_id} > ${d.insight_id}`).sort();
 }
 
+/**
+ * Inside a describe: opens a store with the small bundle imported for each call (`s`, its insight
+ * store; `another`, a second store on the same data), all closed after each test.
+ */
+export function freshInsightStores(open: () => Promise<OpenedStore>) {
+  const opened: RegistryStore[] = [];
+  afterEach(async () => {
+    for (const store of opened.splice(0)) await store.close();
+  });
+  return async () => {
+    const o = await open();
+    opened.push(o.store);
+    await o.store.importBundle(parseBundle(smallBundle()));
+    return {
+      s: o.store.insights,
+      another: async () => {
+        const other = await o.another();
+        opened.push(other);
+        return other.insights;
+      },
+    };
+  };
+}
+
 export function insightContract(engine: string, open: () => Promise<OpenedStore>): void {
   describe(`insight store contract: ${engine}`, () => {
-    const opened: RegistryStore[] = [];
-    const fresh = async () => {
-      const o = await open();
-      opened.push(o.store);
-      await o.store.importBundle(parseBundle(smallBundle()));
-      return {
-        s: o.store.insights,
-        another: async () => {
-          const other = await o.another();
-          opened.push(other);
-          return other.insights;
-        },
-      };
-    };
-    afterEach(async () => {
-      for (const store of opened.splice(0)) await store.close();
-    });
+    const fresh = freshInsightStores(open);
 
     it('records an insight once: a second record stores nothing and enqueues nothing', async () => {
       const { s } = await fresh();

@@ -4,12 +4,9 @@
  * oldest due, organizations taking turns; a paused subscription is skipped and keeps its
  * deliveries; an organization owes at most its bound, also when replicas record at once.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { parseBundle } from '../../src/bundle/parse.ts';
+import { describe, expect, it } from 'vitest';
 import type { Delivery, InsightKind, OutboxBound } from '../../src/store/insight-port.ts';
-import type { RegistryStore } from '../../src/store/registry-port.ts';
-import { smallBundle } from '../fixtures/small-bundle.ts';
-import { drain, insight, owed, subscription, type OpenedStore } from './insight-contract.ts';
+import { drain, freshInsightStores, insight, owed, subscription, type OpenedStore } from './insight-contract.ts';
 
 const T = 1_780_000_000_000;
 const LEASE = 60_000;
@@ -25,23 +22,7 @@ function bound(max: number): OutboxBound & { heard: [string, number][] } {
 
 export function outboxContract(engine: string, open: () => Promise<OpenedStore>): void {
   describe(`webhook outbox contract: ${engine}`, () => {
-    const opened: RegistryStore[] = [];
-    const fresh = async () => {
-      const o = await open();
-      opened.push(o.store);
-      await o.store.importBundle(parseBundle(smallBundle()));
-      return {
-        s: o.store.insights,
-        another: async () => {
-          const other = await o.another();
-          opened.push(other);
-          return other.insights;
-        },
-      };
-    };
-    afterEach(async () => {
-      for (const store of opened.splice(0)) await store.close();
-    });
+    const fresh = freshInsightStores(open);
 
     it('a claim takes one delivery per subscription, its oldest due, and organizations take turns', async () => {
       const { s } = await fresh();

@@ -6,21 +6,15 @@
  * the same run; the names as sent are read from where the step before stopped (positions kept in
  * the registry store between runs), so one past the bound is found when its turn comes.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseBundle } from '../../src/bundle/parse.ts';
 import type { DetectionConfig } from '../../src/config-detection.ts';
 import { startDetection } from '../../src/insights/scheduler.ts';
-import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
-import { openPostgresRegistry, openPostgresTraces } from '../../src/store/postgres/open.ts';
 import type { RegistryStore } from '../../src/store/registry-port.ts';
-import { SqliteRegistryStore } from '../../src/store/sqlite/registry-store.ts';
 import type { SpanRow, TraceStore } from '../../src/store/trace-port.ts';
-import { PG_URL, dropSchema, freshSchemaName, postgresReachable } from '../contract/pg-schema.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
 import { spanRow } from '../fixtures/span-row.ts';
+import { onDetectionEngines } from '../helpers/detection-engines.ts';
 
 const END = Date.UTC(2026, 10, 1, 12) / 1000;
 const HOUR = 3600;
@@ -124,27 +118,4 @@ function crowdedSuite(engine: string, open: () => Promise<{ registry: RegistrySt
   });
 }
 
-crowdedSuite('sqlite and duckdb', async () => {
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gw-crowded-')), 'registry.sqlite');
-  const traces = await DuckDbTraceStore.open(':memory:', { sealEveryMs: 0 });
-  return { registry: new SqliteRegistryStore(file), traces };
-});
-
-const schemas: string[] = [];
-if (await postgresReachable()) {
-  crowdedSuite('postgres', async () => {
-    const registrySchema = freshSchemaName('t_crowded_registry');
-    const traceSchema = freshSchemaName('t_crowded_traces');
-    schemas.push(registrySchema, traceSchema);
-    const options = { databaseUrl: PG_URL, requestTimeoutMs: 10_000 };
-    return {
-      registry: await openPostgresRegistry(options, registrySchema),
-      traces: await openPostgresTraces(options, traceSchema, { sealEveryMs: 0, now: () => END }),
-    };
-  });
-  afterAll(async () => {
-    for (const s of schemas) await dropSchema(s);
-  });
-} else {
-  describe.skip('detection with thousands of made-up agent names: postgres (no server)', () => undefined);
-}
+await onDetectionEngines('crowded', 'detection with thousands of made-up agent names', END, crowdedSuite);

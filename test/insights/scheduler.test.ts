@@ -6,24 +6,18 @@
  * the lease keeps it), a workspace's overrides change its rules, evaluation scores that drop are
  * found, and the cost lands in /metrics without an organization label.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listInsightSchemas } from '../../src/skills/insight-schemas.ts';
 import type { DetectionConfig } from '../../src/config-detection.ts';
 import { startDetection } from '../../src/insights/scheduler.ts';
 import { createMetrics, type Metrics } from '../../src/observability/metrics.ts';
-import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
-import { openPostgresRegistry, openPostgresTraces } from '../../src/store/postgres/open.ts';
 import type { SubjectFactsQuery } from '../../src/store/facts-port.ts';
 import type { RegistryStore } from '../../src/store/registry-port.ts';
-import { SqliteRegistryStore } from '../../src/store/sqlite/registry-store.ts';
 import type { EvaluationRow } from '../../src/store/evaluation-row.ts';
 import type { SpanRow, TraceStore } from '../../src/store/trace-port.ts';
-import { PG_URL, dropSchema, freshSchemaName, postgresReachable } from '../contract/pg-schema.ts';
 import { spanRow } from '../fixtures/span-row.ts';
+import { onDetectionEngines } from '../helpers/detection-engines.ts';
 
 const END = Date.UTC(2026, 10, 1) / 1000;
 const HOUR = 3600;
@@ -280,27 +274,4 @@ function schedulerSuite(engine: string, open: () => Promise<{ registry: Registry
   });
 }
 
-schedulerSuite('sqlite and duckdb', async () => {
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gw-detect-')), 'registry.sqlite');
-  const traces = await DuckDbTraceStore.open(':memory:', { sealEveryMs: 0 });
-  return { registry: new SqliteRegistryStore(file), traces };
-});
-
-const schemas: string[] = [];
-if (await postgresReachable()) {
-  schedulerSuite('postgres', async () => {
-    const registrySchema = freshSchemaName('t_detect_registry');
-    const traceSchema = freshSchemaName('t_detect_traces');
-    schemas.push(registrySchema, traceSchema);
-    const options = { databaseUrl: PG_URL, requestTimeoutMs: 10_000 };
-    return {
-      registry: await openPostgresRegistry(options, registrySchema),
-      traces: await openPostgresTraces(options, traceSchema, { sealEveryMs: 0, now: () => END }),
-    };
-  });
-  afterAll(async () => {
-    for (const s of schemas) await dropSchema(s);
-  });
-} else {
-  describe.skip('insight detection on a schedule: postgres (no server)', () => undefined);
-}
+await onDetectionEngines('detect', 'insight detection on a schedule', END, schedulerSuite);
