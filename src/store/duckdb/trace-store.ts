@@ -68,7 +68,7 @@ const DEFAULT_IDENTITY_MAX_KEYS = 4_000_000;
 export class DuckDbTraceStore implements TraceStore {
   readonly engine = 'duckdb' as const;
   private readonly instance: DuckDBInstance;
-  /** The writer's connection: also answers ping and countSpans. */
+  /** The writer's connection, closed after the writer is idle (reads run on their own: queries.ts). */
   private readonly conn: DuckDBConnection;
   private readonly writer: TraceWriter;
   private readonly writes = new SettledWrites();
