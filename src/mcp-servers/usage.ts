@@ -44,6 +44,19 @@ const noCalls = (): McpServerUsage => ({
   p95_latency_ms: null,
 });
 
+/** Usage without calls as the response schemas serialize it (every server no span names). */
+const NO_CALLS_JSON = JSON.stringify(noCalls());
+
+/**
+ * `usage` as JSON text, as the response schemas serialize it: JSON.stringify writes its members in
+ * their order, which is the schemas' (and numbers as fast-json-stringify does).
+ */
+export function usageJson(u: McpServerUsage): string {
+  const none =
+    u.calls === 0 && u.window_days === USAGE_WINDOW_DAYS && u.error_rate === null && u.p95_latency_ms === null;
+  return none ? NO_CALLS_JSON : JSON.stringify(u);
+}
+
 /**
  * The usage of each server id (every id given is in the map, without calls when it has none), in one
  * trace-store query. Throws 503 traces_unavailable when the trace store cannot answer, 504

@@ -10,6 +10,7 @@ import { insightContract } from './insight-contract.ts';
 import { insightPagesContract } from './insight-pages-contract.ts';
 import { mcpServerContract } from './mcp-server-contract.ts';
 import { mcpServerImportContract } from './mcp-server-import-contract.ts';
+import { mcpServerReadyContract } from './mcp-server-ready-contract.ts';
 import {
   expectOldArtifactsUpgraded,
   expectReadyDocumentsKept,
@@ -38,6 +39,7 @@ if (await postgresReachable()) {
   };
   mcpServerContract('postgres', openFresh);
   mcpServerImportContract('postgres', openFresh);
+  mcpServerReadyContract('postgres', openFresh);
   const openInsights = async () => {
     const schema = freshSchemaName('t_registry_insights');
     schemas.push(schema);

@@ -47,6 +47,7 @@ import {
   RELATIONSHIPS_OF_IDS,
   toolAggregateSql,
 } from './registry-sql.ts';
+import { runStatement } from './run-statement.ts';
 import { WalIndexHeader } from './wal-index.ts';
 import { SqliteMcpServers } from './mcp-servers.ts';
 import { SqliteInsights } from './insights.ts';
@@ -80,30 +81,30 @@ export class SqliteRegistryStore implements RegistryStore {
     if (file !== ':memory:')
       this.walIndex = WalIndexHeader.of(file, Number(this.all('PRAGMA page_size')[0]?.page_size));
     const all = (sql: string, ...params: (string | number | null)[]) => this.all(sql, ...params);
-    this.mcp = new SqliteMcpServers(this.db, all);
+    const arrays = (sql: string, ...params: (string | number | null)[]) => this.arrays(sql, ...params);
+    this.mcp = new SqliteMcpServers(this.db, all, arrays);
     this.insights = new SqliteInsights(this.db, all);
   }
 
-  private stmt(sql: string): StatementSync {
-    let s = this.statements.get(sql);
+  /** `arrays`: a statement of its own that answers each row as an array of its columns. */
+  private stmt(sql: string, arrays = false): StatementSync {
+    const key = arrays ? `arrays\n${sql}` : sql;
+    let s = this.statements.get(key);
     if (s === undefined) {
       s = this.db.prepare(sql);
-      this.statements.set(sql, s);
+      s.setReturnArrays(arrays);
+      this.statements.set(key, s);
     }
     return s;
   }
 
   private all(sql: string, ...params: (string | number | null)[]): Row[] {
-    if (!this.db.isOpen) throw new StoreUnavailableError('the registry database is closed');
-    try {
-      return this.stmt(sql).all(...params);
-    } catch (err) {
-      // SQLITE_BUSY, SQLITE_IOERR, SQLITE_CORRUPT, SQLITE_FULL, SQLITE_CANTOPEN: the store, not the query.
-      const code = (err as { errcode?: number }).errcode;
-      if (code !== undefined && [5, 10, 11, 13, 14].includes(code & 0xff))
-        throw new StoreUnavailableError('the registry database cannot answer', { cause: err });
-      throw err;
-    }
+    return runStatement(this.db, () => this.stmt(sql).all(...params));
+  }
+
+  /** As `all`, each row an array of the selected columns: no object, nor a name, per value. */
+  private arrays(sql: string, ...params: (string | number | null)[]): unknown[][] {
+    return runStatement(this.db, () => this.stmt(sql, true).all(...params) as unknown[] as unknown[][]);
   }
 
   async ping(): Promise<void> {
@@ -363,6 +364,10 @@ export class SqliteRegistryStore implements RegistryStore {
   // MCP servers (mcp-servers.ts)
   listMcpServerVersions(query: McpServerQuery) {
     return this.mcp.listMcpServerVersions(query);
+  }
+
+  listReadyMcpServerVersions(query: McpServerQuery) {
+    return this.mcp.listReadyMcpServerVersions(query);
   }
 
   getMcpServerVersionsByName(workspaceIds: readonly string[], name: string) {
