@@ -64,31 +64,35 @@ export function readyVersion(v: McpServerVersion): ReadyMcpServerVersion {
   return { ...fields, server_json: JSON.stringify(server) };
 }
 
+/** Text that JSON.stringify writes as it is between quotes: printable ASCII but `"` and `\`. */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+/** JSON.stringify of `text`, without its call for the plain text ids and instants are. */
+const quote = (text: string): string => (PLAIN.test(text) ? `"${text}"` : JSON.stringify(text));
+
 /**
  * `toServerResponse` as the response schema serializes it: members in the schema's order, strings
  * as JSON.stringify writes them, the stored server.json text as it is.
  */
 export function serverResponseJson(v: ReadyMcpServerVersion, usage: string | undefined): ServerResponseJson {
-  return `{"server":${v.server_json},"_meta":{"${OFFICIAL_META}":{"status":${JSON.stringify(v.status)},"statusChangedAt":${JSON.stringify(v.status_changed_at)},"publishedAt":${JSON.stringify(v.published_at)},"updatedAt":${JSON.stringify(v.updated_at)},"isLatest":${v.is_latest ? 'true' : 'false'}},"${GATEWAY_META}":{"server_id":${JSON.stringify(v.id)},"workspace_id":${JSON.stringify(v.workspace_id)}${usage === undefined ? '' : `,"usage":${usage}`}}}}`;
+  return `{"server":${v.server_json},"_meta":{"${OFFICIAL_META}":{"status":${quote(v.status)},"statusChangedAt":${quote(v.status_changed_at)},"publishedAt":${quote(v.published_at)},"updatedAt":${quote(v.updated_at)},"isLatest":${v.is_latest ? 'true' : 'false'}},"${GATEWAY_META}":{"server_id":${quote(v.id)},"workspace_id":${quote(v.workspace_id)}${usage === undefined ? '' : `,"usage":${usage}`}}}}`;
 }
 
 /**
- * The usage of the servers of these versions, counted over the reader's workspaces, as JSON text by
+ * The usage of the servers of these versions, counted over the reader's workspaces, by
  * organization and id: one trace-store query per organization among them (a caller's are all of
  * one). Null when the trace store cannot answer: the answer then leaves usage out rather than failing.
  */
 async function usageOfVersions(
   reader: McpReader,
   versions: readonly ReadyMcpServerVersion[],
-): Promise<Map<string, string> | null> {
+): Promise<Map<string, Map<string, McpServerUsage>> | null> {
   const idsByOrg = new Map<string, Set<string>>();
   for (const v of versions) idsByOrg.set(v.org_id, (idsByOrg.get(v.org_id) ?? new Set()).add(v.id));
   const workspaceIds = await reader.readable();
-  const usage = new Map<string, string>();
+  const usage = new Map<string, Map<string, McpServerUsage>>();
   try {
     for (const [orgId, ids] of idsByOrg)
-      for (const [id, u] of await usageInScope(reader, { orgId, workspaceIds }, [...ids]))
-        usage.set(`${orgId}\n${id}`, usageJson(u));
+      usage.set(orgId, await usageInScope(reader, { orgId, workspaceIds }, [...ids]));
   } catch (err) {
     if (err instanceof ApiError && err.code === 'traces_unavailable') return null;
     throw err;
@@ -104,5 +108,8 @@ export async function presentVersions(
   const usage = await usageOfVersions(reader, versions);
   // Strings skip the deadline check before serializing (rest/request-deadline.ts): this is the last step.
   reader.checkDeadline();
-  return versions.map((v) => serverResponseJson(v, usage?.get(`${v.org_id}\n${v.id}`)));
+  return versions.map((v) => {
+    const u = usage?.get(v.org_id)?.get(v.id);
+    return serverResponseJson(v, u === undefined ? undefined : usageJson(u));
+  });
 }

@@ -67,6 +67,11 @@ export function mcpServerReadyContract(engine: string, open: () => Promise<Regis
           expect(serverResponseJson(r, usage === undefined ? undefined : usageJson(usage))).toBe(
             serialize(toServerResponse(v, usage)),
           );
+        // Registry fields no writer stores, escaped as the serializer escapes them.
+        const odd = { workspace_id: 'ws "a" \\ \u0001 \ud800', status_changed_at: 'é\u2028\n', updated_at: '' };
+        expect(serverResponseJson({ ...r, ...odd }, undefined)).toBe(
+          serialize(toServerResponse({ ...v, ...odd }, undefined)),
+        );
       }
       return objects;
     }
@@ -87,7 +92,16 @@ export function mcpServerReadyContract(engine: string, open: () => Promise<Regis
           published_at: at(d),
           created_by: 'u-admin',
         });
-      const versions = await expectSameAnswers('io.ready/', true);
+      await store.publishMcpServer({
+        id: 'srv "ready" \\ é \u2028',
+        org_id: 'org-a',
+        workspace_id: 'ws-a-team',
+        server: awkward('io.ready/odd-id', '1.0.0'),
+        status: 'active',
+        published_at: at(4),
+        created_by: 'u-admin',
+      });
+      const versions = (await expectSameAnswers('io.ready/', true)).filter((v) => v.name === 'io.ready/awkward');
       expect(versions.map((v) => `${v.version} ${v.status}${v.is_latest ? ' latest' : ''}`)).toEqual([
         '1.0.0 active',
         '2.0.0 deprecated latest',
@@ -96,7 +110,7 @@ export function mcpServerReadyContract(engine: string, open: () => Promise<Regis
       // An own member, never a prototype: it is sent as a member of the document.
       expect(Object.hasOwn(versions[0]?.server ?? {}, '__proto__')).toBe(true);
       expect(JSON.stringify(versions[0]?.server)).toContain('"__proto__":{"polluted":true}');
-      expect(await store.listReadyMcpServerVersions(mcpQuery({ search: 'io.ready/' }))).toHaveLength(2);
+      expect(await store.listReadyMcpServerVersions(mcpQuery({ search: 'io.ready/' }))).toHaveLength(3);
       expect(await store.listReadyMcpServerVersions(mcpQuery({ search: 'io.ready/', workspaceIds: [] }))).toEqual([]);
     });
 
