@@ -30,6 +30,7 @@ import { unstorable, unstorableEvaluation, unstorablePoint } from './append.ts';
 import type { EvaluationRow } from '../evaluation-row.ts';
 import type { EvaluationFactsPage, EvaluationFactsQuery, SubjectFactsPage, SubjectFactsQuery } from '../facts-port.ts';
 import { Dictionary } from './dictionary.ts';
+import { KnownValues } from './known-values.ts';
 import { TraceQueries } from './queries.ts';
 import { migrate } from './schema.ts';
 import { sealInBackground } from '../seal-timer.ts';
@@ -57,6 +58,8 @@ export interface DuckDbTraceOptions {
    * bytes each. Days beyond it are loaded again when needed; a day larger than it is looked up.
    */
   identityMaxKeys?: number;
+  /** Shared memory of a KnownValues (known-values.ts) the dictionary keeps told of every value. */
+  knownValues?: SharedArrayBuffer;
 }
 
 const DEFAULT_DICTIONARY_VALUES = 10_000;
@@ -106,7 +109,8 @@ export class DuckDbTraceStore implements TraceStore {
     const instance = await DuckDBInstance.create(file, { memory_limit: `${memoryLimitMb}MiB` });
     const conn = await instance.connect();
     await migrate(conn, options.onNotice);
-    const dictionary = await Dictionary.load(conn, dictionaryValues);
+    const known = options.knownValues === undefined ? undefined : KnownValues.over(options.knownValues);
+    const dictionary = await Dictionary.load(conn, dictionaryValues, known);
     const writer = await TraceWriter.open(conn, dictionary, {
       sealAgeMs: options.sealAgeMs ?? 10_000,
       notice: options.onNotice ?? (() => undefined),
