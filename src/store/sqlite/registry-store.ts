@@ -62,7 +62,8 @@ const READY_COLUMNS = readyArtifactColumns();
 export class SqliteRegistryStore implements RegistryStore {
   readonly engine = 'sqlite' as const;
   private readonly db: DatabaseSync;
-  private readonly statements = new Map<string, StatementSync>();
+  /** Prepared statements by SQL text: rows as objects, and as arrays (`arrays`). */
+  private readonly statements = [new Map<string, StatementSync>(), new Map<string, StatementSync>()] as const;
   /** The file's wal-index header, read for the generation; absent for `:memory:`. */
   private readonly walIndex: WalIndexHeader | undefined;
   /** The wal-index header when the generation was last read, and that generation. */
@@ -86,14 +87,13 @@ export class SqliteRegistryStore implements RegistryStore {
     this.insights = new SqliteInsights(this.db, all);
   }
 
-  /** `arrays`: a statement of its own that answers each row as an array of its columns. */
   private stmt(sql: string, arrays = false): StatementSync {
-    const key = arrays ? `arrays\n${sql}` : sql;
-    let s = this.statements.get(key);
+    const cache = this.statements[arrays ? 1 : 0];
+    let s = cache.get(sql);
     if (s === undefined) {
       s = this.db.prepare(sql);
       s.setReturnArrays(arrays);
-      this.statements.set(key, s);
+      cache.set(sql, s);
     }
     return s;
   }
