@@ -194,39 +194,45 @@ for (const [i, read] of READS.entries()) {
 const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
 
 /**
- * SQLite only: records the uncached gateway's registry statements (its one `all`, where every
- * statement runs synchronously on the event loop) and the wall time spent in them until `stop`.
- * `stop` puts the store's own method back and answers that wall time and the statements' CPU:
- * the recorded statements replayed alone on this thread, for at least half a second of CPU, since
- * a thread's CPU clock is too coarse to time one statement, and wall time on a busy machine also
- * holds the time the thread waited for a core. Both in milliseconds, for the whole run.
+ * SQLite only: records the uncached gateway's registry statements (its `all` and `arrays`, where
+ * every statement runs synchronously on the event loop) and the wall time spent in them until
+ * `stop`. `stop` puts the store's own methods back and answers that wall time and the statements'
+ * CPU: the recorded statements replayed alone on this thread, for at least half a second of CPU,
+ * since a thread's CPU clock is too coarse to time one statement, and wall time on a busy machine
+ * also holds the time the thread waited for a core. Both in milliseconds, for the whole run.
  */
 function timeStatements(): { stop: () => { cpu: number; wall: number } } {
   const store = cold.registry as unknown as Record<string, unknown>;
-  const all = store.all as (...a: unknown[]) => unknown;
-  if (typeof all !== 'function') throw new Error('the SQLite registry store no longer runs statements through all()');
-  const own = Object.getOwnPropertyDescriptor(store, 'all');
+  const runners = ['all', 'arrays'].map((name) => {
+    const run = store[name] as (...a: unknown[]) => unknown;
+    if (typeof run !== 'function')
+      throw new Error(`the SQLite registry store no longer runs statements through ${name}()`);
+    return { name, run, own: Object.getOwnPropertyDescriptor(store, name) };
+  });
   let wall = 0;
-  const calls: unknown[][] = [];
-  store.all = (...args: unknown[]): unknown => {
-    const start = performance.now();
-    try {
-      return all.apply(cold.registry, args);
-    } finally {
-      wall += performance.now() - start;
-      calls.push(args);
-    }
-  };
+  const calls: { run: (...a: unknown[]) => unknown; args: unknown[] }[] = [];
+  for (const { name, run } of runners)
+    store[name] = (...args: unknown[]): unknown => {
+      const start = performance.now();
+      try {
+        return run.apply(cold.registry, args);
+      } finally {
+        wall += performance.now() - start;
+        calls.push({ run, args });
+      }
+    };
   return {
     stop: () => {
-      if (own === undefined) delete store.all;
-      else Object.defineProperty(store, 'all', own);
+      for (const { name, own } of runners)
+        if (own === undefined) Reflect.deleteProperty(store, name);
+        else Object.defineProperty(store, name, own);
       if (calls.length === 0) return { cpu: 0, wall };
       const start = process.threadCpuUsage();
       let replayed = 0;
       let cpu = 0;
       do {
-        all.apply(cold.registry, calls[replayed % calls.length] as unknown[]);
+        const call = calls[replayed % calls.length] as (typeof calls)[number];
+        call.run.apply(cold.registry, call.args);
         replayed++;
         if (replayed % 64 === 0) {
           const used = process.threadCpuUsage(start);

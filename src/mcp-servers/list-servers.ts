@@ -6,8 +6,8 @@
  */
 import type { McpServerVersion } from '../domain/types.ts';
 import { ApiError } from '../errors.ts';
-import type { McpServerQuery } from '../store/mcp-server-port.ts';
-import { presentVersions, type ServerList, type ServerResponse } from './present.ts';
+import type { McpServerQuery, ReadyMcpServerVersion } from '../store/mcp-server-port.ts';
+import { presentVersions, readyVersion, type ServerList, type ServerResponseJson } from './present.ts';
 import type { McpReader } from './reader.ts';
 
 export interface ListServersInput {
@@ -37,7 +37,7 @@ function badCursor(): ApiError {
   return new ApiError('invalid_query', 'query parameter cursor is not a cursor of this list');
 }
 
-function encodeCursor(v: McpServerVersion): string {
+function encodeCursor(v: ReadyMcpServerVersion): string {
   return Buffer.from(JSON.stringify([v.name, v.version])).toString('base64url');
 }
 
@@ -89,12 +89,12 @@ export async function listServers(reader: McpReader, input: ListServersInput): P
 
 /** A page, and the version the next page starts after (none on the last page). */
 interface Page {
-  page: McpServerVersion[];
-  next: McpServerVersion | undefined;
+  page: ReadyMcpServerVersion[];
+  next: ReadyMcpServerVersion | undefined;
 }
 
 async function onePage(reader: McpReader, query: Omit<McpServerQuery, 'limit'>, limit: number): Promise<Page> {
-  const rows = await reader.registry.listMcpServerVersions({ ...query, limit: limit + 1 });
+  const rows = await reader.registry.listReadyMcpServerVersions({ ...query, limit: limit + 1 });
   const page = rows.slice(0, limit);
   return { page, next: rows.length > limit ? page[page.length - 1] : undefined };
 }
@@ -110,11 +110,11 @@ async function scanFor(
   limit: number,
   version: string,
 ): Promise<Page> {
-  const page: McpServerVersion[] = [];
+  const page: ReadyMcpServerVersion[] = [];
   let after = query.after;
-  let lastRead: McpServerVersion | undefined;
+  let lastRead: ReadyMcpServerVersion | undefined;
   for (let scanned = 0; scanned < VERSION_SCAN;) {
-    const batch = await reader.registry.listMcpServerVersions({
+    const batch = await reader.registry.listReadyMcpServerVersions({
       ...query,
       ...(after !== undefined ? { after } : {}),
       limit: SCAN_BATCH,
@@ -159,7 +159,7 @@ export async function listServerVersions(reader: McpReader, name: string, includ
     .slice(0, MAX_VERSIONS);
   if (versions.length === 0) throw new ApiError('not_found', `MCP server ${name} not found`);
   reader.checkDeadline();
-  return { servers: await presentVersions(reader, versions), metadata: { count: versions.length } };
+  return { servers: await presentVersions(reader, versions.map(readyVersion)), metadata: { count: versions.length } };
 }
 
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -170,11 +170,11 @@ export async function getServerVersion(
   name: string,
   version: string,
   includeDeleted = false,
-): Promise<ServerResponse> {
+): Promise<ServerResponseJson> {
   const versions = await versionsOf(reader, name);
   const found = versions.find((v) => (version === 'latest' ? v.is_latest : v.version === version));
   if (found === undefined || (!includeDeleted && found.status === 'deleted'))
     throw new ApiError('not_found', `MCP server ${name} has no version ${version}`);
-  const [answer] = await presentVersions(reader, [found]);
-  return answer as ServerResponse;
+  const [answer] = await presentVersions(reader, [readyVersion(found)]);
+  return answer as ServerResponseJson;
 }

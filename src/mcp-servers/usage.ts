@@ -37,12 +37,22 @@ export interface UsageReader {
 
 const DAY_S = 86_400;
 
-const noCalls = (): McpServerUsage => ({
+/** Usage without calls: one frozen object, shared by every server no span names. */
+const NO_CALLS: McpServerUsage = Object.freeze({
   window_days: USAGE_WINDOW_DAYS,
   calls: 0,
   error_rate: null,
   p95_latency_ms: null,
 });
+const NO_CALLS_JSON = JSON.stringify(NO_CALLS);
+
+/**
+ * `usage` as JSON text, as the response schemas serialize it: JSON.stringify writes its members in
+ * their order, which is the schemas' (and numbers as fast-json-stringify does).
+ */
+export function usageJson(u: McpServerUsage): string {
+  return u === NO_CALLS ? NO_CALLS_JSON : JSON.stringify(u);
+}
 
 /**
  * The usage of each server id (every id given is in the map, without calls when it has none), in one
@@ -55,9 +65,10 @@ export async function usageInScope(
   serverIds: readonly string[],
   nowS = Math.floor(Date.now() / 1000),
 ): Promise<Map<string, McpServerUsage>> {
-  const ids = [...new Set(serverIds)];
-  const usage = new Map(ids.map((id) => [id, noCalls()]));
-  if (ids.length === 0 || scope.workspaceIds.length === 0) return usage;
+  const usage = new Map<string, McpServerUsage>();
+  for (const id of serverIds) usage.set(id, NO_CALLS);
+  if (usage.size === 0 || scope.workspaceIds.length === 0) return usage;
+  const ids = [...usage.keys()];
   const rows = await reader.traces
     .serverUsage(
       {

@@ -21,6 +21,7 @@ import { serverJsonSchema } from '../bundle/server-json-schema.ts';
 import type { IngestQuotas } from '../otlp/ingest-quotas.ts';
 import { rateLimitedError, type LimitedOperation, type Quota, type RateLimits } from '../rate-limits.ts';
 import { checkDeadline } from '../shared/deadline.ts';
+import { sendServerList, sendServerResponse } from './json-page.ts';
 import { startDeadline } from './request-deadline.ts';
 import {
   includeDeletedQuery,
@@ -146,6 +147,7 @@ function registerRoutes(scope: FastifyInstance): void {
   ])
     api.options(path, { schema: { hide: true } }, preflight);
 
+  // Reads answer JSON text (mcp-servers/present.ts, json-page.ts); the response schemas document it.
   api.get<{ Querystring: FromSchema<typeof listServersQuery> }>(
     '/v0.1/servers',
     {
@@ -159,7 +161,7 @@ function registerRoutes(scope: FastifyInstance): void {
         response: { 200: serverListSchema, ...readProblems },
       },
     },
-    async (request) => listServers(reader(request), request.query),
+    async (request, reply) => sendServerList(reply, await listServers(reader(request), request.query)),
   );
 
   api.get<{ Params: FromSchema<typeof serverNameParams>; Querystring: FromSchema<typeof includeDeletedQuery> }>(
@@ -176,7 +178,11 @@ function registerRoutes(scope: FastifyInstance): void {
         response: { 200: serverListSchema, ...readProblems },
       },
     },
-    async (request) => listServerVersions(reader(request), request.params.serverName, request.query.include_deleted),
+    async (request, reply) =>
+      sendServerList(
+        reply,
+        await listServerVersions(reader(request), request.params.serverName, request.query.include_deleted),
+      ),
   );
 
   api.get<{ Params: FromSchema<typeof serverVersionParams>; Querystring: FromSchema<typeof includeDeletedQuery> }>(
@@ -193,12 +199,15 @@ function registerRoutes(scope: FastifyInstance): void {
         response: { 200: serverResponseSchema, ...readProblems },
       },
     },
-    async (request) =>
-      getServerVersion(
-        reader(request),
-        request.params.serverName,
-        request.params.version,
-        request.query.include_deleted,
+    async (request, reply) =>
+      sendServerResponse(
+        reply,
+        await getServerVersion(
+          reader(request),
+          request.params.serverName,
+          request.params.version,
+          request.query.include_deleted,
+        ),
       ),
   );
 

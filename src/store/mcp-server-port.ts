@@ -27,6 +27,16 @@ export interface McpServerQuery {
 }
 
 /**
+ * A version as the MCP Registry API lists it: the registry's own fields and the server.json as the
+ * stored text, never parsed. Writers store `JSON.stringify` of the published document, which is
+ * byte for byte what the response schema makes of it (its `server` takes any member, in order), so
+ * the text is sent as it is.
+ */
+export interface ReadyMcpServerVersion extends Omit<McpServerVersion, 'server' | 'created_by' | 'updated_by'> {
+  server_json: string;
+}
+
+/**
  * A version to publish; the store fills `is_latest`, `status_changed_at` and `updated_*`
  * (`updated_at` and `status_changed_at` = `published_at`; the other versions of the name whose
  * `is_latest` changes get `updated_at` = `published_at` too, when later). The store keeps
@@ -60,6 +70,8 @@ export class McpServerConflictError extends Error {
 
 export interface McpServerStore {
   listMcpServerVersions(query: McpServerQuery): Promise<McpServerVersion[]>;
+  /** The same list as ready versions: one statement reading only the columns the API answers. */
+  listReadyMcpServerVersions(query: McpServerQuery): Promise<ReadyMcpServerVersion[]>;
   /** Every version (deleted ones included) of the server with this name in these workspaces, ordered by version. */
   getMcpServerVersionsByName(workspaceIds: readonly string[], name: string): Promise<McpServerVersion[]>;
   /** Latest versions of these ids within the organization (unknown ids ignored; one round trip). */

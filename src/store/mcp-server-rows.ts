@@ -5,12 +5,54 @@
  */
 import semver from 'semver';
 import type { McpServerEntry, McpServerStatus, McpServerVersion } from '../domain/types.ts';
-import { McpServerConflictError, type McpServerQuery, type NewMcpServerVersion } from './mcp-server-port.ts';
+import {
+  McpServerConflictError,
+  type McpServerQuery,
+  type NewMcpServerVersion,
+  type ReadyMcpServerVersion,
+} from './mcp-server-port.ts';
 import type { Row } from './sql-rows.ts';
 import { likeEscape } from './sql-text.ts';
 
 export const MCP_SERVER_COLUMNS =
   'org_id, id, version, name, workspace_id, server_json, status, is_latest, published_at, updated_at, status_changed_at, created_by, updated_by';
+
+/** What a ready version reads (ReadyMcpServerVersion): the document's text, not who wrote it. */
+export const READY_MCP_SERVER_COLUMNS =
+  'org_id, id, version, name, workspace_id, server_json, status, is_latest, published_at, updated_at, status_changed_at';
+
+/** A row of READY_MCP_SERVER_COLUMNS read as an array, in that order. */
+export function readyMcpServerOfArray(r: unknown[]): ReadyMcpServerVersion {
+  return {
+    org_id: r[0] as string,
+    id: r[1] as string,
+    version: r[2] as string,
+    name: r[3] as string,
+    workspace_id: r[4] as string,
+    server_json: r[5] as string,
+    status: r[6] as McpServerStatus,
+    is_latest: r[7] === true || Number(r[7]) === 1,
+    published_at: r[8] as string,
+    updated_at: r[9] as string,
+    status_changed_at: r[10] as string,
+  };
+}
+
+export function toReadyMcpServerVersion(r: Row): ReadyMcpServerVersion {
+  return {
+    id: r.id as string,
+    org_id: r.org_id as string,
+    workspace_id: r.workspace_id as string,
+    name: r.name as string,
+    version: r.version as string,
+    server_json: r.server_json as string,
+    status: r.status as McpServerStatus,
+    is_latest: r.is_latest === true || Number(r.is_latest) === 1,
+    published_at: r.published_at as string,
+    updated_at: r.updated_at as string,
+    status_changed_at: r.status_changed_at as string,
+  };
+}
 
 export function toMcpServerVersion(r: Row): McpServerVersion {
   return {

@@ -12,6 +12,7 @@ import { insightPagesContract } from './insight-pages-contract.ts';
 import { outboxContract } from './outbox-contract.ts';
 import { mcpServerContract } from './mcp-server-contract.ts';
 import { mcpServerImportContract } from './mcp-server-import-contract.ts';
+import { mcpServerReadyContract } from './mcp-server-ready-contract.ts';
 import {
   expectOldArtifactsUpgraded,
   expectReadyDocumentsKept,
@@ -41,6 +42,7 @@ if (await postgresReachable()) {
   mcpServerContract('postgres', openFresh);
   mcpServerImportContract('postgres', openFresh);
   detectionStateContract('postgres', openFresh);
+  mcpServerReadyContract('postgres', openFresh);
   const openInsights = async () => {
     const schema = freshSchemaName('t_registry_insights');
     schemas.push(schema);

@@ -14,6 +14,7 @@ import { insightPagesContract } from './insight-pages-contract.ts';
 import { outboxContract } from './outbox-contract.ts';
 import { mcpServerContract } from './mcp-server-contract.ts';
 import { mcpServerImportContract } from './mcp-server-import-contract.ts';
+import { mcpServerReadyContract } from './mcp-server-ready-contract.ts';
 import {
   expectOldArtifactsUpgraded,
   expectReadyDocumentsKept,
@@ -29,6 +30,7 @@ registryContract('sqlite', async () => new SqliteRegistryStore(tempFile()));
 toolsOfServersContract('sqlite', async () => new SqliteRegistryStore(tempFile()));
 mcpServerContract('sqlite', async () => new SqliteRegistryStore(tempFile()));
 mcpServerImportContract('sqlite', async () => new SqliteRegistryStore(tempFile()));
+mcpServerReadyContract('sqlite', async () => new SqliteRegistryStore(tempFile()));
 const openInsights = async () => {
   const file = tempFile();
   return { store: new SqliteRegistryStore(file), another: async () => new SqliteRegistryStore(file) };

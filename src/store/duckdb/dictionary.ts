@@ -9,10 +9,12 @@
  * stream of distinct values is stored and counted, it does not grow the engine's memory). What the
  * cache misses is looked up in the table, once per append and once per query for all the values it
  * needs. New codes are assigned by the one writer inside its transaction and enter the cache only
- * once committed, so every cached code is stored and a code is never reused.
+ * once committed, so every cached code is stored and a code is never reused. Given KnownValues
+ * (known-values.ts), it tells them of every value, so another thread can tell a value no span names.
  */
 import { INTEGER, LIST, VARCHAR, listValue, type DuckDBConnection } from '@duckdb/node-api';
 import type { Dimension, SpanRow } from '../trace-port.ts';
+import type { KnownValues } from './known-values.ts';
 
 export const ENCODED = [
   'harness',
@@ -25,6 +27,9 @@ export const ENCODED = [
   'agent',
 ] as const satisfies readonly (Dimension & keyof SpanRow)[];
 export type EncodedDimension = (typeof ENCODED)[number];
+
+/** Stored values read at a time when a dictionary loads into KnownValues. */
+const KNOWN_PAGE = 100_000;
 
 /** A code no value has: an unknown filter value matches no row. */
 export const NO_CODE = 0;
@@ -50,20 +55,38 @@ export class Dictionary {
   private readonly capacity: number;
   /** The code the next new value gets. */
   private nextCode: number;
+  /** Told of every value: those stored when it loads, then each new one before its append commits. */
+  private readonly known: KnownValues | undefined;
 
-  private constructor(capacity: number, nextCode: number) {
+  private constructor(capacity: number, nextCode: number, known: KnownValues | undefined) {
     this.capacity = capacity;
     this.nextCode = nextCode;
+    this.known = known;
   }
 
-  /** Reads the next code and caches the `capacity` values last added (likely the ones in use). */
-  static async load(conn: DuckDBConnection, capacity: number): Promise<Dictionary> {
+  /**
+   * Reads the next code and caches the `capacity` values last added (likely the ones in use);
+   * `known` is told of every stored value, read `page` codes at a time.
+   */
+  static async load(
+    conn: DuckDBConnection,
+    capacity: number,
+    known?: KnownValues,
+    page = KNOWN_PAGE,
+  ): Promise<Dictionary> {
     const [max] = (await conn.runAndReadAll('SELECT COALESCE(max(id), 0) AS id FROM dim_values')).getRowObjectsJS();
-    const dict = new Dictionary(capacity, Number(max?.id ?? 0) + 1);
+    const dict = new Dictionary(capacity, Number(max?.id ?? 0) + 1, known);
     const rows = (
       await conn.runAndReadAll('SELECT id, value FROM dim_values ORDER BY id DESC LIMIT $1', [capacity])
     ).getRows();
     for (const [id, value] of rows.reverse()) dict.remember(String(value), Number(id));
+    for (let from = 0; known !== undefined && from < dict.nextCode; from += page) {
+      const values = await conn.runAndReadAll('SELECT value FROM dim_values WHERE id > $1 AND id <= $2', [
+        from,
+        from + page,
+      ]);
+      for (const [value] of values.getRows()) known.add(String(value));
+    }
     return dict;
   }
 
@@ -157,6 +180,8 @@ export class Dictionary {
       const code = this.nextCode++;
       codes.set(v, code);
       added.push([code, v]);
+      // Before the spans commit: a reader that could see them sees the value known.
+      this.known?.add(v);
     }
     return { codes, added };
   }

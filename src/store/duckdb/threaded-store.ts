@@ -28,6 +28,7 @@ import type { AgentNameRequest } from '../agent-names.ts';
 import type { EvaluationRow } from '../evaluation-row.ts';
 import type { EvaluationFactsPage, EvaluationFactsQuery, SubjectFactsPage, SubjectFactsQuery } from '../facts-port.ts';
 import { SettledWrites } from '../watermark.ts';
+import { KnownValues } from './known-values.ts';
 import type { DuckDbTraceOptions } from './trace-store.ts';
 import type { WorkerInit, WorkerReply, WorkerRequest } from './trace-worker.ts';
 
@@ -48,9 +49,12 @@ export class ThreadedTraceStore implements TraceStore {
   private nextId = 1;
   private down: TraceStoreUnavailableError | null = null;
   private readonly writes = new SettledWrites();
+  /** The dictionary's values, kept by the engine's thread: tells a server no span names without asking it. */
+  private readonly known: KnownValues;
 
-  private constructor(worker: Worker, notice: (message: string) => void) {
+  private constructor(worker: Worker, notice: (message: string) => void, known: KnownValues) {
     this.worker = worker;
+    this.known = known;
     worker.on('message', (m: WorkerReply) => {
       if ('notice' in m) {
         notice(m.notice);
@@ -78,8 +82,9 @@ export class ThreadedTraceStore implements TraceStore {
   static async open(file: string, options: DuckDbTraceOptions = {}): Promise<ThreadedTraceStore> {
     const { onNotice, ...engine } = options;
     const notice = onNotice ?? ((message: string) => process.stderr.write(`trace store: ${message}\n`));
+    const known = KnownValues.create();
     const worker = new Worker(new URL('./trace-worker.ts', import.meta.url), {
-      workerData: { file, options: engine } satisfies WorkerInit,
+      workerData: { file, options: { ...engine, knownValues: known.buffer } } satisfies WorkerInit,
     });
     await new Promise<void>((resolve, reject) => {
       const onMessage = (m: WorkerReply) => {
@@ -100,7 +105,7 @@ export class ThreadedTraceStore implements TraceStore {
       await worker.terminate();
       throw err;
     });
-    return new ThreadedTraceStore(worker, notice);
+    return new ThreadedTraceStore(worker, notice, known);
   }
 
   /** Sends a request under a fresh id, or under `id` when the caller took one to refer to the call. */
@@ -189,8 +194,15 @@ export class ThreadedTraceStore implements TraceStore {
     return this.cancellable({ op: 'toolUsage', query }, signal);
   }
 
+  /**
+   * Asks the engine about the servers some stored span may name only: when none may (a page of
+   * servers without telemetry), the answer is empty without a round trip to the engine's thread.
+   */
   serverUsage(query: ServerUsageQuery, signal?: AbortSignal): Promise<ServerUsageRow[]> {
-    return this.cancellable({ op: 'serverUsage', query }, signal);
+    const servers = query.servers.filter((s) => this.known.mayHold(s));
+    if (servers.length > 0) return this.cancellable({ op: 'serverUsage', query: { ...query, servers } }, signal);
+    if (this.down !== null) return Promise.reject(this.down);
+    return signal?.aborted === true ? Promise.reject(new QueryCancelledError()) : Promise.resolve([]);
   }
 
   subjectFacts(query: SubjectFactsQuery, signal?: AbortSignal): Promise<SubjectFactsPage> {

@@ -32,6 +32,7 @@ import type { EvaluationFactsPage, EvaluationFactsQuery, SubjectFactsPage, Subje
 import { Dictionary } from './dictionary.ts';
 import { AdmittedNames, type AgentNameRequest } from '../agent-names.ts';
 import { admitOnWriter } from './agent-names.ts';
+import { KnownValues } from './known-values.ts';
 import { TraceQueries } from './queries.ts';
 import { migrate } from './schema.ts';
 import { sealInBackground } from '../seal-timer.ts';
@@ -59,6 +60,8 @@ export interface DuckDbTraceOptions {
    * bytes each. Days beyond it are loaded again when needed; a day larger than it is looked up.
    */
   identityMaxKeys?: number;
+  /** Shared memory of a KnownValues (known-values.ts) the dictionary keeps told of every value. */
+  knownValues?: SharedArrayBuffer;
 }
 
 const DEFAULT_DICTIONARY_VALUES = 10_000;
@@ -109,7 +112,8 @@ export class DuckDbTraceStore implements TraceStore {
     const instance = await DuckDBInstance.create(file, { memory_limit: `${memoryLimitMb}MiB` });
     const conn = await instance.connect();
     await migrate(conn, options.onNotice);
-    const dictionary = await Dictionary.load(conn, dictionaryValues);
+    const known = options.knownValues === undefined ? undefined : KnownValues.over(options.knownValues);
+    const dictionary = await Dictionary.load(conn, dictionaryValues, known);
     const writer = await TraceWriter.open(conn, dictionary, {
       sealAgeMs: options.sealAgeMs ?? 10_000,
       notice: options.onNotice ?? (() => undefined),

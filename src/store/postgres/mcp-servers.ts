@@ -7,15 +7,17 @@
  */
 import type pg from 'pg';
 import type { McpServerVersion } from '../../domain/types.ts';
-import type { McpServerQuery, McpServerStore, NewMcpServerVersion } from '../mcp-server-port.ts';
+import type { McpServerQuery, McpServerStore, NewMcpServerVersion, ReadyMcpServerVersion } from '../mcp-server-port.ts';
 import {
   checkPublish,
   latestVersion,
   mcpListConditions,
   MCP_SERVER_COLUMNS,
   nameAndVersion,
+  READY_MCP_SERVER_COLUMNS,
   storedInstant,
   toMcpServerVersion,
+  toReadyMcpServerVersion,
   type Neighbour,
   type VersionOrder,
 } from '../mcp-server-rows.ts';
@@ -70,14 +72,21 @@ export class PostgresMcpServers implements McpServerStore {
   }
 
   async listMcpServerVersions(query: McpServerQuery): Promise<McpServerVersion[]> {
+    return (await this.list(MCP_SERVER_COLUMNS, query)).map(toMcpServerVersion);
+  }
+
+  async listReadyMcpServerVersions(query: McpServerQuery): Promise<ReadyMcpServerVersion[]> {
+    return (await this.list(READY_MCP_SERVER_COLUMNS, query)).map(toReadyMcpServerVersion);
+  }
+
+  private async list(columns: string, query: McpServerQuery): Promise<Row[]> {
     if (query.workspaceIds.length === 0 || query.limit <= 0) return [];
     const { where, params } = mcpListConditions(query, (i) => `$${String(i)}`, 2);
-    const rows = await this.all(
-      `SELECT ${MCP_SERVER_COLUMNS} FROM mcp_servers WHERE workspace_id = ANY($1::text[])${where}
+    return this.all(
+      `SELECT ${columns} FROM mcp_servers WHERE workspace_id = ANY($1::text[])${where}
        ORDER BY name, version LIMIT $${String(params.length + 2)}`,
       [query.workspaceIds, ...params, query.limit],
     );
-    return rows.map(toMcpServerVersion);
   }
 
   async getMcpServerVersionsByName(workspaceIds: readonly string[], name: string): Promise<McpServerVersion[]> {

@@ -378,6 +378,10 @@ export class PostgresRegistryStore implements RegistryStore {
     return this.mcp.listMcpServerVersions(query);
   }
 
+  listReadyMcpServerVersions(query: McpServerQuery) {
+    return this.mcp.listReadyMcpServerVersions(query);
+  }
+
   getMcpServerVersionsByName(workspaceIds: readonly string[], name: string) {
     return this.mcp.getMcpServerVersionsByName(workspaceIds, name);
   }

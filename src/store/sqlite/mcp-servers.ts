@@ -6,7 +6,7 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { BundleWrites } from '../import-bundle.ts';
 import type { McpServerEntry, McpServerVersion } from '../../domain/types.ts';
-import type { McpServerQuery, McpServerStore, NewMcpServerVersion } from '../mcp-server-port.ts';
+import type { McpServerQuery, McpServerStore, NewMcpServerVersion, ReadyMcpServerVersion } from '../mcp-server-port.ts';
 import {
   checkImport,
   checkPublish,
@@ -14,7 +14,9 @@ import {
   mcpListConditions,
   MCP_SERVER_COLUMNS,
   nameAndVersion,
+  READY_MCP_SERVER_COLUMNS,
   storedInstant,
+  readyMcpServerOfArray,
   toMcpServerVersion,
   type Neighbour,
   type VersionOrder,
@@ -24,6 +26,7 @@ import type { Row } from '../sql-rows.ts';
 const IN = 'IN (SELECT value FROM json_each(?))';
 
 type Query = (sql: string, ...params: (string | number | null)[]) => Row[];
+type ArrayQuery = (sql: string, ...params: (string | number | null)[]) => unknown[][];
 
 /** The versions sharing an organization with a name or an id (each half searches its unique index; a row may come twice). */
 const NEIGHBOURS = `SELECT id, name, version, workspace_id FROM mcp_servers WHERE org_id = ?1 AND name = ?2
@@ -121,24 +124,35 @@ export function mcpServerWrites(db: DatabaseSync): Pick<BundleWrites<void>, 'mcp
 }
 
 export class SqliteMcpServers implements McpServerStore {
-  /** `all` runs a statement (the store's cached statements and error mapping). */
+  /** `all` runs a statement (the store's cached statements and error mapping); `arrays` too, rows as arrays. */
   private readonly db: DatabaseSync;
   private readonly all: Query;
+  private readonly arrays: ArrayQuery;
 
-  constructor(db: DatabaseSync, all: Query) {
+  constructor(db: DatabaseSync, all: Query, arrays: ArrayQuery) {
     this.db = db;
     this.all = all;
+    this.arrays = arrays;
   }
 
   async listMcpServerVersions(query: McpServerQuery): Promise<McpServerVersion[]> {
+    return this.list(MCP_SERVER_COLUMNS, query, this.all).map(toMcpServerVersion);
+  }
+
+  /** Rows as arrays: a page of objects of eleven members costs SQLite and the mapping about half again. */
+  async listReadyMcpServerVersions(query: McpServerQuery): Promise<ReadyMcpServerVersion[]> {
+    return this.list(READY_MCP_SERVER_COLUMNS, query, this.arrays).map(readyMcpServerOfArray);
+  }
+
+  private list<R>(columns: string, query: McpServerQuery, run: (sql: string, ...p: (string | number)[]) => R[]): R[] {
     if (query.workspaceIds.length === 0 || query.limit <= 0) return [];
     const { where, params } = mcpListConditions(query, () => '?', 0);
-    return this.all(
-      `SELECT ${MCP_SERVER_COLUMNS} FROM mcp_servers WHERE workspace_id ${IN}${where} ORDER BY name, version LIMIT ?`,
+    return run(
+      `SELECT ${columns} FROM mcp_servers WHERE workspace_id ${IN}${where} ORDER BY name, version LIMIT ?`,
       JSON.stringify(query.workspaceIds),
       ...params,
       query.limit,
-    ).map(toMcpServerVersion);
+    );
   }
 
   async getMcpServerVersionsByName(workspaceIds: readonly string[], name: string): Promise<McpServerVersion[]> {

@@ -47,6 +47,7 @@ import {
   RELATIONSHIPS_OF_IDS,
   toolAggregateSql,
 } from './registry-sql.ts';
+import { runStatement } from './run-statement.ts';
 import { WalIndexHeader } from './wal-index.ts';
 import { SqliteMcpServers } from './mcp-servers.ts';
 import { SqliteInsights } from './insights.ts';
@@ -62,7 +63,8 @@ const READY_COLUMNS = readyArtifactColumns();
 export class SqliteRegistryStore implements RegistryStore {
   readonly engine = 'sqlite' as const;
   private readonly db: DatabaseSync;
-  private readonly statements = new Map<string, StatementSync>();
+  /** Prepared statements by SQL text: rows as objects, and as arrays (`arrays`). */
+  private readonly statements = [new Map<string, StatementSync>(), new Map<string, StatementSync>()] as const;
   /** The file's wal-index header, read for the generation; absent for `:memory:`. */
   private readonly walIndex: WalIndexHeader | undefined;
   /** The wal-index header when the generation was last read, and that generation. */
@@ -82,31 +84,30 @@ export class SqliteRegistryStore implements RegistryStore {
     if (file !== ':memory:')
       this.walIndex = WalIndexHeader.of(file, Number(this.all('PRAGMA page_size')[0]?.page_size));
     const all = (sql: string, ...params: (string | number | null)[]) => this.all(sql, ...params);
-    this.mcp = new SqliteMcpServers(this.db, all);
+    const arrays = (sql: string, ...params: (string | number | null)[]) => this.arrays(sql, ...params);
+    this.mcp = new SqliteMcpServers(this.db, all, arrays);
     this.insights = new SqliteInsights(this.db, all);
     this.detection = new SqliteDetectionState(all);
   }
 
-  private stmt(sql: string): StatementSync {
-    let s = this.statements.get(sql);
+  private stmt(sql: string, arrays = false): StatementSync {
+    const cache = this.statements[arrays ? 1 : 0];
+    let s = cache.get(sql);
     if (s === undefined) {
       s = this.db.prepare(sql);
-      this.statements.set(sql, s);
+      s.setReturnArrays(arrays);
+      cache.set(sql, s);
     }
     return s;
   }
 
   private all(sql: string, ...params: (string | number | null)[]): Row[] {
-    if (!this.db.isOpen) throw new StoreUnavailableError('the registry database is closed');
-    try {
-      return this.stmt(sql).all(...params);
-    } catch (err) {
-      // SQLITE_BUSY, SQLITE_IOERR, SQLITE_CORRUPT, SQLITE_FULL, SQLITE_CANTOPEN: the store, not the query.
-      const code = (err as { errcode?: number }).errcode;
-      if (code !== undefined && [5, 10, 11, 13, 14].includes(code & 0xff))
-        throw new StoreUnavailableError('the registry database cannot answer', { cause: err });
-      throw err;
-    }
+    return runStatement(this.db, () => this.stmt(sql).all(...params));
+  }
+
+  /** As `all`, each row an array of the selected columns: no object, nor a name, per value. */
+  private arrays(sql: string, ...params: (string | number | null)[]): unknown[][] {
+    return runStatement(this.db, () => this.stmt(sql, true).all(...params) as unknown[] as unknown[][]);
   }
 
   async ping(): Promise<void> {
@@ -366,6 +367,10 @@ export class SqliteRegistryStore implements RegistryStore {
   // MCP servers (mcp-servers.ts)
   listMcpServerVersions(query: McpServerQuery) {
     return this.mcp.listMcpServerVersions(query);
+  }
+
+  listReadyMcpServerVersions(query: McpServerQuery) {
+    return this.mcp.listReadyMcpServerVersions(query);
   }
 
   getMcpServerVersionsByName(workspaceIds: readonly string[], name: string) {
