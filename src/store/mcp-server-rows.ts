@@ -55,18 +55,10 @@ export function toReadyMcpServerVersion(r: Row): ReadyMcpServerVersion {
 }
 
 export function toMcpServerVersion(r: Row): McpServerVersion {
+  const { server_json, ...ready } = toReadyMcpServerVersion(r);
   return {
-    id: r.id as string,
-    org_id: r.org_id as string,
-    workspace_id: r.workspace_id as string,
-    name: r.name as string,
-    version: r.version as string,
-    server: JSON.parse(r.server_json as string) as Record<string, unknown>,
-    status: r.status as McpServerStatus,
-    is_latest: r.is_latest === true || Number(r.is_latest) === 1,
-    published_at: r.published_at as string,
-    updated_at: r.updated_at as string,
-    status_changed_at: r.status_changed_at as string,
+    ...ready,
+    server: JSON.parse(server_json) as Record<string, unknown>,
     created_by: r.created_by as string,
     updated_by: r.updated_by as string,
   };
