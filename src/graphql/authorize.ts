@@ -105,8 +105,14 @@ export async function orgUser(ctx: RequestContext, id: string): Promise<User> {
  * A user of the caller's organization, or null when there is none (edges to absent objects) or the
  * caller may not read the directory (a service account sees no people behind creators and members).
  */
-export async function orgUserOrNull(ctx: RequestContext, id: string): Promise<User | null> {
+export function orgUserOrNull(ctx: RequestContext, id: string): User | null | Promise<User | null> {
   if (ctx.caller.kind === 'service_account') return null;
-  const user = await ctx.loaders.user.load(id);
-  return user !== null && user.org_id === ctx.caller.orgId ? user : null;
+  const ofOrg = (user: User | null) => (user !== null && user.org_id === ctx.caller.orgId ? user : null);
+  const loaded = ctx.loaders.user.peek(id);
+  return loaded === undefined ? ctx.loaders.user.load(id).then(ofOrg) : ofOrg(loaded);
+}
+
+/** Loads, in one batch, the users `orgUserOrNull` would answer for `ids` (none for a service account). */
+export async function loadOrgUsers(ctx: RequestContext, ids: readonly string[]): Promise<void> {
+  if (ctx.caller.kind !== 'service_account') await ctx.loaders.user.loadMany(ids);
 }

@@ -11,7 +11,14 @@ import { maskIdentity } from '../../shared/masked-identity.ts';
 import { orgUserOrNull, readableProject, readableWorkspace, withAccess } from '../authorize.ts';
 import { relationshipsOf } from '../relationships.ts';
 
-const TYPE_OF_KIND = { agent: 'Agent', tool: 'Tool', skill: 'Skill', prompt: 'Prompt', document: 'Document' } as const;
+/** The GraphQL type of each artifact kind. */
+export const TYPE_OF_KIND = {
+  agent: 'Agent',
+  tool: 'Tool',
+  skill: 'Skill',
+  prompt: 'Prompt',
+  document: 'Document',
+} as const;
 
 /** Artifacts resolve to their concrete type by kind. */
 export const Artifact: ArtifactResolvers = {

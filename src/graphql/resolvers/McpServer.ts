@@ -10,8 +10,8 @@ import type {
   McpServerResolvers,
 } from '../../generated/graphql.ts';
 import { readableMcpServer, readableWorkspaceOrNull } from '../authorize.ts';
-import { sliceConnection } from '../connection.ts';
 import { serverUsage } from '../server-usage-loader.ts';
+import { settledSlice } from '../settle-nodes.ts';
 
 type Doc = Record<string, unknown>;
 
@@ -66,8 +66,8 @@ export const McpServer: McpServerResolvers = {
   remotes: (s) => remotesOf(s.server),
   workspace: (s, _args, ctx) => readableWorkspaceOrNull(ctx, s.workspace_id),
   versions: (s, _args, ctx) => ctx.loaders.mcpServerVersions.load(s.id),
-  tools: async (s, args, ctx) =>
-    sliceConnection(`mcp-tools:${s.id}`, await ctx.loaders.toolsOfServer.load(s.id), args.first, args.after),
+  tools: async (s, args, ctx, info) =>
+    settledSlice(ctx, info, `mcp-tools:${s.id}`, await ctx.loaders.toolsOfServer.load(s.id), args.first, args.after),
   usage: async (s, _args, ctx) => {
     const u = await serverUsage(ctx, s.id);
     return { calls: u.calls, errorRate: u.error_rate, p95LatencyMs: u.p95_latency_ms, windowDays: u.window_days };

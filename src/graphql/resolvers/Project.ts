@@ -1,8 +1,8 @@
 /** Project: the exported-project fields of REST operation 5 and its workspace and artifact edges. */
 import type { ProjectResolvers } from '../../generated/graphql.ts';
 import { readableProject, readableWorkspace, readableWorkspaceOrNull, withAccess } from '../authorize.ts';
-import { sliceConnection } from '../connection.ts';
 import { total } from './counts.ts';
+import { settledSlice } from '../settle-nodes.ts';
 
 /** Resolvers of `Project` (see the file comment). */
 export const Project: ProjectResolvers = {
@@ -17,9 +17,9 @@ export const Project: ProjectResolvers = {
     const ws = await readableWorkspace(ctx, p.workspace_id);
     return readableWorkspaceOrNull(ctx, ws.root_workspace_id);
   },
-  artifacts: async (p, args, ctx) => {
+  artifacts: async (p, args, ctx, info) => {
     const rows = (await ctx.loaders.artifactsOfWorkspace.load(p.workspace_id)).filter((a) => a.project_id === p.id);
     const list = args.kind ? rows.filter((a) => a.kind === args.kind) : rows;
-    return sliceConnection(`project:${p.id}:${args.kind ?? ''}`, list, args.first, args.after);
+    return settledSlice(ctx, info, `project:${p.id}:${args.kind ?? ''}`, list, args.first, args.after);
   },
 };

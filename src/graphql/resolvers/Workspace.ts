@@ -6,11 +6,11 @@
 import type { Workspace as WorkspaceRow } from '../../domain/types.ts';
 import type { WorkspaceResolvers } from '../../generated/graphql.ts';
 import { readableWorkspace, readableWorkspaceOrNull, withAccess } from '../authorize.ts';
-import { sliceConnection } from '../connection.ts';
 import { total } from './counts.ts';
 import { workspaceInsightList } from '../../insights/list-insights.ts';
 import { listSubscriptions } from '../../insights/webhook-subscriptions.ts';
 import { insightConnection, insightInput } from '../insight-loader.ts';
+import { settledSlice } from '../settle-nodes.ts';
 
 /** Resolvers of `Workspace` (see the file comment). */
 export const Workspace: WorkspaceResolvers = {
@@ -31,10 +31,10 @@ export const Workspace: WorkspaceResolvers = {
   subtree: (ws, _args, ctx) => withAccess(ctx, (a) => a.subtree(ws.id).map((id) => a.workspace(id) as WorkspaceRow)),
   projects: (ws, _args, ctx) => ctx.loaders.projectsOfWorkspace.load(ws.id),
   repos: (ws, _args, ctx) => ctx.loaders.reposOfWorkspace.load(ws.id),
-  artifacts: async (ws, args, ctx) => {
+  artifacts: async (ws, args, ctx, info) => {
     const rows = await ctx.loaders.artifactsOfWorkspace.load(ws.id);
     const list = args.kind ? rows.filter((a) => a.kind === args.kind) : rows;
-    return sliceConnection(`ws:${ws.id}:${args.kind ?? ''}`, list, args.first, args.after);
+    return settledSlice(ctx, info, `ws:${ws.id}:${args.kind ?? ''}`, list, args.first, args.after);
   },
   members: (ws, _args, ctx) => ctx.loaders.membershipsOfWorkspace.load(ws.id),
   insights: async (ws, args, ctx) => {

@@ -13,6 +13,7 @@ import { aggregateTools } from '../../tools/aggregate-tools.ts';
 import { findTools } from '../../tools/list-tools.ts';
 import { findMcpServers } from '../../mcp-servers/find-servers.ts';
 import { checkFirst, decodeKeyset, keysetConnection, toConnection, windowOf } from '../connection.ts';
+import { settleArtifactNodes } from '../settle-nodes.ts';
 import { aggregateInput } from './tool-aggregate-input.ts';
 
 /** Fields that run a rate-limited operation spend the caller's quota of that operation, as REST does. */
@@ -23,7 +24,7 @@ async function spendQuota(ctx: RequestContext, operation: LimitedOperation): Pro
 
 /** List fields of `Query`, as connections. */
 export const queryLists: QueryResolvers = {
-  agentSearch: async (_root, args, ctx) => {
+  agentSearch: async (_root, args, ctx, info) => {
     const input: AgentSearchInput = {
       ...(args.query != null ? { query: args.query } : {}),
       ...(args.strategy != null ? { strategy: args.strategy } : {}),
@@ -39,14 +40,16 @@ export const queryLists: QueryResolvers = {
       ...(args.after != null ? { cursor: args.after } : {}),
     });
     for (const row of rows) ctx.loaders.artifact.prime(row.id, row);
+    await settleArtifactNodes(ctx, info, rows);
     return toConnection(rows, page.offset, page.total, (p) => searchCursor(input, p));
   },
 
-  tools: async (_root, args, ctx) => {
+  tools: async (_root, args, ctx, info) => {
     await spendQuota(ctx, 'tools.list');
     const window = windowOf('tools', args.first, args.after);
     const { rows, page } = await findTools(ctx, window.limit, window.offset);
     for (const row of rows) ctx.loaders.artifact.prime(row.id, row);
+    await settleArtifactNodes(ctx, info, rows);
     return toConnection(rows, page.offset, page.total, (p) => encodeCursor(p, 'tools'));
   },
 
