@@ -97,28 +97,28 @@ const qualified = (alias: string | undefined) => (column: string) =>
  * What `toArtifact` reads (not the ready-to-send text, nor the columns kept for sorting and
  * search), of the table or of its alias.
  */
+const ARTIFACT_COLUMN_NAMES = [
+  'seq',
+  'id',
+  'version_ordinal',
+  'is_latest',
+  'kind',
+  'name',
+  'display_name',
+  'workspace_id',
+  'project_id',
+  'repo_id',
+  'artifact_status',
+  'created_at',
+  'created_by',
+  'updated_at',
+  'updated_by',
+  'server_id',
+  'doc',
+] as const;
+
 export function artifactColumns(alias?: string): string {
-  return [
-    'seq',
-    'id',
-    'version_ordinal',
-    'is_latest',
-    'kind',
-    'name',
-    'display_name',
-    'workspace_id',
-    'project_id',
-    'repo_id',
-    'artifact_status',
-    'created_at',
-    'created_by',
-    'updated_at',
-    'updated_by',
-    'server_id',
-    'doc',
-  ]
-    .map(qualified(alias))
-    .join(', ');
+  return ARTIFACT_COLUMN_NAMES.map(qualified(alias)).join(', ');
 }
 
 /** What `toReadyArtifact` reads: the document only for a row without its ready form. */
@@ -167,39 +167,46 @@ export function docMember(source: { doc?: unknown }, key: string): unknown {
 }
 
 /**
- * An artifact version row. Its document is parsed on first read of `doc` (an own, enumerable
- * getter, so copies and comparisons still see it): a GraphQL list asking for names and edges, or
- * a relationship end, never pays for parsing a kilobyte of JSON it does not show.
+ * An artifact version from the values of `artifactColumns`, in their order (a row read as an
+ * array: no object with a name per value to build, then read, per row). Its document is parsed on
+ * first read of `doc` (an own, enumerable getter, so copies and comparisons still see it): a
+ * GraphQL list asking for names and edges, or a relationship end, never pays for parsing a
+ * kilobyte of JSON it does not show.
  */
-export function toArtifact(r: Row): ArtifactVersion {
-  const text = r.doc as string;
+export function artifactOfValues(v: readonly unknown[]): ArtifactVersion {
+  const text = v[16] as string;
   let doc: Record<string, unknown> | undefined;
   const a: ArtifactVersion = {
-    id: r.id as string,
-    version_ordinal: Number(r.version_ordinal),
-    is_latest: r.is_latest === true || Number(r.is_latest) === 1,
-    kind: r.kind as ArtifactKind,
-    name: r.name as string,
-    workspace_id: r.workspace_id as string,
-    artifact_status: r.artifact_status as string,
-    created_at: r.created_at as string,
-    created_by: r.created_by as string,
-    updated_at: r.updated_at as string,
-    updated_by: r.updated_by as string,
+    id: v[1] as string,
+    version_ordinal: Number(v[2]),
+    is_latest: v[3] === true || Number(v[3]) === 1,
+    kind: v[4] as ArtifactKind,
+    name: v[5] as string,
+    workspace_id: v[7] as string,
+    artifact_status: v[10] as string,
+    created_at: v[11] as string,
+    created_by: v[12] as string,
+    updated_at: v[13] as string,
+    updated_by: v[14] as string,
     get doc() {
       if (doc === undefined && textPlease) return text as unknown as Record<string, unknown>;
       return (doc ??= JSON.parse(text) as Record<string, unknown>);
     },
   };
-  const displayName = opt(r.display_name);
+  const displayName = opt(v[6]);
   if (displayName !== undefined) a.display_name = displayName;
-  const projectId = opt(r.project_id);
+  const projectId = opt(v[8]);
   if (projectId !== undefined) a.project_id = projectId;
-  const repoId = opt(r.repo_id);
+  const repoId = opt(v[9]);
   if (repoId !== undefined) a.repo_id = repoId;
-  const serverId = opt(r.server_id);
+  const serverId = opt(v[15]);
   if (serverId !== undefined) a.server_id = serverId;
   return a;
+}
+
+/** An artifact version row of `artifactColumns` read as an object (see `artifactOfValues`). */
+export function toArtifact(r: Row): ArtifactVersion {
+  return artifactOfValues(ARTIFACT_COLUMN_NAMES.map((name) => r[name]));
 }
 
 /** Parsed `relationship_ends` lists by their text: pages repeat the same few (frozen, shared by every row). */
@@ -236,21 +243,47 @@ export function toReadyArtifact(r: Row): ReadyArtifact {
   return ready;
 }
 
-/** A relationship row; optional columns that are NULL are absent (the fields in this order, as `compact` would leave them). */
-export function toRelationship(r: Row): Relationship {
+const RELATIONSHIP_COLUMN_NAMES = [
+  'from_id',
+  'from_kind',
+  'to_id',
+  'to_kind',
+  'rel_type',
+  'provenance',
+  'relationship_status',
+  'label',
+  'role',
+  'weight',
+  'confidence',
+  'attributes',
+] as const;
+
+/** Every column of a relationship, in the order `relationshipOfValues` reads them. */
+export const RELATIONSHIP_COLUMNS = RELATIONSHIP_COLUMN_NAMES.join(', ');
+
+/**
+ * A relationship from the values of `RELATIONSHIP_COLUMNS`, in their order; optional columns that
+ * are NULL are absent (the fields in this order, as `compact` would leave them).
+ */
+export function relationshipOfValues(v: readonly unknown[]): Relationship {
   const rel: Relationship = {
-    from: { id: r.from_id as string, kind: r.from_kind as string },
-    to: { id: r.to_id as string, kind: r.to_kind as string },
-    rel_type: r.rel_type as string,
-    provenance: r.provenance as string,
-    relationship_status: r.relationship_status as string,
+    from: { id: v[0] as string, kind: v[1] as string },
+    to: { id: v[2] as string, kind: v[3] as string },
+    rel_type: v[4] as string,
+    provenance: v[5] as string,
+    relationship_status: v[6] as string,
   };
-  if (r.label != null) rel.label = r.label as string;
-  if (r.role != null) rel.role = r.role as string;
-  if (r.weight != null) rel.weight = Number(r.weight);
-  if (r.confidence != null) rel.confidence = Number(r.confidence);
-  if (r.attributes != null) rel.attributes = JSON.parse(r.attributes as string) as Record<string, unknown>;
+  if (v[7] != null) rel.label = v[7] as string;
+  if (v[8] != null) rel.role = v[8] as string;
+  if (v[9] != null) rel.weight = Number(v[9]);
+  if (v[10] != null) rel.confidence = Number(v[10]);
+  if (v[11] != null) rel.attributes = JSON.parse(v[11] as string) as Record<string, unknown>;
   return rel;
+}
+
+/** A relationship row read as an object (see `relationshipOfValues`). */
+export function toRelationship(r: Row): Relationship {
+  return relationshipOfValues(RELATIONSHIP_COLUMN_NAMES.map((name) => r[name]));
 }
 
 export function toIdentity(r: Row): Identity {

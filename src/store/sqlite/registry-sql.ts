@@ -4,13 +4,14 @@
  */
 import type { ArtifactQuery, ArtifactSort, ToolAggregateQuery } from '../registry-port.ts';
 import { likeEscape, searchWords, TOOL_GROUP_COLUMNS, type CompiledQuery as Compiled } from '../sql-text.ts';
+import { RELATIONSHIP_COLUMNS } from '../sql-rows.ts';
 
 type CompiledQuery = Compiled<string | number | null>;
 
 const IN = 'IN (SELECT value FROM json_each(?))';
 
 /** The relationships with either end in a JSON id list (bound twice), in the port's order (from, to, type). */
-export const RELATIONSHIPS_OF_IDS = `SELECT * FROM relationships WHERE from_id ${IN} OR to_id ${IN} ORDER BY from_id, to_id, rel_type`;
+export const RELATIONSHIPS_OF_IDS = `SELECT ${RELATIONSHIP_COLUMNS} FROM relationships WHERE from_id ${IN} OR to_id ${IN} ORDER BY from_id, to_id, rel_type`;
 
 /**
  * Latest versions by id (followed by an id test). Without statistics the planner scans the

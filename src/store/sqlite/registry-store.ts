@@ -26,13 +26,13 @@ import { migrate } from './migrate.ts';
 import {
   artifactColumns,
   readyArtifactColumns,
-  toArtifact,
+  artifactOfValues,
   toIdentity,
   toMembership,
   toOrganization,
   toProject,
   toReadyArtifact,
-  toRelationship,
+  relationshipOfValues,
   toRepo,
   toUser,
   toToolGroup,
@@ -108,6 +108,11 @@ export class SqliteRegistryStore implements RegistryStore {
   /** As `all`, each row an array of the selected columns: no object, nor a name, per value. */
   private arrays(sql: string, ...params: (string | number | null)[]): unknown[][] {
     return runStatement(this.db, () => this.stmt(sql, true).all(...params) as unknown[] as unknown[][]);
+  }
+
+  /** Artifact versions of a statement selecting `ARTIFACT_COLUMNS`, read as arrays. */
+  private artifactRows(sql: string, ...params: (string | number | null)[]): ArtifactVersion[] {
+    return this.arrays(sql, ...params).map(artifactOfValues);
   }
 
   async ping(): Promise<void> {
@@ -204,82 +209,82 @@ export class SqliteRegistryStore implements RegistryStore {
   }
 
   async listArtifactsOfRepos(repoIds: readonly string[]) {
-    return this.all(
+    return this.artifactRows(
       `SELECT ${ARTIFACT_COLUMNS} FROM artifacts WHERE is_latest = 1 AND repo_id ${IN} ORDER BY id`,
       JSON.stringify(repoIds),
-    ).map(toArtifact);
+    );
   }
 
   async listToolsOfServers(workspaceIds: readonly string[], serverIds: readonly string[]) {
-    return this.all(
+    return this.artifactRows(
       `SELECT ${ARTIFACT_COLUMNS} FROM artifacts WHERE is_latest = 1 AND kind = 'tool' AND workspace_id ${IN} AND server_id ${IN} ORDER BY server_id, name, id`,
       JSON.stringify(workspaceIds),
       JSON.stringify(serverIds),
-    ).map(toArtifact);
+    );
   }
 
   async findArtifacts(query: ArtifactQuery): Promise<Page<ArtifactVersion>> {
-    return this.artifactPage(query, ARTIFACT_COLUMNS, toArtifact);
+    // `seq` is the first of the artifact columns.
+    return this.artifactPage(query, (seqs) =>
+      this.arrays(`SELECT ${ARTIFACT_COLUMNS} FROM artifacts WHERE seq ${IN}`, seqs).map((v) => [
+        Number(v[0]),
+        artifactOfValues(v),
+      ]),
+    );
   }
 
   async findReadyArtifacts(query: ArtifactQuery): Promise<Page<ReadyArtifact>> {
-    return this.artifactPage(query, READY_COLUMNS, toReadyArtifact);
+    return this.artifactPage(query, (seqs) =>
+      this.all(`SELECT ${READY_COLUMNS} FROM artifacts WHERE seq ${IN}`, seqs).map((r) => [
+        Number(r.seq),
+        toReadyArtifact(r),
+      ]),
+    );
   }
 
-  /** The count, the page's `seq`s in order (from the covering sort index), then these columns of those rows. */
-  private artifactPage<T>(query: ArtifactQuery, columns: string, map: (r: Row) => T): Page<T> {
+  /** The count, the page's `seq`s in order (from the covering sort index), then `read` those rows (by a JSON list of seqs). */
+  private artifactPage<T>(query: ArtifactQuery, read: (seqs: string) => [number, T][]): Page<T> {
     if (query.workspaceIds.length === 0) return { items: [], total: 0 };
     const sql = artifactSearchSql(query);
     if (sql === null) return { items: [], total: 0 };
     const total = Number(this.all(sql.count, ...sql.params)[0]?.n ?? 0);
     if (query.limit === 0 || total <= query.offset) return { items: [], total };
     const seqs = this.all(sql.page, ...sql.params, query.limit, query.offset).map((r) => Number(r.seq));
-    const rows = new Map(
-      this.all(`SELECT ${columns} FROM artifacts WHERE seq ${IN}`, JSON.stringify(seqs)).map((r) => [Number(r.seq), r]),
-    );
-    const items = seqs.map((seq) => map(rows.get(seq) as Row));
+    const rows = new Map(read(JSON.stringify(seqs)));
+    const items = seqs.map((seq) => rows.get(seq) as T);
     return { items, total };
   }
 
   async listArtifacts(workspaceIds: readonly string[], kind?: ArtifactKind) {
-    const ws = JSON.stringify(workspaceIds);
-    const rows =
-      kind === undefined
-        ? this.all(
-            `SELECT ${ARTIFACT_COLUMNS} FROM artifacts WHERE is_latest = 1 AND workspace_id ${IN} ORDER BY id`,
-            ws,
-          )
-        : this.all(
-            `SELECT ${ARTIFACT_COLUMNS} FROM artifacts WHERE is_latest = 1 AND kind = ? AND workspace_id ${IN} ORDER BY id`,
-            kind,
-            ws,
-          );
-    return rows.map(toArtifact);
+    const ofKind = kind === undefined ? [] : [kind];
+    return this.artifactRows(
+      `SELECT ${ARTIFACT_COLUMNS} FROM artifacts WHERE is_latest = 1 ${kind === undefined ? '' : 'AND kind = ? '}AND workspace_id ${IN} ORDER BY id`,
+      ...ofKind,
+      JSON.stringify(workspaceIds),
+    );
   }
 
   async getArtifacts(ids: readonly string[]) {
     // One id (a lookup by id, an edge of one item): equality, without a JSON list to bind and scan.
     if (ids.length === 1)
-      return this.all(`SELECT ${ARTIFACT_COLUMNS} FROM ${LATEST_BY_ID} = ?`, ids[0] as string).map(toArtifact);
-    return this.all(`SELECT ${ARTIFACT_COLUMNS} FROM ${LATEST_BY_ID} ${IN} ORDER BY id`, JSON.stringify(ids)).map(
-      toArtifact,
-    );
+      return this.artifactRows(`SELECT ${ARTIFACT_COLUMNS} FROM ${LATEST_BY_ID} = ?`, ids[0] as string);
+    return this.artifactRows(`SELECT ${ARTIFACT_COLUMNS} FROM ${LATEST_BY_ID} ${IN} ORDER BY id`, JSON.stringify(ids));
   }
 
   async getArtifactVersions(ids: readonly string[]) {
-    return this.all(
+    return this.artifactRows(
       `SELECT ${ARTIFACT_COLUMNS} FROM artifacts WHERE id ${IN} ORDER BY id, version_ordinal`,
       JSON.stringify(ids),
-    ).map(toArtifact);
+    );
   }
 
   async findSkillByName(workspaceIds: readonly string[], name: string) {
-    const [row] = this.all(
+    const [row] = this.artifactRows(
       `SELECT ${ARTIFACT_COLUMNS} FROM artifacts WHERE is_latest = 1 AND kind = 'skill' AND name = ? AND workspace_id ${IN} ORDER BY id LIMIT 1`,
       name,
       JSON.stringify(workspaceIds),
     );
-    return row === undefined ? null : toArtifact(row);
+    return row ?? null;
   }
 
   async aggregateTools(query: ToolAggregateQuery): Promise<Page<ToolGroup>> {
@@ -329,7 +334,7 @@ export class SqliteRegistryStore implements RegistryStore {
 
   async getRelationships(artifactIds: readonly string[]) {
     const ids = JSON.stringify(artifactIds);
-    return this.all(RELATIONSHIPS_OF_IDS, ids, ids).map(toRelationship);
+    return this.arrays(RELATIONSHIPS_OF_IDS, ids, ids).map(relationshipOfValues);
   }
 
   /** Two statements: a join would look up both ends of every relationship, and was slower. */
