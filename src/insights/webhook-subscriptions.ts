@@ -21,7 +21,7 @@ import {
 /** Subscriptions a workspace holds at most: each one is a delivery per matching insight. */
 export const MAX_SUBSCRIPTIONS_PER_WORKSPACE = 20;
 /** Subjects one subscription names at most. */
-const MAX_SUBSCRIPTION_SUBJECTS = 50;
+export const MAX_SUBSCRIPTION_SUBJECTS = 50;
 /** The longest URL a subscription takes. */
 const MAX_WEBHOOK_URL_LENGTH = 2048;
 

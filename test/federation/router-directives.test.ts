@@ -20,7 +20,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/graphql/limits/limits-plugin.ts';
 import { unpagedLists } from '../../src/graphql/limits/list-budget.ts';
-import { PAGE_SIZES } from '../../src/graphql/limits/page-sizes.ts';
+import { BOUNDED_LISTS, PAGE_SIZES } from '../../src/graphql/limits/page-sizes.ts';
 import { buildRegistrySubgraph } from '../../src/graphql/schema.ts';
 import { loadTypeDefs } from '../../src/graphql/type-defs.ts';
 
@@ -182,15 +182,26 @@ describe('list sizes are the cost model`s', () => {
       ([c, f]) =>
         isObjectList(f) &&
         !(c in PAGE_SIZES) &&
+        !(c in BOUNDED_LISTS) &&
         !/Connection\.(edges|nodes)$/.test(c) &&
         !STATS_ANSWER.test(c) &&
         c !== 'Query._entities',
     );
-    expect(others.map(([c]) => c)).toEqual(expect.arrayContaining(unpagedLists(schema)));
+    expect([...others.map(([c]) => c), ...Object.keys(BOUNDED_LISTS)]).toEqual(
+      expect.arrayContaining(unpagedLists(schema)),
+    );
     expect(others.length).toBeGreaterThan(20);
     expect(others.map(([c, f]) => [c, argOf(f, 'listSize', 'assumedSize')])).toEqual(
       others.map(([c]) => [c, DEFAULT_LIMITS.defaultListSize]),
     );
+  });
+
+  it('unpaged lists with an enforced bound: that bound as assumedSize', () => {
+    const bounded = Object.entries(BOUNDED_LISTS);
+    expect(
+      bounded.map(([c]) => [c, argOf(field(c) as GraphQLField<unknown, unknown>, 'listSize', 'assumedSize')]),
+    ).toEqual(bounded);
+    expect(BOUNDED_LISTS).toEqual({ 'Workspace.webhookSubscriptions': 20, 'WebhookSubscription.subjects': 50 });
   });
 
   it('a statistics answer is priced by its field (our points), its parts at weight 0', () => {

@@ -52,7 +52,7 @@ import { answerPoints } from '../../skills/stats-request.ts';
 import { toTraceStatsRequest } from '../trace-stats-input.ts';
 import { introspectionSizes, metaField, type IntrospectionSizes, type MetaScope } from './introspection-sizes.ts';
 import { MAX_NESTING } from './nesting.ts';
-import { pageSizeFor } from './page-sizes.ts';
+import { BOUNDED_LISTS, pageSizeFor } from './page-sizes.ts';
 
 /** Levels of fields and fragments the walk follows, introspection included. */
 export const MAX_LEVELS = MAX_NESTING;
@@ -184,7 +184,7 @@ function walkField(w: Walk, sel: FieldNode, scope: Scope, level: number): Measur
     const reps = argumentsOf(w, def, sel).representations;
     size = Array.isArray(reps) ? reps.length : 0;
   } else if (isList) {
-    size = w.model.defaultListSize;
+    size = BOUNDED_LISTS[coordinate] ?? w.model.defaultListSize;
   }
   const inner = walkSet(w, sel.selectionSet, child, level + 1);
   const depth = (child.meta ? 0 : 1) + inner.depth;

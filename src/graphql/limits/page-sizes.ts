@@ -7,6 +7,7 @@
 import { SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT } from '../../agents/search-agents.ts';
 import { SERVERS_DEFAULT_LIMIT, SERVERS_MAX_LIMIT } from '../../mcp-servers/find-servers.ts';
 import { INSIGHTS_DEFAULT_LIMIT, INSIGHTS_MAX_LIMIT } from '../../insights/list-insights.ts';
+import { MAX_SUBSCRIPTION_SUBJECTS, MAX_SUBSCRIPTIONS_PER_WORKSPACE } from '../../insights/webhook-subscriptions.ts';
 
 /** The page a paged field serves without `first`, and the largest it serves at all. */
 export interface PageSize {
@@ -49,3 +50,12 @@ export function pageSizeFor(coordinate: string, first: unknown): number {
   const sizes = PAGE_SIZES[coordinate] ?? UNLISTED_PAGE;
   return typeof first === 'number' && first >= 0 ? Math.min(first, sizes.max) : sizes.default;
 }
+
+/**
+ * Unpaged lists whose length has a bound the service enforces where they are written: priced at
+ * that bound (and declared so with `@listSize(assumedSize:)`), not at the default list size.
+ */
+export const BOUNDED_LISTS: Readonly<Record<string, number>> = {
+  'Workspace.webhookSubscriptions': MAX_SUBSCRIPTIONS_PER_WORKSPACE,
+  'WebhookSubscription.subjects': MAX_SUBSCRIPTION_SUBJECTS,
+};
