@@ -2,7 +2,8 @@
  * The webhook guard of the service (webhook-subscriptions.ts `WebhookGuard`), from the delivery
  * side's own rules: a subscription's secret derived from the signing key and its salt
  * (webhooks/secret.ts), and the target check deliveries make again before every attempt
- * (webhooks/target.ts), run once at creation. A refusal tells the caller why without what the host
+ * (webhooks/target.ts), run once at creation, its lookup the caller's organization's (the gate
+ * keeps one organization from holding every lookup slot). A refusal tells the caller why without what the host
  * resolved to; the log gets that. None when webhooks are off (server mode without
  * WEBHOOK_SIGNING_KEY): subscriptions cannot be created then.
  */
@@ -29,9 +30,9 @@ export async function webhookGuard(
   if (key === null) return undefined;
   return {
     secretOf: (salt) => subscriptionSecret(key, salt),
-    refusal: async (url) => {
+    refusal: async (url, orgId) => {
       try {
-        await checkWebhookUrl(url.href, config.webhooks, lookups.resolve, lookups.gate);
+        await checkWebhookUrl(url.href, config.webhooks, { ...lookups, org: orgId });
         return null;
       } catch (err) {
         if (!(err instanceof WebhookTargetRefused)) throw err;

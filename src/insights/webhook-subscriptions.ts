@@ -82,10 +82,10 @@ export interface WebhookGuard {
   /** The signing secret (Standard Webhooks `whsec_…`) of a subscription with this salt. */
   secretOf(salt: string): string;
   /**
-   * Why deliveries may not go to this URL (a private or loopback address not allowed), or null;
-   * never what its host resolved to.
+   * Why deliveries may not go to this URL (a private or loopback address not allowed, or its host
+   * not looked up now), or null; never what its host resolved to. Its lookup is `orgId`'s.
    */
-  refusal(url: URL): Promise<string | null>;
+  refusal(url: URL, orgId: string): Promise<string | null>;
 }
 
 /** A subscription as both transports show it (never its secret). */
@@ -184,7 +184,7 @@ export async function createSubscription(
   const url = parseUrl(body.url);
   const { subjects, errors } = await checkSubjects(ctx, access, body.subjects ?? []);
   if (url instanceof URL) {
-    const refused = await guard.refusal(url);
+    const refused = await guard.refusal(url, ctx.caller.orgId);
     if (refused !== null) errors.unshift({ field: '/url', detail: `/url ${refused}` });
   } else errors.unshift(url);
   if (errors.length > 0) throw fieldErrors(errors);

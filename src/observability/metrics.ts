@@ -17,6 +17,7 @@ export interface Metrics {
   webhookDeliveries: Counter<'outcome'>;
   webhookAttemptFailures: Counter<'reason'>;
   webhookPauses: Counter;
+  webhookPostponed: Counter;
   webhookNotEnqueued: Counter;
   detection: DetectionMetrics;
 }
@@ -97,6 +98,11 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     webhookPauses: new Counter({
       name: 'gateway_webhook_subscription_pauses_total',
       help: 'Webhook subscription pauses: a subscription is paused once its attempts failed WEBHOOK_PAUSE_AFTER_FAILURES times in a row, and again whenever the attempt after its pause fails',
+      registers: [registry],
+    }),
+    webhookPostponed: new Counter({
+      name: 'gateway_webhook_attempts_postponed_total',
+      help: 'Webhook attempts that never started, no lookup slot coming free for them (other lookups under way, or past their WEBHOOK_LOOKUP_TIMEOUT_MS): put back a moment later, not counted against their subscription',
       registers: [registry],
     }),
     webhookNotEnqueued: new Counter({

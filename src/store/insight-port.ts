@@ -165,6 +165,8 @@ export interface WebhookOutbox {
   completeDelivery(id: string): Promise<void>;
   /** The attempt failed: count it and try again at `nextAttemptMs` (its lease ends). */
   retryDelivery(id: string, nextAttemptMs: number): Promise<void>;
+  /** The attempt never started (no lookup slot free): try again at `nextAttemptMs`, not counted (its lease ends). */
+  postponeDelivery(id: string, nextAttemptMs: number): Promise<void>;
   /** Deliveries owed, due or not (the outbox's depth, for /metrics). */
   countDeliveries(): Promise<number>;
   /**

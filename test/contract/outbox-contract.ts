@@ -2,7 +2,8 @@
  * The webhook outbox's fairness (src/store/insight-port.ts `WebhookOutbox`), run against every
  * registry engine beside insight-contract.ts: a claim takes one delivery per subscription, its
  * oldest due, organizations taking turns; a paused subscription is skipped and keeps its
- * deliveries; an organization owes at most its bound, also when replicas record at once.
+ * deliveries; a postponed delivery counts no attempt; an organization owes at most its bound,
+ * also when replicas record at once.
  */
 import { describe, expect, it } from 'vitest';
 import type { Delivery, InsightKind, OutboxBound } from '../../src/store/insight-port.ts';
@@ -97,6 +98,20 @@ export function outboxContract(engine: string, open: () => Promise<OpenedStore>)
       await s.createSubscription(subscription('sub-2'));
       await s.recordInsights([insight('in-4')], T + 3000);
       expect(await owed(s, T + 9000)).toEqual(['sub-1 > in-4', 'sub-2 > in-4']);
+    });
+
+    it('a postponed delivery is due again later, its attempts not counted, its lease ended', async () => {
+      const { s } = await fresh();
+      await s.createSubscription(subscription('sub-1'));
+      await s.recordInsights([insight('in-1')], T);
+      const [leased] = await s.claimDeliveries(T, LEASE, 10);
+      await s.postponeDelivery(leased?.id ?? '', T + 3000);
+      expect(await s.claimDeliveries(T + 2999, LEASE, 10)).toEqual([]);
+      const [again] = await s.claimDeliveries(T + 3000, LEASE, 10);
+      expect([again?.id, again?.attempts, again?.next_attempt_ms]).toEqual([leased?.id, 0, T + 3000]);
+      // A retry counts its attempt.
+      await s.retryDelivery(again?.id ?? '', T + 4000);
+      expect((await s.claimDeliveries(T + 4000, LEASE, 10)).map((d) => d.attempts)).toEqual([1]);
     });
 
     it('an organization owes at most its bound: past it nothing is enqueued, and the refusal is heard', async () => {

@@ -104,7 +104,7 @@ describe('webhook addresses', () => {
     const config = loadConfig({}).webhooks;
     const refusal = async (url: string) => {
       try {
-        await checkWebhookUrl(url, config);
+        await checkWebhookUrl(url, config, { org: 'org-a' });
         return 'allowed';
       } catch (err) {
         if (err instanceof WebhookTargetRefused) return `${err.reason}: ${err.message}`;

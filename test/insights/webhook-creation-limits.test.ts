@@ -2,8 +2,9 @@
  * What creating a webhook subscription tells and costs (REST and GraphQL): a refused host name is
  * answered with one message whatever the resolver said, never an address or a resolver's error
  * code (the service's log has them); a lookup without an answer is cut at
- * WEBHOOK_LOOKUP_TIMEOUT_MS; and a caller creates at most WEBHOOK_CREATIONS_PER_MIN a minute,
- * refused ones included, the next answered 429 rate_limited with Retry-After before any lookup.
+ * WEBHOOK_LOOKUP_TIMEOUT_MS, and one hanging holds its own organization's lookup slot only; and a
+ * caller creates at most WEBHOOK_CREATIONS_PER_MIN a minute, refused ones included, the next
+ * answered 429 rate_limited with Retry-After before any lookup.
  * Resolvers of the test's own; the rate limiter's clock moved by hand.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -130,6 +131,26 @@ describe('creating a webhook subscription', () => {
       'invalid_field',
     );
     expect(problem.detail).toBe("/url the URL's host did not resolve within 100 ms; try again later");
+  });
+
+  it("an organization whose lookup hangs waits for its own slot: 422, try again later; another's creation goes on", async () => {
+    const dns = internalDns();
+    const app = await start({
+      env: { WEBHOOK_LOOKUP_TIMEOUT_MS: '100' },
+      webhookLookups: { resolve: dns.resolve, gate: new LookupGate(2, 1) },
+    });
+    const orgA = client(app, await app.auth('u-wadmin'));
+    expectProblem(await orgA.rest('https://slow.example/x'), 422, 'invalid_field');
+    // slow.example's lookup still holds org-a's slot, past its timeout: org-a's next is not looked up.
+    const rest = expectProblem(await orgA.rest('https://public.example/hooks'), 422, 'invalid_field');
+    const busy = "/url the URL's host could not be looked up now: too many lookups are under way; try again later";
+    expect(rest.detail).toBe(busy);
+    const graph = await orgA.graph('https://public.example/hooks');
+    expect([graph.errors?.[0]?.message, graph.errors?.[0]?.extensions.code]).toEqual([busy, 'invalid_field']);
+    expect(dns.looked).toEqual(['slow.example']);
+    const orgB = client(app, await app.auth('u-b', 'org-b'));
+    expect((await orgB.rest('https://public.example/hooks', 'ws-b')).statusCode).toBe(201);
+    expect(dns.looked).toEqual(['slow.example', 'public.example']);
   });
 
   it('a caller creates at most WEBHOOK_CREATIONS_PER_MIN a minute, refused ones included; then 429 until the window ends', async () => {

@@ -1,9 +1,10 @@
 /**
  * Looking a webhook target's host up (src/insights/webhooks/lookup.ts, target.ts): cut at
  * WEBHOOK_LOOKUP_TIMEOUT_MS, at creation and at each attempt; at most a few lookups at once, a
- * lookup past its timeout keeping its slot until it returns; and a refusal that tells the
- * subscriber nothing of what the resolver answered (the log's detail does). Resolvers of the
- * test's own, answering when the test says; the clock is vitest's, moved by hand.
+ * lookup past its timeout keeping its slot until it returns, one waiting for a slot at most as
+ * long; and a refusal that tells the subscriber nothing of what the resolver answered (the log's
+ * detail does). Each organization's own share of the slots: webhook-lookup-starvation.test.ts.
+ * Resolvers of the test's own, answering when the test says; the clock is vitest's, moved by hand.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
@@ -13,6 +14,7 @@ import { checkWebhookUrl, targetRules, WebhookTargetRefused } from '../../src/in
 
 const NOT_REACHABLE =
   "the URL's host does not resolve, or resolves to an address webhooks may not reach (see WEBHOOK_ALLOWED_TARGETS)";
+const BUSY = "the URL's host could not be looked up now: too many lookups are under way; try again later";
 
 const config = (env: Record<string, string> = {}) => loadConfig({ WEBHOOK_LOOKUP_TIMEOUT_MS: '1000', ...env }).webhooks;
 
@@ -48,7 +50,10 @@ describe('webhook lookups', () => {
 
   it('a lookup without an answer is refused at its timeout, saying so, not before', async () => {
     const held = heldResolver();
-    const check = watch(checkWebhookUrl('https://slow.example/x', config(), held.resolve, new LookupGate(2)));
+    const gate = new LookupGate(2);
+    const check = watch(
+      checkWebhookUrl('https://slow.example/x', config(), { org: 'org-a', resolve: held.resolve, gate }),
+    );
     await vi.advanceTimersByTimeAsync(999);
     expect(check.outcome).toBe('pending');
     await vi.advanceTimersByTimeAsync(1);
@@ -64,26 +69,60 @@ describe('webhook lookups', () => {
   it('runs at most its number of lookups at once; one past its timeout keeps its slot until it returns', async () => {
     const held = heldResolver();
     const gate = new LookupGate(2);
-    const check = (host: string) => watch(checkWebhookUrl(`https://${host}/x`, config(), held.resolve, gate));
+    // Each of its own organization: only the process's bound applies.
+    const check = (host: string) =>
+      watch(checkWebhookUrl(`https://${host}/x`, config(), { org: `org-${host}`, resolve: held.resolve, gate }));
     const [a, b, c] = [check('a.example'), check('b.example'), check('c.example')];
     await vi.advanceTimersByTimeAsync(0);
     expect(held.calls).toEqual(['a.example', 'b.example']);
-    await vi.advanceTimersByTimeAsync(1000);
-    // All three timed out; c never reached the resolver, a and b still run and hold their slots.
-    for (const w of [a, b, c]) expect((w.outcome as WebhookTargetRefused).message).toMatch(/did not resolve within/);
-    expect(gate.inFlight).toBe(2);
-    const d = check('d.example');
-    await vi.advanceTimersByTimeAsync(500);
-    expect(held.calls).toEqual(['a.example', 'b.example']);
+    // A slot frees: the waiting lookup starts, with the whole of its timeout.
+    await vi.advanceTimersByTimeAsync(400);
     held.answer('a.example');
     await vi.advanceTimersByTimeAsync(0);
-    expect(held.calls).toEqual(['a.example', 'b.example', 'd.example']);
-    held.answer('d.example');
+    expect([a.outcome, held.calls]).toEqual(['allowed', ['a.example', 'b.example', 'c.example']]);
+    await vi.advanceTimersByTimeAsync(600);
+    // b timed out and still holds its slot; c runs on (started at 400 ms).
+    expect((b.outcome as WebhookTargetRefused).message).toMatch(/did not resolve within 1000 ms/);
+    expect([c.outcome, gate.inFlight]).toEqual(['pending', 2]);
+    await vi.advanceTimersByTimeAsync(400);
+    expect((c.outcome as WebhookTargetRefused).message).toMatch(/did not resolve within 1000 ms/);
+    // Both slots held past their timeout: a new lookup does not wait behind them, it is busy at once.
+    const d = check('d.example');
     await vi.advanceTimersByTimeAsync(0);
-    expect(d.outcome).toBe('allowed');
+    expect([(d.outcome as WebhookTargetRefused).reason, (d.outcome as WebhookTargetRefused).message]).toEqual([
+      'busy',
+      BUSY,
+    ]);
     held.answer('b.example');
     await vi.advanceTimersByTimeAsync(0);
-    expect(gate.inFlight).toBe(0);
+    const e = check('e.example');
+    await vi.advanceTimersByTimeAsync(0);
+    expect(held.calls).toEqual(['a.example', 'b.example', 'c.example', 'e.example']);
+    held.answer('e.example');
+    held.answer('c.example');
+    await vi.advanceTimersByTimeAsync(0);
+    expect([e.outcome, gate.inFlight]).toEqual(['allowed', 0]);
+  });
+
+  it('a lookup that finds no slot within its timeout is busy, never having reached the resolver', async () => {
+    const held = heldResolver();
+    const gate = new LookupGate(1);
+    const check = (host: string) =>
+      watch(checkWebhookUrl(`https://${host}/x`, config(), { org: `org-${host}`, resolve: held.resolve, gate }));
+    check('a.example');
+    await vi.advanceTimersByTimeAsync(500);
+    // a is still within its timeout: b waits for it, 1000 ms at most.
+    const b = check('b.example');
+    await vi.advanceTimersByTimeAsync(999);
+    expect(b.outcome).toBe('pending');
+    await vi.advanceTimersByTimeAsync(1);
+    const refused = b.outcome as WebhookTargetRefused;
+    expect([refused.reason, refused.message, refused.detail]).toEqual([
+      'busy',
+      BUSY,
+      'the lookup of b.example did not start: no slot came free within 1000 ms',
+    ]);
+    expect(held.calls).toEqual(['a.example']);
   });
 
   it('an attempt whose lookup has no answer fails as unresolved at the lookup timeout', async () => {
@@ -91,8 +130,7 @@ describe('webhook lookups', () => {
     const attempt = sendWebhook('https://slow.example/hooks', {}, '{}', {
       rules: targetRules(config()),
       timeoutMs: 5000,
-      resolve: held.resolve,
-      gate: new LookupGate(2),
+      lookup: { org: 'org-a', resolve: held.resolve, gate: new LookupGate(2) },
     });
     await vi.advanceTimersByTimeAsync(1000);
     expect(await attempt).toEqual({
@@ -137,7 +175,8 @@ describe('what a refused name tells', () => {
   ];
 
   it.each(answers)('%s: the same message, without the answer; the detail has it', async (_case, resolve, detail) => {
-    const refused = await checkWebhookUrl('https://vm/x', config(), resolve, new LookupGate(2)).then(
+    const lookup = { org: 'org-a', resolve, gate: new LookupGate(2) };
+    const refused = await checkWebhookUrl('https://vm/x', config(), lookup).then(
       () => null,
       (err: unknown) => err as WebhookTargetRefused,
     );

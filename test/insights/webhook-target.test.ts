@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { subscriptionSecret } from '../../src/insights/webhooks/secret.ts';
+import type { Resolve } from '../../src/insights/webhooks/lookup.ts';
 import { sendWebhook } from '../../src/insights/webhooks/send.ts';
 import { checkWebhookUrl, targetRules, WebhookTargetRefused } from '../../src/insights/webhooks/target.ts';
 import { startReceiver, type Receiver } from '../fixtures/webhook-receiver.ts';
@@ -21,7 +22,7 @@ const webhooks = (allowed?: string) =>
 
 async function refusal(url: string, allowed?: string): Promise<string> {
   try {
-    await checkWebhookUrl(url, webhooks(allowed));
+    await checkWebhookUrl(url, webhooks(allowed), { org: 'org-a' });
     return 'allowed';
   } catch (err) {
     if (err instanceof WebhookTargetRefused) return `${err.reason}: ${err.message}`;
@@ -119,11 +120,11 @@ describe('webhook attempts and their targets', () => {
     receiver = await startReceiver();
   });
   afterAll(async () => receiver.close());
-  const send = (url: string, allowed: string | undefined, extra: object = {}) =>
+  const send = (url: string, allowed: string | undefined, lookup: { resolve?: Resolve } = {}) =>
     sendWebhook(url, { 'webhook-id': 'msg_x' }, '{}', {
       rules: targetRules(webhooks(allowed)),
       timeoutMs: 5000,
-      ...extra,
+      lookup: { org: 'org-a', ...lookup },
     });
 
   it('refuses at the attempt too: nothing reaches a loopback receiver unless allowed', async () => {

@@ -1,20 +1,29 @@
 /**
  * One attempt of a webhook: check and resolve the target (target.ts), then POST the body to the
- * address checked, whatever DNS answers meanwhile. Bounded: the lookup at the rules' timeout
- * (lookup.ts), the whole attempt (resolving, connecting, sending, the response's status) at
- * `timeoutMs`, the body sent is at most MAX_BODY_BYTES, at most MAX_RESPONSE_BYTES of the answer
+ * address checked, whatever DNS answers meanwhile. Bounded: the wait for a lookup slot at the
+ * lookup timeout or `timeoutMs`, whichever is shorter (then the attempt is `lookup_busy`: it never
+ * started, nothing is said of the receiver); the lookup at the rules' timeout (lookup.ts); the
+ * attempt from the lookup's start (resolving, connecting, sending, the response's status) at
+ * `timeoutMs`; the body sent is at most MAX_BODY_BYTES, at most MAX_RESPONSE_BYTES of the answer
  * are read, redirects are not followed, and no connection is kept.
  */
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import type { LookupGate, Resolve } from './lookup.ts';
-import { resolveWebhookTarget, WebhookTargetRefused, type ResolvedTarget, type TargetRules } from './target.ts';
+import {
+  resolveWebhookTarget,
+  WebhookTargetRefused,
+  type RefusalReason,
+  type ResolvedTarget,
+  type TargetLookup,
+  type TargetRules,
+} from './target.ts';
 
 const MAX_BODY_BYTES = 64 * 1024;
 const MAX_RESPONSE_BYTES = 1024;
 
-type AttemptFailure = 'status' | 'timeout' | 'network' | 'refused' | 'unresolved' | 'too_large';
+/** `lookup_busy`: no lookup slot came free, nothing was sent (the worker puts it back, not counted). */
+type AttemptFailure = 'status' | 'timeout' | 'network' | 'refused' | 'unresolved' | 'too_large' | 'lookup_busy';
 
 export type Attempt = { ok: true; status: number } | { ok: false; failure: AttemptFailure; detail: string };
 
@@ -83,40 +92,61 @@ function post(
   });
 }
 
-/** The timeout as a promise that rejects, and the signal that aborts the request. */
-function deadline(timeoutMs: number): { signal: AbortSignal; expired: Promise<never>; clear(): void } {
+/** The timeout, from `arm()` on, as a promise that rejects and the signal that aborts the request. */
+function deadline(timeoutMs: number): { signal: AbortSignal; expired: Promise<never>; arm: () => void; clear(): void } {
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      controller.abort();
-      reject(new Error('timeout'));
-    }, timeoutMs);
-  });
+  let expire: (err: Error) => void = () => undefined;
+  const expired = new Promise<never>((_, reject) => (expire = reject));
   expired.catch(() => undefined);
-  return { signal: controller.signal, expired, clear: () => clearTimeout(timer) };
+  return {
+    signal: controller.signal,
+    expired,
+    arm: () => {
+      timer ??= setTimeout(() => {
+        controller.abort();
+        expire(new Error('timeout'));
+      }, timeoutMs);
+    },
+    clear: () => clearTimeout(timer),
+  };
 }
 
-/** One POST of `body` to `url`; never throws: the outcome says what happened. */
+const REASONS: Record<RefusalReason, AttemptFailure> = {
+  unresolved: 'unresolved',
+  busy: 'lookup_busy',
+  private_address: 'refused',
+  invalid_url: 'refused',
+};
+
+/**
+ * One POST of `body` to `url`, its host looked up for `lookup.org`; never throws: the outcome says
+ * what happened.
+ */
 export async function sendWebhook(
   url: string,
   headers: Record<string, string>,
   body: string,
-  options: { rules: TargetRules; timeoutMs: number; resolve?: Resolve; gate?: LookupGate },
+  options: { rules: TargetRules; timeoutMs: number; lookup: TargetLookup },
 ): Promise<Attempt> {
   if (Buffer.byteLength(body) > MAX_BODY_BYTES)
     return { ok: false, failure: 'too_large', detail: `the body is larger than ${MAX_BODY_BYTES} bytes` };
-  const bound = deadline(options.timeoutMs);
+  const { rules, timeoutMs } = options;
+  const bound = deadline(timeoutMs);
   try {
-    const target = await Promise.race([
-      resolveWebhookTarget(url, options.rules, options.resolve, options.gate),
-      bound.expired,
-    ]);
+    const lookup: TargetLookup = {
+      ...options.lookup,
+      waitMs: Math.min(rules.lookupTimeoutMs, timeoutMs),
+      started: bound.arm,
+    };
+    const target = await Promise.race([resolveWebhookTarget(url, rules, lookup), bound.expired]);
+    // An address the URL gives is not looked up: the attempt's time starts now.
+    bound.arm();
     return await post(target, headers, body, bound.signal);
   } catch (err) {
     if (err instanceof WebhookTargetRefused)
       // For the service's log (worker.ts): what the resolver answered, which subscribers are never shown.
-      return { ok: false, failure: err.reason === 'unresolved' ? 'unresolved' : 'refused', detail: err.detail };
+      return { ok: false, failure: REASONS[err.reason], detail: err.detail };
     if (bound.signal.aborted) return { ok: false, failure: 'timeout', detail: 'no answer within the timeout' };
     return { ok: false, failure: 'network', detail: String(err) };
   } finally {

@@ -6,12 +6,13 @@
  */
 import type { WebhookConfig } from '../../config-webhooks.ts';
 import { addressBytes, inBlock, parseBlock, refusedRange, unmapped, type Block } from './addresses.ts';
-import { LookupTimedOut, systemGate, systemResolve, type LookupGate, type Resolve } from './lookup.ts';
+import { LookupBusy, LookupTimedOut, systemGate, systemResolve, type LookupGate, type Resolve } from './lookup.ts';
 
-export type RefusalReason = 'invalid_url' | 'unresolved' | 'private_address';
+/** `busy`: the host's lookup did not start, no lookup slot being free for it (lookup.ts). */
+export type RefusalReason = 'invalid_url' | 'unresolved' | 'private_address' | 'busy';
 
 /**
- * The URL may not be used (or, `unresolved`, not now). The message is for the subscriber and says
+ * The URL may not be used (or, `unresolved` and `busy`, not now). The message is for the subscriber and says
  * nothing of what the resolver answered (no address, no error code): creating subscriptions must
  * not tell what names mean inside the service's network. `detail` says it, for the service's log.
  */
@@ -30,6 +31,18 @@ export interface TargetRules {
   allowedBlocks: readonly Block[];
   /** A lookup of the host is cut after this long (WEBHOOK_LOOKUP_TIMEOUT_MS). */
   lookupTimeoutMs: number;
+}
+
+/** Whose lookup it is and where it goes: the system's resolver and the process's gate, unless a test gives its own. */
+export interface TargetLookup {
+  /** The organization of the subscription: the gate's key (one organization never holds every slot). */
+  org: string;
+  resolve?: Resolve;
+  gate?: LookupGate;
+  /** How long the lookup may wait for a slot (the rules' timeout unless said). */
+  waitMs?: number;
+  /** Hears when the host's lookup starts, its slot taken (not called for an address the URL gives). */
+  started?: () => void;
 }
 
 /** A URL checked: the address (and its family) the attempt connects to. */
@@ -87,18 +100,24 @@ const NOT_REACHABLE =
 async function addressesOf(
   host: string,
   rules: TargetRules,
-  resolve: Resolve,
-  gate: LookupGate,
+  lookup: TargetLookup,
 ): Promise<{ address: string; family: number }[]> {
   if (addressBytes(host) !== null) return [{ address: host, family: host.includes(':') ? 6 : 4 }];
+  const { org, resolve = systemResolve, gate = systemGate, waitMs, started } = lookup;
   try {
-    return await gate.run(() => resolve(host), rules.lookupTimeoutMs);
+    return await gate.run(org, () => resolve(host), { timeoutMs: rules.lookupTimeoutMs, waitMs, started });
   } catch (err) {
     if (err instanceof LookupTimedOut)
       throw new WebhookTargetRefused(
         'unresolved',
         `the URL's host did not resolve within ${rules.lookupTimeoutMs} ms; try again later`,
         `the lookup of ${host} had no answer within ${rules.lookupTimeoutMs} ms`,
+      );
+    if (err instanceof LookupBusy)
+      throw new WebhookTargetRefused(
+        'busy',
+        "the URL's host could not be looked up now: too many lookups are under way; try again later",
+        `the lookup of ${host} did not start: ${err.message}`,
       );
     const code = (err as { code?: string }).code ?? String(err);
     throw new WebhookTargetRefused('unresolved', NOT_REACHABLE, `the lookup of ${host} failed: ${code}`);
@@ -108,20 +127,19 @@ async function addressesOf(
 /**
  * Checks `text` and resolves its host; throws WebhookTargetRefused when it may not be used. Every
  * address the host resolves to must be allowed (a name with one private address among public ones
- * is refused), and the first is the one to connect to. The lookup goes through `gate`, cut at the
- * rules' timeout. An address the URL itself gives is named in the refusal (the caller wrote it);
+ * is refused), and the first is the one to connect to. The lookup goes through the gate under the
+ * organization's key, cut at the rules' timeout. An address the URL itself gives is named in the refusal (the caller wrote it);
  * what a name resolves to is not.
  */
 export async function resolveWebhookTarget(
   text: string,
   rules: TargetRules,
-  resolve: Resolve = systemResolve,
-  gate: LookupGate = systemGate,
+  lookup: TargetLookup,
 ): Promise<ResolvedTarget> {
   const url = webhookUrl(text);
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const literal = addressBytes(host) !== null;
-  const addresses = await addressesOf(host, rules, resolve, gate);
+  const addresses = await addressesOf(host, rules, lookup);
   const first = addresses[0];
   if (first === undefined) throw new WebhookTargetRefused('unresolved', NOT_REACHABLE, `${host} has no address`);
   if (!rules.allowedHosts.has(host.toLowerCase().replace(/\.$/, '')))
@@ -148,11 +166,6 @@ export async function resolveWebhookTarget(
  * For the subscription's creation: throws WebhookTargetRefused (with a message for the caller)
  * unless `url` may receive webhooks now.
  */
-export async function checkWebhookUrl(
-  url: string,
-  config: TargetConfig,
-  resolve: Resolve = systemResolve,
-  gate: LookupGate = systemGate,
-): Promise<void> {
-  await resolveWebhookTarget(url, targetRules(config), resolve, gate);
+export async function checkWebhookUrl(url: string, config: TargetConfig, lookup: TargetLookup): Promise<void> {
+  await resolveWebhookTarget(url, targetRules(config), lookup);
 }

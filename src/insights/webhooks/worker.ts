@@ -9,7 +9,9 @@
  * and jitter until WEBHOOK_RETRY_FOR_MS after it was enqueued, then given up. A subscription whose
  * attempts failed WEBHOOK_PAUSE_AFTER_FAILURES times in a row is paused for the backoff of its
  * failures: its deliveries wait, ids unchanged, and those whose retry bound ends within the pause
- * are given up. docs/webhooks.md says the same for subscribers.
+ * are given up. An attempt whose host lookup never started (no lookup slot free: lookup.ts) says
+ * nothing of the receiver: it is put back a moment later, not counted against the subscription.
+ * docs/webhooks.md says the same for subscribers.
  */
 import { Webhook } from 'standardwebhooks';
 import { loadAccess } from '../../auth/access.ts';
@@ -19,6 +21,7 @@ import type { Delivery, InsightRecord, WebhookSubscription } from '../../store/i
 import type { RegistryStore } from '../../store/registry-port.ts';
 import { insightCreatedBody } from '../resource.ts';
 import { subscriptionSecret } from './secret.ts';
+import type { LookupGate, Resolve } from './lookup.ts';
 import { sendWebhook, type Attempt } from './send.ts';
 import { targetRules } from './target.ts';
 
@@ -39,6 +42,8 @@ export interface WebhookWorkerOptions {
   now?: () => number;
   /** In [0, 1): the jitter of the backoff. */
   random?: () => number;
+  /** The system's resolver and the process's lookup gate, unless a test gives its own. */
+  lookups?: { resolve?: Resolve; gate?: LookupGate };
 }
 
 export interface WebhookWorker {
@@ -67,6 +72,14 @@ function backoffMs(config: WebhookConfig, failures: number, random: () => number
   return Math.round(full / 2 + (full / 2) * random());
 }
 
+/**
+ * The wait before an attempt whose lookup never started: the lookup timeout, its upper half
+ * jittered (a slot held past its timeout frees when its lookup returns, not before).
+ */
+function postponeMs(config: WebhookConfig, random: () => number): number {
+  return Math.round(config.lookupTimeoutMs / 2 + (config.lookupTimeoutMs / 2) * random());
+}
+
 /** Whether the subscription's creator is still an active user who can read the workspace (auth/access.ts). */
 async function creatorCanRead(registry: RegistryStore, s: WebhookSubscription, workspaceId: string): Promise<boolean> {
   const [[user], [org]] = await Promise.all([registry.getUsers([s.created_by]), registry.getOrganizations([s.org_id])]);
@@ -92,7 +105,8 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
       'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
       'webhook-signature': new Webhook(subscriptionSecret(signingKey, s.secret_salt)).sign(d.id, at, body),
     };
-    return sendWebhook(s.url, headers, body, { rules, timeoutMs: config.timeoutMs });
+    const lookup = { ...options.lookups, org: s.org_id };
+    return sendWebhook(s.url, headers, body, { rules, timeoutMs: config.timeoutMs, lookup });
   };
 
   /**
@@ -116,6 +130,19 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
       'webhook subscription paused: its receiver keeps failing',
     );
     return untilMs;
+  };
+
+  /**
+   * An attempt that never started (no lookup slot): put back without a strike nor an attempt
+   * counted, given up only when its retry bound ends first.
+   */
+  const postpone = async (d: Delivery, s: WebhookSubscription, detail: string): Promise<void> => {
+    metrics?.webhookPostponed.inc();
+    const next = now() + postponeMs(config, random);
+    if (next <= d.enqueued_ms + config.retryForMs) return store.postponeDelivery(d.id, next);
+    log.warn({ delivery: d.id, subscription: s.id, detail }, 'webhook delivery not attempted; given up');
+    await store.completeDelivery(d.id);
+    count('given_up');
   };
 
   const settle = async (d: Delivery): Promise<void> => {
@@ -142,6 +169,7 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
       count('succeeded');
       return;
     }
+    if (outcome.failure === 'lookup_busy') return postpone(d, s, outcome.detail);
     metrics?.webhookAttemptFailures.inc({ reason: outcome.failure });
     // A body too large says nothing of the receiver.
     const pausedUntil = outcome.failure === 'too_large' ? 0 : await failed(s);

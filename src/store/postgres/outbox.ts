@@ -71,6 +71,13 @@ export class PostgresOutbox implements WebhookOutbox {
     );
   }
 
+  async postponeDelivery(id: string, nextAttemptMs: number): Promise<void> {
+    await this.all('UPDATE webhook_deliveries SET next_attempt_ms = $1, leased_until_ms = 0 WHERE id = $2', [
+      nextAttemptMs,
+      id,
+    ]);
+  }
+
   async countDeliveries(): Promise<number> {
     const [row] = await this.all('SELECT COUNT(*)::bigint AS n FROM webhook_deliveries');
     return sqlNumber(row?.n);

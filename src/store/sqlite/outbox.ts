@@ -77,6 +77,10 @@ export class SqliteOutbox implements WebhookOutbox {
     );
   }
 
+  async postponeDelivery(id: string, nextAttemptMs: number): Promise<void> {
+    this.all('UPDATE webhook_deliveries SET next_attempt_ms = ?, leased_until_ms = 0 WHERE id = ?', nextAttemptMs, id);
+  }
+
   async countDeliveries(): Promise<number> {
     return sqlNumber(this.all('SELECT COUNT(*) AS n FROM webhook_deliveries')[0]?.n);
   }
