@@ -243,7 +243,8 @@ export function toReadyArtifact(r: Row): ReadyArtifact {
   return ready;
 }
 
-const RELATIONSHIP_COLUMN_NAMES = [
+/** The columns of a relationship, in the order `relationshipOfValues` reads them. */
+export const RELATIONSHIP_COLUMN_NAMES = [
   'from_id',
   'from_kind',
   'to_id',

@@ -7,6 +7,7 @@
  */
 import type pg from 'pg';
 import { IMPORT_LOCK } from './import-lock.ts';
+import { RELATIONSHIP_COLUMN_NAMES } from '../sql-rows.ts';
 import { fillAllRelationshipForms } from './relationship-forms.ts';
 import type { Bundle } from '../../domain/types.ts';
 import { apiDocumentJson } from '../../shared/api-document.ts';
@@ -86,24 +87,7 @@ const SQL = {
     ],
     ['id'],
   ),
-  relationship: upsert(
-    'relationships',
-    [
-      'from_id',
-      'from_kind',
-      'to_id',
-      'to_kind',
-      'rel_type',
-      'provenance',
-      'relationship_status',
-      'label',
-      'role',
-      'weight',
-      'confidence',
-      'attributes',
-    ],
-    ['from_id', 'to_id', 'rel_type'],
-  ),
+  relationship: upsert('relationships', [...RELATIONSHIP_COLUMN_NAMES], ['from_id', 'to_id', 'rel_type']),
   identity: upsert(
     'identities',
     ['agent_id', 'client_id', 'credential_kind', 'api_key_hash', 'api_key_last4', 'expires_at', 'revoked'],
