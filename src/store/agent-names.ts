@@ -7,8 +7,10 @@
  * the names in `agent_names` (dropped with the spans by retention) and serializes the admissions
  * of a workspace and day (DuckDB: its one writer; PostgreSQL: an advisory lock), so the cap holds
  * whatever the replicas. Shared here: the port, the decision, and a bounded cache of names
- * admitted (they stay admitted), which answers most requests without the store.
+ * admitted (they stay admitted), which answers most requests without the store. Names are compared
+ * as stored: lone surrogates as U+FFFD (shared/well-formed.ts), so names differing only there are one.
  */
+import { wellFormed } from '../shared/well-formed.ts';
 import { QueryCancelledError } from './trace-port.ts';
 
 export interface AgentNameUse {
@@ -52,13 +54,14 @@ export interface HeldNames {
   known: ReadonlySet<string>;
 }
 
-/** The groups of `uses`, ordered by workspace then day (the order locks are taken in). */
+/** The groups of `uses`, ordered by workspace then day (the order locks are taken in); names in their stored form. */
 export function groupsOf(uses: readonly AgentNameUse[]): NameGroup[] {
   const groups = new Map<string, NameGroup>();
   for (const u of uses) {
     const k = JSON.stringify([u.workspaceId, u.day]);
     const g = groups.get(k) ?? { workspaceId: u.workspaceId, day: u.day, names: [] };
-    if (!g.names.includes(u.name)) g.names.push(u.name);
+    const name = wellFormed(u.name);
+    if (!g.names.includes(name)) g.names.push(name);
     groups.set(k, g);
   }
   const order = (a: NameGroup, b: NameGroup) =>
@@ -80,7 +83,8 @@ export function decide(group: NameGroup, held: HeldNames, cap: number): { admitt
   return { admitted, added };
 }
 
-const keyOf = (orgId: string, u: AgentNameUse) => JSON.stringify([orgId, u.workspaceId, u.day, u.name]);
+/** A use's key in the cache and in an engine's answer: its name as stored. */
+const keyOf = (orgId: string, u: AgentNameUse) => JSON.stringify([orgId, u.workspaceId, u.day, wellFormed(u.name)]);
 
 function checkRequest(r: AgentNameRequest): void {
   if (!Number.isSafeInteger(r.cap) || r.cap < 0) throw new Error(`agent names: cap is a whole number, got ${r.cap}`);

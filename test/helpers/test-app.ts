@@ -39,6 +39,8 @@ export interface TestApp {
 
 export interface TestAppOptions {
   env?: Record<string, string>;
+  /** A DATA_DIR the caller owns, kept on close: an app started again on it is the service restarted. */
+  dataDir?: string;
   bundle?: unknown;
   /** Fault injection: wrap the real store (delays, failures) as the app sees it. */
   wrapRegistry?: (store: RegistryStore) => RegistryStore;
@@ -55,7 +57,7 @@ export interface TestAppOptions {
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gw-test-'));
+  const dataDir = options.dataDir ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'gw-test-')));
   // No load shedding unless a test asks: on a busy machine the app's own start-up can hold the
   // event loop past the threshold, and the next request would be shed with 503 service_overloaded.
   const config = loadConfig({
@@ -99,7 +101,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     auth: async (sub, org) => ({ authorization: `Bearer ${await token(sub, org)}` }),
     async close() {
       await app.close(); // closes the stores and the authenticator too
-      await fs.rm(dataDir, { recursive: true, force: true });
+      if (options.dataDir === undefined) await fs.rm(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -1,11 +1,12 @@
 /**
  * OTLP log requests (ExportLogsServiceRequest, protobuf or JSON) decoded into plain log records.
  * Protobuf bodies are read by the hand-written reader (otlp/logs/proto-reader.ts), bounded as it reads;
- * JSON ones are parsed (depth-checked) and walked here. The bounds are the trace receiver's: the
+ * JSON ones are parsed by otlp/json-body.ts (depth-checked, strings well formed) and walked here. The bounds are the trace receiver's: the
  * body's size before decoding, and at most `maxRecords` records (OTLP_MAX_SPANS) per request.
  */
 import { otlpMessages } from '../messages.ts';
-import { attributes, isObj, jsonHexId, nanos, parseJsonObject, type Obj } from '../traces/decode.ts';
+import { attributes, isObj, jsonHexId, nanos, type Obj } from '../traces/decode.ts';
+import { parseJsonObject } from '../json-body.ts';
 import { MAX_ATTRIBUTES, OtlpDecodeError, tooManyAttributes, type AttrValue, type Attributes } from '../types.ts';
 
 /** A log record as received (ids lowercase hex or '', times in nanoseconds, 0n when absent). */

@@ -14,6 +14,7 @@
  * - Values arrive as strings as often as numbers (both harnesses); they are read as numbers here.
  */
 import { hash } from 'node:crypto';
+import { parseWellFormedJson } from '../../shared/well-formed.ts';
 import type { DecodedLogRecord } from './decode.ts';
 import type { Attributes, AttrValue, DecodedSpan } from '../types.ts';
 
@@ -27,11 +28,14 @@ const num = (v: AttrValue | undefined): number => {
 /** `"true"`/`"false"` as Claude Code and Codex send them, or real booleans. */
 const isFalse = (v: AttrValue | undefined) => v === false || (typeof v === 'string' && v.toLowerCase() === 'false');
 
-/** A JSON-object attribute (Claude Code's `tool_parameters`), or an empty object. */
+/**
+ * A JSON-object attribute (Claude Code's `tool_parameters`), or an empty object. Its text may escape
+ * a lone surrogate, which JSON.parse would keep: its strings are made well formed, as the body's are.
+ */
 function jsonObject(v: AttrValue | undefined): Record<string, unknown> {
   if (typeof v !== 'string' || !v.startsWith('{')) return {};
   try {
-    const parsed: unknown = JSON.parse(v);
+    const parsed = parseWellFormedJson(v);
     return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)
       ? (parsed as Record<string, unknown>)
       : {};

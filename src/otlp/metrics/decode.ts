@@ -6,7 +6,8 @@
  * other metrics costs a scan, not objects; JSON ones are parsed (depth-checked) and walked.
  */
 import { otlpMessages } from '../messages.ts';
-import { attributes, isObj, nanos, parseJsonObject, type Obj } from '../traces/decode.ts';
+import { attributes, isObj, nanos, type Obj } from '../traces/decode.ts';
+import { parseJsonObject } from '../json-body.ts';
 import { readKeyValue, SpanReader } from '../traces/proto-reader.ts';
 import { MAX_ATTRIBUTES, OtlpDecodeError, tooManyAttributes, type Attributes } from '../types.ts';
 import {

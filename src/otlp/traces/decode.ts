@@ -2,10 +2,11 @@
  * OTLP/HTTP trace payloads (protobuf and JSON, optionally gzip) decoded into plain spans. Protobuf
  * bodies are read by the hand-written reader in otlp/traces/proto-reader.ts (the ingestion hot path); the
  * protobufjs definitions (otlp/messages.ts) only encode here: responses, statuses and requests for
- * clients and benchmarks.
+ * clients and benchmarks. JSON bodies are parsed by otlp/json-body.ts, as those of logs and metrics.
  */
 import { otlpMessages } from '../messages.ts';
 import { decodeExportRequestProto } from './proto-reader.ts';
+import { parseJsonObject } from '../json-body.ts';
 import { OtlpDecodeError, tooManySpans, type AttrValue, type Attributes, type DecodedSpan } from '../types.ts';
 
 export { OtlpDecodeError, type DecodedSpan } from '../types.ts';
@@ -140,50 +141,6 @@ export function collectSpans(
 
 export function decodeProtobuf(body: Uint8Array, maxSpans = Number.POSITIVE_INFINITY): DecodedSpan[] {
   return decodeExportRequestProto(body, maxSpans);
-}
-
-/**
- * Nesting of JSON arrays and objects allowed in a body: OTLP needs 10 levels to a span attribute
- * and 3 more per nested array or kvlist value. Deeper documents are refused before they are parsed,
- * so that a body of brackets cannot make the parser build millions of nested values.
- */
-const MAX_JSON_DEPTH = 64;
-
-/** Whether `body`'s arrays and objects nest at most `max` deep (strings skipped); one pass, no allocation. */
-function jsonDepthWithin(body: Uint8Array, max: number): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < body.length; i++) {
-    const c = body[i] as number;
-    if (inString) {
-      if (c === 0x5c)
-        i++; // backslash: skip the escaped byte
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) {
-      inString = true;
-    } else if (c === 0x5b || c === 0x7b) {
-      if (++depth > max) return false;
-    } else if (c === 0x5d || c === 0x7d) {
-      depth--;
-    }
-  }
-  return true;
-}
-
-/** An OTLP/JSON body parsed to its top-level object (`what` names the message in errors). */
-export function parseJsonObject(body: Uint8Array, what: string): Obj {
-  if (!jsonDepthWithin(body, MAX_JSON_DEPTH))
-    throw new OtlpDecodeError(`the body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`);
-  let message: unknown;
-  try {
-    message = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
-  } catch {
-    throw new OtlpDecodeError('the body is not valid JSON');
-  }
-  if (message === null || typeof message !== 'object' || Array.isArray(message)) {
-    throw new OtlpDecodeError(`the body must be an ${what} object`);
-  }
-  return message as Obj;
 }
 
 export function decodeJson(body: Uint8Array, maxSpans = Number.POSITIVE_INFINITY): DecodedSpan[] {

@@ -11,8 +11,11 @@
  * needs. New codes are assigned by the one writer inside its transaction and enter the cache only
  * once committed, so every cached code is stored and a code is never reused. Given KnownValues
  * (known-values.ts), it tells them of every value, so another thread can tell a value no span names.
+ * A code is a stored text's: values differing only by lone surrogates, which DuckDB stores as
+ * U+FFFD (shared/well-formed.ts), are one value with one code, whichever form names or asks it.
  */
 import { INTEGER, LIST, VARCHAR, listValue, type DuckDBConnection } from '@duckdb/node-api';
+import { wellFormed } from '../../shared/well-formed.ts';
 import type { Dimension, SpanRow } from '../trace-port.ts';
 import type { KnownValues } from './known-values.ts';
 
@@ -38,8 +41,9 @@ export const isEncoded = (d: Dimension): d is EncodedDimension => (ENCODED as re
 
 /** The codes of one append's values, some new: stored with its spans, cached once committed. */
 export interface DictionaryBatch {
+  /** By value as the spans name it. */
   readonly codes: ReadonlyMap<string, number>;
-  /** Values first seen in this append, with their new codes (rows of dim_values to append). */
+  /** Values first seen in this append, in their stored form, with their new codes (rows of dim_values to append). */
   readonly added: [number, string][];
 }
 
@@ -114,26 +118,35 @@ export class Dictionary {
     return code;
   }
 
-  /** Codes of `values` from the cache, then from dim_values on `conn` (one lookup); unknown values are absent. */
+  /**
+   * Codes of `values` (by value as asked: the code of its stored form) from the cache, then from
+   * dim_values on `conn` (one lookup); unknown values are absent.
+   */
   async codesOf(conn: DuckDBConnection, values: Iterable<string>): Promise<Map<string, number>> {
     const codes = new Map<string, number>();
     const missing: string[] = [];
     for (const v of new Set(values)) {
-      const code = this.cachedCode(v);
+      const code = this.cachedCode(wellFormed(v));
       if (code === undefined) missing.push(v);
       else codes.set(v, code);
     }
     if (missing.length > 0) {
+      const stored = new Set(missing.map(wellFormed));
       const rows = (
         await conn.runAndReadAll(
           'SELECT id, value FROM dim_values WHERE value IN (SELECT unnest($1))',
-          [listValue(missing)],
+          [listValue([...stored])],
           [LIST(VARCHAR)],
         )
       ).getRows();
+      const found = new Map<string, number>();
       for (const [id, value] of rows) {
-        codes.set(String(value), Number(id));
+        found.set(String(value), Number(id));
         this.remember(String(value), Number(id));
+      }
+      for (const v of missing) {
+        const code = found.get(wellFormed(v));
+        if (code !== undefined) codes.set(v, code);
       }
     }
     return codes;
@@ -175,13 +188,20 @@ export class Dictionary {
   async encode(writer: DuckDBConnection, values: ReadonlySet<string>): Promise<DictionaryBatch> {
     const codes = await this.codesOf(writer, values);
     const added: [number, string][] = [];
+    /** Stored form -> its new code: two forms of one new value in this append get one code. */
+    const fresh = new Map<string, number>();
     for (const v of values) {
       if (codes.has(v)) continue;
-      const code = this.nextCode++;
+      const stored = wellFormed(v);
+      let code = fresh.get(stored);
+      if (code === undefined) {
+        code = this.nextCode++;
+        fresh.set(stored, code);
+        added.push([code, stored]);
+        // Before the spans commit: a reader that could see them sees the value known.
+        this.known?.add(stored);
+      }
       codes.set(v, code);
-      added.push([code, v]);
-      // Before the spans commit: a reader that could see them sees the value known.
-      this.known?.add(v);
     }
     return { codes, added };
   }

@@ -6,7 +6,10 @@
  * no stored span: a query about it alone has an empty answer. A value it holds may still be named
  * by none (about 2 % of answers at a million values; beyond, the filter fills and says so of
  * nearly every value): the query then runs, as without it. Its size never grows (DESIGN §12).
+ * A value is hashed as stored, lone surrogates as U+FFFD (shared/well-formed.ts): whichever form
+ * added it, any form of it asks.
  */
+import { wellFormed } from '../../shared/well-formed.ts';
 
 /** 2^23 bits (1 MiB): a few false answers in ten thousand at 300,000 values, about 2 % at a million. */
 const KNOWN_VALUES_BYTES = 1 << 20;
@@ -39,7 +42,7 @@ export class KnownValues {
   }
 
   add(value: string): void {
-    const [first, step] = hashes(value);
+    const [first, step] = hashes(wellFormed(value));
     for (let i = 0, h = first; i < HASHES; i++, h = (h + step) | 0) {
       const bit = h & this.mask;
       Atomics.or(this.words, bit >>> 5, 1 << (bit & 31));
@@ -48,7 +51,7 @@ export class KnownValues {
 
   /** False only for a value never added. */
   mayHold(value: string): boolean {
-    const [first, step] = hashes(value);
+    const [first, step] = hashes(wellFormed(value));
     for (let i = 0, h = first; i < HASHES; i++, h = (h + step) | 0) {
       const bit = h & this.mask;
       if ((Atomics.load(this.words, bit >>> 5) & (1 << (bit & 31))) === 0) return false;
