@@ -43,6 +43,7 @@ import { registerInsightSettingsRoutes } from './rest/insight-settings-routes.ts
 import { registerOtlpReceiver, type OtlpFaults } from './rest/otlp-routes.ts';
 import { registerMcpRegistryRoutes } from './rest/mcp-registry-routes.ts';
 import { registerGraphql, type GraphqlOptions } from './graphql/server.ts';
+import { parseWellFormedJson } from './shared/well-formed.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -162,13 +163,17 @@ function clientError(err: Error & { code?: string }, socket: Duplex): void {
 
 const MAX_PARAM_LENGTH = 500;
 
+/**
+ * A JSON request body. A lone UTF-16 surrogate that a `\u` escape names (JSON.parse keeps it) is
+ * read as U+FFFD, the text every store keeps: what is compared, stored and answered is one text.
+ */
 function parseJsonBody(_req: FastifyRequest, body: string, done: (err: Error | null, body?: unknown) => void): void {
   if (body.length === 0) {
     done(null, undefined);
     return;
   }
   try {
-    done(null, JSON.parse(body));
+    done(null, parseWellFormedJson(body));
   } catch {
     done(new ApiError('invalid_json', 'the request body is not valid JSON'));
   }
