@@ -11,7 +11,7 @@
 import type { DetectionConfig } from '../config-detection.ts';
 import type { DetectionState } from '../store/detection-state-port.ts';
 import { SUBJECT_FACT_LIST, type EvaluationFactsReader, type SubjectFactsReader } from '../store/facts-port.ts';
-import type { InsightKind, InsightRecord, InsightStore, OutboxBound } from '../store/insight-port.ts';
+import type { InsightKind, InsightStore, OutboxBound } from '../store/insight-port.ts';
 import { Cooldowns, detectStep, type InsightKey, type PagePositions, type StepResult } from './detect.ts';
 import { STEP_S } from './rules.ts';
 import { effectiveSettings, type Settings } from './settings.ts';
@@ -45,20 +45,9 @@ export interface OrgDeps {
   outbox?: OutboxBound | undefined;
 }
 
-/** The newest stored insight of `key` whose window ends after `sinceS`: its end, or null. */
-async function lastFound(insights: InsightStore, key: InsightKey, sinceS: number): Promise<number | null> {
-  const stored = await insights.listInsights({
-    orgId: key.orgId,
-    workspaceIds: [key.workspaceId],
-    subject: key.subject,
-    kinds: [key.kind],
-    sinceS,
-    // An evaluation's drop is told apart by its name, which the query does not filter on.
-    limit: key.detail === undefined ? 1 : 100,
-  });
-  const same = (i: InsightRecord) => key.detail === undefined || i.payload.evaluation_name === key.detail;
-  return stored.find(same)?.window_end_s ?? null;
-}
+/** The newest stored insight of `key` (its detail too) whose window ends after `sinceS`: its end, or null. */
+const lastFound = (insights: InsightStore, key: InsightKey, sinceS: number): Promise<number | null> =>
+  insights.lastWindowEnd({ ...key, detail: key.detail ?? null }, sinceS);
 
 export async function runOrganization(deps: OrgDeps, orgId: string): Promise<OrgRun> {
   const { insights, bounds } = deps;

@@ -162,6 +162,44 @@ export function insightPagesContract(engine: string, open: () => Promise<OpenedS
       expect(seen.map((ids) => ids.length)).toEqual([8, 8, 8, 0]);
     });
 
+    it("answers a series' newest window end: its kind, subject, workspace and evaluation name only", async () => {
+      const { store } = await fresh();
+      const s = store.insights;
+      const drop = (id: string, name: string, h: number, extra = {}) =>
+        insight(id, { kind: 'evaluation_drop', window_end_s: end(h), payload: { evaluation_name: name }, ...extra });
+      // The victim's drop at hour 1, then 150 drops of other names at later hours (newer than it).
+      await s.recordInsights(
+        [
+          drop('in-victim', 'victim', 1),
+          ...Array.from({ length: 150 }, (_, i) => drop(`in-junk-${String(i)}`, `junk-${String(i)}`, 2 + (i % 20))),
+          drop('in-other-ws', 'victim', 30, { workspace_id: 'ws-a-other' }),
+          drop('in-other-skill', 'victim', 30, { subject: { type: 'skill', id: 'sk-2' } }),
+          insight('in-latency', { window_end_s: end(25) }),
+          insight('in-tool', { window_end_s: end(26), subject: { type: 'tool', id: 'search', server: 'srv' } }),
+        ],
+        T,
+      );
+      const series = {
+        orgId: 'org-a',
+        workspaceId: 'ws-a-team',
+        kind: 'evaluation_drop' as const,
+        subject: { type: 'skill' as const, id: 'sk-1' },
+        detail: 'victim',
+      };
+      expect(await s.lastWindowEnd(series, end(0))).toBe(end(1));
+      expect(await s.lastWindowEnd(series, end(1))).toBeNull();
+      expect(await s.lastWindowEnd({ ...series, detail: 'junk-7' }, end(0))).toBe(end(2 + 7));
+      expect(await s.lastWindowEnd({ ...series, detail: 'unknown' }, end(0))).toBeNull();
+      expect(await s.lastWindowEnd({ ...series, orgId: 'org-b' }, end(0))).toBeNull();
+      // Kinds without a detail: a null detail, the newest of the kind.
+      const latency = { ...series, kind: 'latency_regression' as const, detail: null };
+      expect(await s.lastWindowEnd(latency, end(0))).toBe(end(25));
+      expect(await s.lastWindowEnd({ ...latency, detail: 'victim' }, end(0))).toBeNull();
+      const tool = { ...latency, subject: { type: 'tool' as const, id: 'search', server: 'srv' } };
+      expect(await s.lastWindowEnd(tool, end(0))).toBe(end(26));
+      expect(await s.lastWindowEnd({ ...tool, subject: { ...tool.subject, server: null } }, end(0))).toBeNull();
+    });
+
     it('refuses a subscription past the cap of its workspace, and only there', async () => {
       const { store } = await fresh();
       const s = store.insights;

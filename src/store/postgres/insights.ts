@@ -11,6 +11,7 @@ import type {
   InsightPagesQuery,
   InsightQuery,
   InsightRecord,
+  InsightSeries,
   InsightStore,
   OutboxBound,
   SubscriptionsFull,
@@ -20,7 +21,9 @@ import {
   DELIVERY_COLUMNS,
   deliveryId,
   INSIGHT_COLUMNS,
+  INSIGHT_WRITE_COLUMNS,
   insightListConditions,
+  lastWindowEndSql,
   insightValues,
   OwedLedger,
   pageGroups,
@@ -92,7 +95,7 @@ export class PostgresInsights extends PostgresOutbox implements InsightStore {
       const subscriptions = new Map<string, WebhookSubscription[]>();
       for (const insight of insights) {
         const inserted = await c.query(
-          `INSERT INTO insights (${INSIGHT_COLUMNS}) VALUES (${placeholders(11)}) ON CONFLICT (id) DO NOTHING RETURNING id`,
+          `INSERT INTO insights (${INSIGHT_WRITE_COLUMNS}) VALUES (${placeholders(12)}) ON CONFLICT (id) DO NOTHING RETURNING id`,
           insightValues(insight),
         );
         if (inserted.rowCount === 0) continue;
@@ -140,6 +143,12 @@ export class PostgresInsights extends PostgresOutbox implements InsightStore {
     const read = (g: PageGroup) =>
       this.all(pagesSql(g.bySubject), [query.orgId, g.pages, g.scopes, g.kinds, g.sinceS, query.limit]);
     return toPages(query.pages.length, (await Promise.all(pageGroups(query).map(read))).flat());
+  }
+
+  async lastWindowEnd(series: InsightSeries, sinceS: number): Promise<number | null> {
+    const { sql, params } = lastWindowEndSql(series, sinceS, DIALECT);
+    const [row] = await this.all(sql, params);
+    return row === undefined ? null : sqlNumber(row.window_end_s);
   }
 
   async getInsights(orgId: string, ids: readonly string[]): Promise<InsightRecord[]> {
