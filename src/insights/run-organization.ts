@@ -7,6 +7,8 @@
  * organization's registry agents before the names as sent, and each pass over subjects resumes
  * where the step before stopped at the bound (detect.ts; positions kept by DetectionState after
  * the cursor moves: a run stopped between the two reads the same subjects again at the next step).
+ * A replica that no longer holds detection's lease (`holdsLease`) stops before its next step and
+ * before writing the step it computed: another replica does it.
  */
 import type { DetectionConfig } from '../config-detection.ts';
 import type { DetectionState } from '../store/detection-state-port.ts';
@@ -30,6 +32,8 @@ export interface OrgRun {
   found: Partial<Record<InsightKind, number>>;
   /** Workspace overrides ignored, as `workspace: name` (they do not check any more). */
   ignoredSettings: string[];
+  /** Whether the run stopped because `holdsLease` answered false (the replica is no longer the leader). */
+  leaseLost: boolean;
 }
 
 export interface OrgDeps {
@@ -43,6 +47,12 @@ export interface OrgDeps {
   signal?: AbortSignal | undefined;
   /** What an organization may owe the webhook outbox (none: no bound). */
   outbox?: OutboxBound | undefined;
+  /**
+   * Renews the replica's lease on detection and answers whether it still holds it: asked before
+   * each step is computed and again before its insights are written; false stops the run there
+   * (another replica runs detection now), nothing of that step written. None: never stops.
+   */
+  holdsLease?: (() => Promise<boolean>) | undefined;
 }
 
 /** The newest stored insight of `key` (its detail too) whose window ends after `sinceS`: its end, or null. */
@@ -74,7 +84,9 @@ export async function runOrganization(deps: OrgDeps, orgId: string): Promise<Org
     truncatedSteps: 0,
     found: {},
     ignoredSettings,
+    leaseLost: false,
   };
+  const leaseLost = async () => deps.holdsLease !== undefined && !(await deps.holdsLease());
   const createdAt = new Date(deps.nowMs).toISOString();
   const first = cursor === null ? latest : cursor + STEP_S;
   if (first > latest) return run;
@@ -82,6 +94,7 @@ export async function runOrganization(deps: OrgDeps, orgId: string): Promise<Org
   const registryAgents = await deps.state.agentIds(orgId, SUBJECT_FACT_LIST);
   let positions: PagePositions = await deps.state.pagePositions(orgId);
   for (let step = first; step <= latest && run.steps < bounds.maxSteps;) {
+    if (await leaseLost()) return { ...run, leaseLost: true };
     const result = await detectStep(
       {
         traces: deps.traces,
@@ -98,6 +111,7 @@ export async function runOrganization(deps: OrgDeps, orgId: string): Promise<Org
       step,
       createdAt,
     );
+    if (await leaseLost()) return { ...run, leaseLost: true };
     const stored = new Set(await insights.recordInsights(result.insights, deps.nowMs, deps.outbox));
     await insights.setDetectionCursor(orgId, step);
     if (!samePositions(result.positions, positions)) await deps.state.setPagePositions(orgId, result.positions);
