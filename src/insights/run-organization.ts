@@ -15,7 +15,7 @@ import type { DetectionState } from '../store/detection-state-port.ts';
 import { SUBJECT_FACT_LIST, type EvaluationFactsReader, type SubjectFactsReader } from '../store/facts-port.ts';
 import type { InsightKind, InsightStore, OutboxBound } from '../store/insight-port.ts';
 import { Cooldowns, detectStep, type InsightKey, type PagePositions, type StepResult } from './detect.ts';
-import { STEP_S } from './rules.ts';
+import { STEP_S, WINDOW_S } from './rules.ts';
 import { effectiveSettings, type Settings } from './settings.ts';
 
 /** What one run may do per organization (config-detection.ts). */
@@ -59,6 +59,21 @@ export interface OrgDeps {
 const lastFound = (insights: InsightStore, key: InsightKey, sinceS: number): Promise<number | null> =>
   insights.lastWindowEnd({ ...key, detail: key.detail ?? null }, sinceS);
 
+/**
+ * The first step to do: the one after the cursor (the latest before the first run), or later when
+ * the organization was silent. Every rule needs the subject's spans in the step's current window
+ * (rules.ts, evaluations.ts), so the steps before the first one whose window holds a span of the
+ * organization find nothing: after a silence the run starts at the step after its first span
+ * (past `latest` when none is stored), not at each hour of the silence in turn.
+ */
+async function firstStep(deps: OrgDeps, orgId: string, cursor: number | null, latest: number): Promise<number> {
+  if (cursor === null) return latest;
+  const next = cursor + STEP_S;
+  if (next >= latest) return next;
+  const firstSpan = await deps.traces.firstSpanS(orgId, next - WINDOW_S);
+  return firstSpan === null ? latest + STEP_S : Math.max(next, Math.floor(firstSpan / STEP_S) * STEP_S + STEP_S);
+}
+
 export async function runOrganization(deps: OrgDeps, orgId: string): Promise<OrgRun> {
   const { insights, bounds } = deps;
   const cursor = await insights.detectionCursor(orgId);
@@ -88,8 +103,14 @@ export async function runOrganization(deps: OrgDeps, orgId: string): Promise<Org
   };
   const leaseLost = async () => deps.holdsLease !== undefined && !(await deps.holdsLease());
   const createdAt = new Date(deps.nowMs).toISOString();
-  const first = cursor === null ? latest : cursor + STEP_S;
-  if (first > latest) return run;
+  const first = await firstStep(deps, orgId, cursor, latest);
+  if (first > latest) {
+    if (cursor === null || cursor >= latest) return run;
+    // No step up to the latest can find anything: they count as done, none computed.
+    if (await leaseLost()) return { ...run, leaseLost: true };
+    await insights.setDetectionCursor(orgId, latest);
+    return { ...run, cursorS: latest };
+  }
   // Past SUBJECT_FACT_LIST registry agents, the others are read with the names as sent.
   const registryAgents = await deps.state.agentIds(orgId, SUBJECT_FACT_LIST);
   let positions: PagePositions = await deps.state.pagePositions(orgId);

@@ -23,7 +23,11 @@ const JUNK = 19;
 const empty = { rows: [], subjects: 0, next: null };
 
 /** No subject facts; per step, sk-1's `victim` and 19 names made up for that step, each dropping from 0.9 to 0.2. */
-const traces = { subjectFacts: async () => empty, activeOrganizations: async () => ['org-a'] } as SubjectFactsReader;
+const traces: SubjectFactsReader = {
+  subjectFacts: async () => empty,
+  activeOrganizations: async () => ['org-a'],
+  firstSpanS: async (_orgId, sinceS) => sinceS,
+};
 const evaluations: EvaluationFactsReader = {
   evaluationFacts: async (q) => {
     if (q.subjectType !== 'skill') return empty;

@@ -55,6 +55,7 @@ function leaseSuite(engine: string, open: () => Promise<{ registry: RegistryStor
       });
       const traces = (who: string): SubjectFactsReader => ({
         activeOrganizations: async () => ['org-a'],
+        firstSpanS: async (_orgId, sinceS) => sinceS,
         subjectFacts: async (q) => {
           calls.push(`${who} ${String((q.windows[0]?.endS ?? 0) - LATEST)} ${q.subjectType}`);
           if (who === 'A' && calls.filter((c) => c.startsWith('A')).length === 1) {
