@@ -2,9 +2,9 @@
  * The insight part of the PostgreSQL registry engine (insight-port.ts), over the tables of
  * registry migration 006. An insight and its deliveries commit in one transaction, an
  * organization's debt counted under an advisory lock on it, so writers at once never pass its cap;
- * the outbox's claims and settlements: outbox.ts. Writes a reader sees (insights, subscriptions,
- * settings) bump the registry generation, as an import does, so every replica's response cache
- * sees them. A subscription's creation counts and inserts under an advisory lock on its
+ * the outbox's claims and settlements: outbox.ts. Subscription and settings writes bump the
+ * registry generation, as an import does, so every replica's response cache sees them; insights do
+ * not (no answer kept by generation reads them: SQLite's migration 012). A subscription's creation counts and inserts under an advisory lock on its
  * workspace, so creations at once never pass the cap.
  */
 import type {
@@ -121,7 +121,6 @@ export class PostgresInsights extends PostgresOutbox implements InsightStore {
           if (enqueued.rowCount === 1) ledger.enqueued(insight.org_id);
         }
       }
-      if (stored.length > 0) await c.query(BUMP_GENERATION);
       return stored;
     });
     ledger.report();

@@ -3,8 +3,8 @@
  * 007. Writes run in IMMEDIATE transactions, which SQLite serializes: an insight and its
  * deliveries commit together (an organization's debt counted and grown in the same step), and a
  * subscription is counted and inserted in one. The outbox's claims and settlements: outbox.ts. The
- * registry generation moves by migration 008's triggers: with insights, subscriptions and settings,
- * not with the outbox, cursors and leases.
+ * registry generation moves by migration 008's triggers: with subscriptions and settings, not with
+ * insights (migration 012: no answer kept by generation reads them), the outbox, cursors and leases.
  */
 import type {
   InsightPagesQuery,
