@@ -46,7 +46,8 @@ function pageOf(ctx: RequestContext, key: InsightPageKey): Promise<InsightPage> 
 export function insightInput(args: InsightArgs): InsightListInput {
   const limit = checkFirst(args.first);
   return {
-    ...(args.kind != null ? { kinds: args.kind } : {}),
+    // Each kind once, as REST's `kind`: the enum leaves at most INSIGHT_KINDS.length of them, however long the list sent.
+    ...(args.kind != null ? { kinds: [...new Set(args.kind)] } : {}),
     ...(args.since != null ? { sinceS: args.since } : {}),
     ...(limit !== undefined ? { limit } : {}),
   };

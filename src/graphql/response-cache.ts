@@ -39,8 +39,9 @@ import { AnswerCache, answerCacheEnabled, type AnswerCacheBounds } from '../shar
  * Fields (`Type.field`) whose answer depends on more than the registry: those read from the trace
  * store (kept under its watermark too), and those never kept: `McpServer.usage` slides with the
  * clock, `Agent.card`'s URLs may come from the request's `Host` (the key does not hold it; REST
- * caches cards only when PUBLIC_BASE_URL is set), and insights and webhook subscriptions change
- * with writes that move no generation on PostgreSQL (detection, subscription changes).
+ * caches cards only when PUBLIC_BASE_URL is set), and insights, whose writes by detection move no
+ * generation on either engine (so that they do not empty every tenant's caches each hour), and
+ * webhook subscriptions with them.
  */
 const TRACE_FIELDS = new Set(['Skill.traceStats', 'Agent.traceStats', 'Tool.usage']);
 const NEVER_FIELDS = new Set([

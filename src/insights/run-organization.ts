@@ -7,13 +7,15 @@
  * organization's registry agents before the names as sent, and each pass over subjects resumes
  * where the step before stopped at the bound (detect.ts; positions kept by DetectionState after
  * the cursor moves: a run stopped between the two reads the same subjects again at the next step).
+ * A replica that no longer holds detection's lease (`holdsLease`) stops before its next step and
+ * before writing the step it computed: another replica does it.
  */
 import type { DetectionConfig } from '../config-detection.ts';
 import type { DetectionState } from '../store/detection-state-port.ts';
 import { SUBJECT_FACT_LIST, type EvaluationFactsReader, type SubjectFactsReader } from '../store/facts-port.ts';
-import type { InsightKind, InsightRecord, InsightStore, OutboxBound } from '../store/insight-port.ts';
+import type { InsightKind, InsightStore, OutboxBound } from '../store/insight-port.ts';
 import { Cooldowns, detectStep, type InsightKey, type PagePositions, type StepResult } from './detect.ts';
-import { STEP_S } from './rules.ts';
+import { STEP_S, WINDOW_S } from './rules.ts';
 import { effectiveSettings, type Settings } from './settings.ts';
 
 /** What one run may do per organization (config-detection.ts). */
@@ -30,6 +32,8 @@ export interface OrgRun {
   found: Partial<Record<InsightKind, number>>;
   /** Workspace overrides ignored, as `workspace: name` (they do not check any more). */
   ignoredSettings: string[];
+  /** Whether the run stopped because `holdsLease` answered false (the replica is no longer the leader). */
+  leaseLost: boolean;
 }
 
 export interface OrgDeps {
@@ -43,21 +47,31 @@ export interface OrgDeps {
   signal?: AbortSignal | undefined;
   /** What an organization may owe the webhook outbox (none: no bound). */
   outbox?: OutboxBound | undefined;
+  /**
+   * Renews the replica's lease on detection and answers whether it still holds it: asked before
+   * each step is computed and again before its insights are written; false stops the run there
+   * (another replica runs detection now), nothing of that step written. None: never stops.
+   */
+  holdsLease?: (() => Promise<boolean>) | undefined;
 }
 
-/** The newest stored insight of `key` whose window ends after `sinceS`: its end, or null. */
-async function lastFound(insights: InsightStore, key: InsightKey, sinceS: number): Promise<number | null> {
-  const stored = await insights.listInsights({
-    orgId: key.orgId,
-    workspaceIds: [key.workspaceId],
-    subject: key.subject,
-    kinds: [key.kind],
-    sinceS,
-    // An evaluation's drop is told apart by its name, which the query does not filter on.
-    limit: key.detail === undefined ? 1 : 100,
-  });
-  const same = (i: InsightRecord) => key.detail === undefined || i.payload.evaluation_name === key.detail;
-  return stored.find(same)?.window_end_s ?? null;
+/** The newest stored insight of `key` (its detail too) whose window ends after `sinceS`: its end, or null. */
+const lastFound = (insights: InsightStore, key: InsightKey, sinceS: number): Promise<number | null> =>
+  insights.lastWindowEnd({ ...key, detail: key.detail ?? null }, sinceS);
+
+/**
+ * The first step to do: the one after the cursor (the latest before the first run), or later when
+ * the organization was silent. Every rule needs the subject's spans in the step's current window
+ * (rules.ts, evaluations.ts), so the steps before the first one whose window holds a span of the
+ * organization find nothing: after a silence the run starts at the step after its first span
+ * (past `latest` when none is stored), not at each hour of the silence in turn.
+ */
+async function firstStep(deps: OrgDeps, orgId: string, cursor: number | null, latest: number): Promise<number> {
+  if (cursor === null) return latest;
+  const next = cursor + STEP_S;
+  if (next >= latest) return next;
+  const firstSpan = await deps.traces.firstSpanS(orgId, next - WINDOW_S);
+  return firstSpan === null ? latest + STEP_S : Math.max(next, Math.floor(firstSpan / STEP_S) * STEP_S + STEP_S);
 }
 
 export async function runOrganization(deps: OrgDeps, orgId: string): Promise<OrgRun> {
@@ -85,14 +99,23 @@ export async function runOrganization(deps: OrgDeps, orgId: string): Promise<Org
     truncatedSteps: 0,
     found: {},
     ignoredSettings,
+    leaseLost: false,
   };
+  const leaseLost = async () => deps.holdsLease !== undefined && !(await deps.holdsLease());
   const createdAt = new Date(deps.nowMs).toISOString();
-  const first = cursor === null ? latest : cursor + STEP_S;
-  if (first > latest) return run;
+  const first = await firstStep(deps, orgId, cursor, latest);
+  if (first > latest) {
+    if (cursor === null || cursor >= latest) return run;
+    // No step up to the latest can find anything: they count as done, none computed.
+    if (await leaseLost()) return { ...run, leaseLost: true };
+    await insights.setDetectionCursor(orgId, latest);
+    return { ...run, cursorS: latest };
+  }
   // Past SUBJECT_FACT_LIST registry agents, the others are read with the names as sent.
   const registryAgents = await deps.state.agentIds(orgId, SUBJECT_FACT_LIST);
   let positions: PagePositions = await deps.state.pagePositions(orgId);
   for (let step = first; step <= latest && run.steps < bounds.maxSteps;) {
+    if (await leaseLost()) return { ...run, leaseLost: true };
     const result = await detectStep(
       {
         traces: deps.traces,
@@ -109,6 +132,7 @@ export async function runOrganization(deps: OrgDeps, orgId: string): Promise<Org
       step,
       createdAt,
     );
+    if (await leaseLost()) return { ...run, leaseLost: true };
     const stored = new Set(await insights.recordInsights(result.insights, deps.nowMs, deps.outbox));
     await insights.setDetectionCursor(orgId, step);
     if (!samePositions(result.positions, positions)) await deps.state.setPagePositions(orgId, result.positions);

@@ -1,7 +1,8 @@
 /**
  * Insight detection on a schedule (DETECTION_* in config.ts; docs/insights.md): every
  * `intervalMs`, the replica holding the detection lease (InsightStore.tryLease, renewed before
- * each organization; others skip their turn) runs each organization with a skill or agent trace
+ * each organization, each step and each step's writes; others skip their turn, and a replica that
+ * lost it stops at the next of these) runs each organization with a skill or agent trace
  * in the last eight days (run-organization.ts), one after the other, each bounded in steps and
  * subjects. What it costs and finds is counted in /metrics (DetectionMetrics). A run that fails is
  * logged and the next interval tries again; it never stops the service.
@@ -52,7 +53,8 @@ export function startDetection(deps: DetectionDeps): Detection {
   const holder = deps.holder ?? randomUUID();
   const now = deps.now ?? Date.now;
   const { config, metrics } = deps;
-  // The lease outlives a slow organization's run; it is renewed before each organization.
+  // The lease outlives a slow step; it is renewed before each organization and each step, and
+  // before a step's insights are written: a replica that lost it stops there (run-organization.ts).
   const ttlMs = Math.max(2 * config.intervalMs, 600_000);
   let running: Promise<DetectionRun> | null = null;
 
@@ -75,6 +77,7 @@ export function startDetection(deps: DetectionDeps): Detection {
           bounds: config,
           nowMs: now(),
           outbox: deps.outbox,
+          holdsLease: () => deps.insights.tryLease(LEASE, holder, now(), ttlMs),
         },
         orgId,
       );
@@ -86,6 +89,7 @@ export function startDetection(deps: DetectionDeps): Detection {
           'insight detection: overrides that no longer check were ignored',
         );
       if (metrics !== undefined) count(metrics, run);
+      if (run.leaseLost) break;
     }
     const lags = orgs.flatMap((o) => (o.cursorS === null ? [] : [now() / 1000 - o.cursorS]));
     metrics?.lag.set(lags.length === 0 ? 0 : Math.max(...lags));

@@ -106,6 +106,12 @@ export interface SubjectFactsReader {
   subjectFacts(query: SubjectFactsQuery, signal?: AbortSignal): Promise<SubjectFactsPage>;
   /** The organizations with a skill or agent trace started at or after `sinceS`, by id, at most `limit`. */
   activeOrganizations(sinceS: number, limit: number): Promise<string[]>;
+  /**
+   * The start (Unix seconds) of the organization's first span, of any kind, started at or after
+   * `sinceS`, or null when none is stored: where detection's steps may find something again after
+   * a silence.
+   */
+  firstSpanS(orgId: string, sinceS: number): Promise<number | null>;
 }
 
 /** Evaluation names kept per (workspace, subject) when the query names no other bound. */

@@ -59,6 +59,19 @@ export interface InsightQuery {
   limit: number;
 }
 
+/**
+ * One series of insights: those of one organization, workspace, kind and subject told apart only
+ * by their windows. `detail` is what else tells them apart: an `evaluation_drop`'s evaluation name
+ * (its payload's `evaluation_name`), null for the other kinds.
+ */
+export interface InsightSeries {
+  orgId: string;
+  workspaceId: string;
+  kind: InsightKind;
+  subject: InsightSubject;
+  detail: string | null;
+}
+
 /** Where a page of a list ends: the sort key of its last insight (newest window first, then id). */
 export interface InsightPosition {
   window_end_s: number;
@@ -196,6 +209,12 @@ export interface InsightStore extends WebhookOutbox {
    */
   listInsightPages(query: InsightPagesQuery): Promise<InsightRecord[][]>;
   getInsights(orgId: string, ids: readonly string[]): Promise<InsightRecord[]>;
+  /**
+   * The end of the newest window of the series' insights ending after `sinceS` (Unix seconds), or
+   * null when none does: one index lookup, whatever the subject's other kinds and details hold
+   * (detection's cooldown).
+   */
+  lastWindowEnd(series: InsightSeries, sinceS: number): Promise<number | null>;
 
   /**
    * Stores it unless its workspace holds `max` subscriptions already (none: no cap): counted and

@@ -9,6 +9,7 @@ import type {
   InsightPagesQuery,
   InsightQuery,
   InsightRecord,
+  InsightSeries,
   InsightSubject,
   OutboxBound,
   WebhookSubscription,
@@ -18,6 +19,8 @@ import { sqlNumber, sqlText } from './sql-values.ts';
 
 export const INSIGHT_COLUMNS =
   'id, org_id, workspace_id, kind, subject_type, subject_id, subject_server, window_start_s, window_end_s, payload_json, created_at';
+/** What an insight is written with: its columns and its detail (InsightSeries `detail`). */
+export const INSIGHT_WRITE_COLUMNS = `${INSIGHT_COLUMNS}, detail`;
 export const SUBSCRIPTION_COLUMNS =
   'id, org_id, workspace_id, url, kinds_json, subjects_json, created_by, created_at, secret_salt';
 export const DELIVERY_COLUMNS = 'id, org_id, subscription_id, insight_id, attempts, next_attempt_ms, enqueued_ms';
@@ -27,7 +30,13 @@ function subjectColumns(s: InsightSubject): [string, string, string | null] {
   return [s.type, s.id, s.type === 'tool' ? s.server : null];
 }
 
-/** An insight's column values, in INSIGHT_COLUMNS order. */
+/** What tells an insight apart from the others of its kind and subject beside its window (InsightSeries `detail`). */
+function insightDetail(i: InsightRecord): string | null {
+  const name = i.payload.evaluation_name;
+  return i.kind === 'evaluation_drop' && typeof name === 'string' ? name : null;
+}
+
+/** An insight's column values, in INSIGHT_WRITE_COLUMNS order. */
 export function insightValues(i: InsightRecord): (string | number | null)[] {
   return [
     i.id,
@@ -39,6 +48,7 @@ export function insightValues(i: InsightRecord): (string | number | null)[] {
     i.window_end_s,
     JSON.stringify(i.payload),
     i.created_at,
+    insightDetail(i),
   ];
 }
 
@@ -206,6 +216,38 @@ export function insightListConditions(
     where.push(`(window_end_s < ${w} OR (window_end_s = ${w} AND id > ${next(query.after.id)}))`);
   }
   return { where: where.map((c) => ` AND ${c}`).join(''), params };
+}
+
+/**
+ * The newest window end of a series after `sinceS` (InsightStore `lastWindowEnd`): the statement
+ * and its parameters, walking the index `insights_series` (a null detail compared with IS NULL, so
+ * that the index serves it too).
+ */
+export function lastWindowEndSql(
+  series: InsightSeries,
+  sinceS: number,
+  d: ListDialect,
+): { sql: string; params: (string | number | null)[] } {
+  const [type, id, server] = subjectColumns(series.subject);
+  const params: (string | number | null)[] = [series.orgId, series.workspaceId, series.kind, type, id, sinceS];
+  const next = (v: string | null) => {
+    params.push(v);
+    return d.p(params.length);
+  };
+  const where = [
+    'org_id = ' + d.p(1),
+    'workspace_id = ' + d.p(2),
+    'kind = ' + d.p(3),
+    'subject_type = ' + d.p(4),
+    'subject_id = ' + d.p(5),
+    'window_end_s > ' + d.p(6),
+    series.detail === null ? 'detail IS NULL' : `detail = ${next(series.detail)}`,
+  ];
+  if (type === 'tool') where.push(d.sameServer(next(server)));
+  return {
+    sql: `SELECT window_end_s FROM insights WHERE ${where.join(' AND ')} ORDER BY window_end_s DESC LIMIT 1`,
+    params,
+  };
 }
 
 /**

@@ -2,7 +2,8 @@
  * More of the insight store contract (src/store/insight-port.ts), run against every engine beside
  * insight-contract.ts: pages of several lists in one call, each as `listInsights` answers it
  * alone; the cap on a workspace's subscriptions, kept by creations at once on two handles; and the
- * registry generation, moved by the writes a reader sees and by no bookkeeping write.
+ * registry generation, moved by the writes an answer kept by generation sees, not by insights
+ * (never kept) nor any bookkeeping write.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseBundle } from '../../src/bundle/parse.ts';
@@ -162,6 +163,44 @@ export function insightPagesContract(engine: string, open: () => Promise<OpenedS
       expect(seen.map((ids) => ids.length)).toEqual([8, 8, 8, 0]);
     });
 
+    it("answers a series' newest window end: its kind, subject, workspace and evaluation name only", async () => {
+      const { store } = await fresh();
+      const s = store.insights;
+      const drop = (id: string, name: string, h: number, extra = {}) =>
+        insight(id, { kind: 'evaluation_drop', window_end_s: end(h), payload: { evaluation_name: name }, ...extra });
+      // The victim's drop at hour 1, then 150 drops of other names at later hours (newer than it).
+      await s.recordInsights(
+        [
+          drop('in-victim', 'victim', 1),
+          ...Array.from({ length: 150 }, (_, i) => drop(`in-junk-${String(i)}`, `junk-${String(i)}`, 2 + (i % 20))),
+          drop('in-other-ws', 'victim', 30, { workspace_id: 'ws-a-other' }),
+          drop('in-other-skill', 'victim', 30, { subject: { type: 'skill', id: 'sk-2' } }),
+          insight('in-latency', { window_end_s: end(25) }),
+          insight('in-tool', { window_end_s: end(26), subject: { type: 'tool', id: 'search', server: 'srv' } }),
+        ],
+        T,
+      );
+      const series = {
+        orgId: 'org-a',
+        workspaceId: 'ws-a-team',
+        kind: 'evaluation_drop' as const,
+        subject: { type: 'skill' as const, id: 'sk-1' },
+        detail: 'victim',
+      };
+      expect(await s.lastWindowEnd(series, end(0))).toBe(end(1));
+      expect(await s.lastWindowEnd(series, end(1))).toBeNull();
+      expect(await s.lastWindowEnd({ ...series, detail: 'junk-7' }, end(0))).toBe(end(2 + 7));
+      expect(await s.lastWindowEnd({ ...series, detail: 'unknown' }, end(0))).toBeNull();
+      expect(await s.lastWindowEnd({ ...series, orgId: 'org-b' }, end(0))).toBeNull();
+      // Kinds without a detail: a null detail, the newest of the kind.
+      const latency = { ...series, kind: 'latency_regression' as const, detail: null };
+      expect(await s.lastWindowEnd(latency, end(0))).toBe(end(25));
+      expect(await s.lastWindowEnd({ ...latency, detail: 'victim' }, end(0))).toBeNull();
+      const tool = { ...latency, subject: { type: 'tool' as const, id: 'search', server: 'srv' } };
+      expect(await s.lastWindowEnd(tool, end(0))).toBe(end(26));
+      expect(await s.lastWindowEnd({ ...tool, subject: { ...tool.subject, server: null } }, end(0))).toBeNull();
+    });
+
     it('refuses a subscription past the cap of its workspace, and only there', async () => {
       const { store } = await fresh();
       const s = store.insights;
@@ -193,7 +232,7 @@ export function insightPagesContract(engine: string, open: () => Promise<OpenedS
       expect(await other.insights.listSubscriptions('org-a', ['ws-a-team'])).toHaveLength(20);
     });
 
-    it('moves the registry generation with insights, subscriptions and settings, never with bookkeeping', async () => {
+    it('moves the registry generation with subscriptions and settings, never with insights or bookkeeping', async () => {
       const { store, another } = await fresh();
       const s = store.insights;
       const other = await another();
@@ -206,7 +245,7 @@ export function insightPagesContract(engine: string, open: () => Promise<OpenedS
       };
       expect(await moved(() => s.createSubscription(subscription('sub-1')))).toBe(true);
       expect(await moved(() => s.createSubscription(subscription('sub-2'), 1))).toBe(false);
-      expect(await moved(() => s.recordInsights([insight('in-1'), insight('in-2')], T))).toBe(true);
+      expect(await moved(() => s.recordInsights([insight('in-1'), insight('in-2')], T))).toBe(false);
       expect(await moved(() => s.recordInsights([insight('in-1')], T))).toBe(false);
       expect(await moved(() => s.setDetectionSettings('org-a', 'ws-a-team', { min_invocations: 5 }))).toBe(true);
       const [first] = await s.claimDeliveries(T, 1000, 10);

@@ -67,6 +67,8 @@ describe('sqlite registry engine specifics', () => {
       '008_generation.sql',
       '009_webhook_fairness.sql',
       '010_detection_pages.sql',
+      '011_insight_detail.sql',
+      '012_insights_no_generation.sql',
     ]);
     expect(db.prepare('PRAGMA journal_mode').get()?.journal_mode).toBe('wal');
     db.close();

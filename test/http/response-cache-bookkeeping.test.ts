@@ -1,8 +1,9 @@
 /**
  * The response caches (REST and GraphQL) against the insight store's writes, on both registry
  * engines: the webhook worker's claims, retries and completions and detection's leases and cursor
- * change no answer, so a cached answer stays a hit across them; a new insight, a subscription and
- * detection settings are writes a reader sees, so the next answer is read again.
+ * change no answer, so a cached answer stays a hit across them, and so do new insights (no cached
+ * answer holds one: insight fields and routes are never kept); a subscription and detection
+ * settings are writes a reader sees, so the next answer is read again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insightRecord } from '../fixtures/insights.ts';
@@ -49,8 +50,9 @@ for (const [engine, env] of engines) {
       const insights = ['in-1', 'in-2'].map((id) =>
         insightRecord(id, 'cost_spike', { type: 'skill', id: 'sk-1' }, 'ws-a-team', 1_789_990_000),
       );
-      expect(await s.recordInsights(insights, NOW)).toEqual(['in-1', 'in-2']);
       expect(await caches()).toEqual([undefined, undefined]);
+      expect(await caches()).toEqual(['hit', 'hit']);
+      expect(await s.recordInsights(insights, NOW)).toEqual(['in-1', 'in-2']);
       expect(await caches()).toEqual(['hit', 'hit']);
 
       const [first] = await s.claimDeliveries(NOW, 30_000, 10);
@@ -71,7 +73,7 @@ for (const [engine, env] of engines) {
       expect(await caches()).toEqual(['hit', 'hit']);
     });
 
-    it('a new insight, a subscription and detection settings invalidate it', async () => {
+    it('a new insight leaves it; a subscription and detection settings invalidate it', async () => {
       const s = t.registry.insights;
       expect(await caches()).toEqual(['hit', 'hit']);
       const fresh = insightRecord(
@@ -81,10 +83,28 @@ for (const [engine, env] of engines) {
         'ws-a-team',
         1_790_000_000,
       );
+      const listed = async () => {
+        const rest = await t.app.inject({ method: 'GET', url: '/skill/v1/skills/sk-1/insights', headers });
+        const graph = await t.app.inject({
+          method: 'POST',
+          url: '/graphql',
+          headers: { ...headers, 'content-type': 'application/json' },
+          payload: JSON.stringify({ query: '{ skill(id: "sk-1") { insights(first: 10) { nodes { id } } } }' }),
+        });
+        const ids = (nodes: { id: string }[]) => nodes.map((n) => n.id).sort();
+        return [
+          ids(rest.json<{ items: { id: string }[] }>().items),
+          ids(graph.json<{ data: { skill: { insights: { nodes: { id: string }[] } } } }>().data.skill.insights.nodes),
+          rest.headers['x-cache'],
+          graph.headers['x-cache'],
+        ];
+      };
+      expect(await listed()).toEqual([['in-1', 'in-2'], ['in-1', 'in-2'], undefined, undefined]);
       expect(await s.recordInsights([fresh], NOW + 90_000)).toEqual(['in-3']);
-      expect(await caches()).toEqual([undefined, undefined]);
       expect(await caches()).toEqual(['hit', 'hit']);
-      // Recording it again stores nothing: nothing to read again.
+      // The lists of insights are never kept: the new one shows at once.
+      const all = ['in-1', 'in-2', 'in-3'];
+      expect(await listed()).toEqual([all, all, undefined, undefined]);
       expect(await s.recordInsights([fresh], NOW + 91_000)).toEqual([]);
       expect(await caches()).toEqual(['hit', 'hit']);
       expect(await s.createSubscription(subscription('sub-2', { url: 'https://hooks.example.com/b' }))).toBeNull();

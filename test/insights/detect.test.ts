@@ -194,6 +194,7 @@ describe("a detection step's passes over agents", () => {
   let pages: string[][];
   const reader: SubjectFactsReader = {
     activeOrganizations: (sinceS, limit) => store.activeOrganizations(sinceS, limit),
+    firstSpanS: (orgId, sinceS) => store.firstSpanS(orgId, sinceS),
     subjectFacts: async (q, signal) => {
       const page = await store.subjectFacts(q, signal);
       if (q.subjectType === 'agent') pages.push([...new Set(page.rows.map((r) => r.subject))]);

@@ -241,6 +241,7 @@ function schedulerSuite(engine: string, open: () => Promise<{ registry: Registry
       const rival: { atS: number; leader: boolean }[] = [];
       const slow = {
         activeOrganizations: (sinceS: number, limit: number) => traces.activeOrganizations(sinceS, limit),
+        firstSpanS: (orgId: string, sinceS: number) => traces.firstSpanS(orgId, sinceS),
         subjectFacts: async (q: SubjectFactsQuery, signal?: AbortSignal) => {
           if (q.subjectType === 'skill') {
             nowMs += 400_000;

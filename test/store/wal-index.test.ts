@@ -160,12 +160,13 @@ describe('the SQLite registry generation', () => {
       (db.prepare('SELECT name FROM sqlite_schema WHERE type = ? ORDER BY name').all(type) as { name: string }[]).map(
         (r) => r.name,
       );
-    // Writes no answer shows: the outbox and its subscriptions' health, detection's cursors, page
-    // positions and leases, and the migrations' own records; the full-text index follows
-    // `artifacts`, whose triggers move the counter.
+    // Writes no answer kept by generation shows: the outbox and its subscriptions' health,
+    // detection's cursors, page positions and leases, insights (never kept: migration 012), and the
+    // migrations' own records; the full-text index follows `artifacts`, whose triggers move the counter.
     const bookkeeping = [
       'detection_cursors',
       'detection_pages',
+      'insights',
       'leases',
       'registry_generation',
       'schema_migrations',
@@ -173,7 +174,7 @@ describe('the SQLite registry generation', () => {
       'webhook_subscription_health',
     ];
     const shown = names('table').filter((t) => !bookkeeping.includes(t) && !t.startsWith('artifacts_fts'));
-    expect(shown).toContain('insights');
+    expect(shown).toContain('webhook_subscriptions');
     const triggers = names('trigger').filter((t) => t.includes('_generation_'));
     expect(triggers.sort()).toEqual(
       shown.flatMap((t) => ['delete', 'insert', 'update'].map((op) => `${t}_generation_${op}`)).sort(),

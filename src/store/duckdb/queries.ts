@@ -159,6 +159,14 @@ ORDER BY org_id LIMIT $2`;
     });
   }
 
+  async firstSpanS(orgId: string, sinceS: number): Promise<number | null> {
+    return this.query(undefined, async (conn) => {
+      const sql = 'SELECT min(start_s) AS s FROM spans WHERE org_id = $1 AND start_s >= $2';
+      const [row] = (await conn.runAndReadAll(sql, [orgId, sinceS])).getRowObjectsJS();
+      return row?.s === null || row?.s === undefined ? null : Number(row.s);
+    });
+  }
+
   /** Over `spans` (every stored span), with tool names and servers bound as their dictionary codes. */
   async toolUsage(query: ToolUsageQuery, signal?: AbortSignal): Promise<ToolUsageRow[]> {
     return this.query(signal, async (conn) => {

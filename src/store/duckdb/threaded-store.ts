@@ -217,6 +217,10 @@ export class ThreadedTraceStore implements TraceStore {
     return this.call({ op: 'activeOrganizations', sinceS, limit });
   }
 
+  firstSpanS(orgId: string, sinceS: number): Promise<number | null> {
+    return this.call({ op: 'firstSpanS', orgId, sinceS });
+  }
+
   private async cancellable<T>(request: Request, signal?: AbortSignal): Promise<T> {
     if (signal?.aborted) throw new QueryCancelledError();
     const id = this.nextId++; // the query's own id, so that a cancel names it for sure

@@ -277,6 +277,10 @@ export class DuckDbTraceStore implements TraceStore {
     return this.queries.activeOrganizations(sinceS, limit);
   }
 
+  async firstSpanS(orgId: string, sinceS: number): Promise<number | null> {
+    return this.queries.firstSpanS(orgId, sinceS);
+  }
+
   async serverUsage(query: ServerUsageQuery, signal?: AbortSignal): Promise<ServerUsageRow[]> {
     return this.queries.serverUsage(query, signal);
   }

@@ -26,6 +26,7 @@ export type WorkerRequest =
   | { id: number; op: 'subjectFacts'; query: SubjectFactsQuery }
   | { id: number; op: 'evaluationFacts'; query: EvaluationFactsQuery }
   | { id: number; op: 'activeOrganizations'; sinceS: number; limit: number }
+  | { id: number; op: 'firstSpanS'; orgId: string; sinceS: number }
   | { id: number; op: 'cancel'; target: number }
   | { id: number; op: 'compile'; query: AggregateQuery }
   | { id: number; op: 'runCompiled'; compiled: CompiledAggregate }
@@ -154,6 +155,10 @@ function handle(m: WorkerRequest): void {
     }
     case 'activeOrganizations': {
       reply(m.id, () => store.activeOrganizations(m.sinceS, m.limit));
+      return;
+    }
+    case 'firstSpanS': {
+      reply(m.id, () => store.firstSpanS(m.orgId, m.sinceS));
       return;
     }
     case 'cancel': {

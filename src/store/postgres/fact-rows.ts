@@ -3,6 +3,7 @@
  * every subject's rows of one type (subject-rows.ts), in a statistics snapshot as `aggregate`'s.
  */
 import type pg from 'pg';
+import { sqlNumber } from '../sql-values.ts';
 import type { SubjectSource } from '../stats/subject-facts.ts';
 import { sealedMarks } from './skill-rows.ts';
 import { inStatsSnapshot } from './stats-snapshot.ts';
@@ -21,4 +22,11 @@ export function factRows(
     const { sql, params } = compile(source);
     return (await client.query(sql, params)).rows as Record<string, unknown>[];
   });
+}
+
+/** SubjectFactsReader `firstSpanS`: by the index on (org_id, start_s). */
+export async function firstSpanS(client: pg.ClientBase, orgId: string, sinceS: number): Promise<number | null> {
+  const sql = 'SELECT min(start_s) AS s FROM spans WHERE org_id = $1 AND start_s >= $2';
+  const [row] = (await client.query<{ s: unknown }>(sql, [orgId, sinceS])).rows;
+  return row?.s === null || row?.s === undefined ? null : sqlNumber(row.s);
 }

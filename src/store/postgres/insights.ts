@@ -2,15 +2,16 @@
  * The insight part of the PostgreSQL registry engine (insight-port.ts), over the tables of
  * registry migration 006. An insight and its deliveries commit in one transaction, an
  * organization's debt counted under an advisory lock on it, so writers at once never pass its cap;
- * the outbox's claims and settlements: outbox.ts. Writes a reader sees (insights, subscriptions,
- * settings) bump the registry generation, as an import does, so every replica's response cache
- * sees them. A subscription's creation counts and inserts under an advisory lock on its
+ * the outbox's claims and settlements: outbox.ts. Subscription and settings writes bump the
+ * registry generation, as an import does, so every replica's response cache sees them; insights do
+ * not (no answer kept by generation reads them: SQLite's migration 012). A subscription's creation counts and inserts under an advisory lock on its
  * workspace, so creations at once never pass the cap.
  */
 import type {
   InsightPagesQuery,
   InsightQuery,
   InsightRecord,
+  InsightSeries,
   InsightStore,
   OutboxBound,
   SubscriptionsFull,
@@ -20,7 +21,9 @@ import {
   DELIVERY_COLUMNS,
   deliveryId,
   INSIGHT_COLUMNS,
+  INSIGHT_WRITE_COLUMNS,
   insightListConditions,
+  lastWindowEndSql,
   insightValues,
   OwedLedger,
   pageGroups,
@@ -92,7 +95,7 @@ export class PostgresInsights extends PostgresOutbox implements InsightStore {
       const subscriptions = new Map<string, WebhookSubscription[]>();
       for (const insight of insights) {
         const inserted = await c.query(
-          `INSERT INTO insights (${INSIGHT_COLUMNS}) VALUES (${placeholders(11)}) ON CONFLICT (id) DO NOTHING RETURNING id`,
+          `INSERT INTO insights (${INSIGHT_WRITE_COLUMNS}) VALUES (${placeholders(12)}) ON CONFLICT (id) DO NOTHING RETURNING id`,
           insightValues(insight),
         );
         if (inserted.rowCount === 0) continue;
@@ -118,7 +121,6 @@ export class PostgresInsights extends PostgresOutbox implements InsightStore {
           if (enqueued.rowCount === 1) ledger.enqueued(insight.org_id);
         }
       }
-      if (stored.length > 0) await c.query(BUMP_GENERATION);
       return stored;
     });
     ledger.report();
@@ -140,6 +142,12 @@ export class PostgresInsights extends PostgresOutbox implements InsightStore {
     const read = (g: PageGroup) =>
       this.all(pagesSql(g.bySubject), [query.orgId, g.pages, g.scopes, g.kinds, g.sinceS, query.limit]);
     return toPages(query.pages.length, (await Promise.all(pageGroups(query).map(read))).flat());
+  }
+
+  async lastWindowEnd(series: InsightSeries, sinceS: number): Promise<number | null> {
+    const { sql, params } = lastWindowEndSql(series, sinceS, DIALECT);
+    const [row] = await this.all(sql, params);
+    return row === undefined ? null : sqlNumber(row.window_end_s);
   }
 
   async getInsights(orgId: string, ids: readonly string[]): Promise<InsightRecord[]> {

@@ -33,7 +33,7 @@ import { sealInBackground } from '../seal-timer.ts';
 import { sealStep } from './sealing.ts';
 import { agentRows } from './agent-rows.ts';
 import { sealedMarks, skillRows } from './skill-rows.ts';
-import { factRows } from './fact-rows.ts';
+import { factRows, firstSpanS } from './fact-rows.ts';
 import { inStatsSnapshot } from './stats-snapshot.ts';
 import {
   checkEvaluationFactsQuery,
@@ -348,6 +348,10 @@ export class PostgresTraceStore implements TraceStore {
       UNION SELECT org_id FROM trace_agents WHERE start_s >= $1) o ORDER BY org_id COLLATE "C" LIMIT $2`;
     const res = await this.withClient(undefined, (client) => client.query<{ org_id: string }>(sql, [sinceS, limit]));
     return res.rows.map((r) => r.org_id);
+  }
+
+  firstSpanS(orgId: string, sinceS: number): Promise<number | null> {
+    return this.withClient(undefined, (c) => firstSpanS(c, orgId, sinceS));
   }
 
   async toolUsage(query: ToolUsageQuery, signal?: AbortSignal): Promise<ToolUsageRow[]> {

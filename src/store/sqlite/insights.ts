@@ -3,13 +3,14 @@
  * 007. Writes run in IMMEDIATE transactions, which SQLite serializes: an insight and its
  * deliveries commit together (an organization's debt counted and grown in the same step), and a
  * subscription is counted and inserted in one. The outbox's claims and settlements: outbox.ts. The
- * registry generation moves by migration 008's triggers: with insights, subscriptions and settings,
- * not with the outbox, cursors and leases.
+ * registry generation moves by migration 008's triggers: with subscriptions and settings, not with
+ * insights (migration 012: no answer kept by generation reads them), the outbox, cursors and leases.
  */
 import type {
   InsightPagesQuery,
   InsightQuery,
   InsightRecord,
+  InsightSeries,
   InsightStore,
   OutboxBound,
   SubscriptionsFull,
@@ -19,7 +20,9 @@ import {
   DELIVERY_COLUMNS,
   deliveryId,
   INSIGHT_COLUMNS,
+  INSIGHT_WRITE_COLUMNS,
   insightListConditions,
+  lastWindowEndSql,
   insightValues,
   OwedLedger,
   pageGroups,
@@ -84,7 +87,7 @@ export class SqliteInsights extends SqliteOutbox implements InsightStore {
       const subscriptions = new Map<string, WebhookSubscription[]>();
       for (const insight of insights) {
         const inserted = this.all(
-          `INSERT INTO insights (${INSIGHT_COLUMNS}) VALUES (${placeholders(11)}) ON CONFLICT (id) DO NOTHING RETURNING id`,
+          `INSERT INTO insights (${INSIGHT_WRITE_COLUMNS}) VALUES (${placeholders(12)}) ON CONFLICT (id) DO NOTHING RETURNING id`,
           ...insightValues(insight),
         );
         if (inserted.length === 0) continue;
@@ -146,6 +149,12 @@ export class SqliteInsights extends SqliteOutbox implements InsightStore {
         query.limit,
       );
     return toPages(query.pages.length, pageGroups(query).flatMap(read));
+  }
+
+  async lastWindowEnd(series: InsightSeries, sinceS: number): Promise<number | null> {
+    const { sql, params } = lastWindowEndSql(series, sinceS, DIALECT);
+    const [row] = this.all(sql, ...params);
+    return row === undefined ? null : sqlNumber(row.window_end_s);
   }
 
   async getInsights(orgId: string, ids: readonly string[]): Promise<InsightRecord[]> {

@@ -32,17 +32,18 @@ export function compileEvaluationFacts(
   const windows = q.windows
     .map((w, i) => `(${param(i)}::INTEGER, ${param(w.startS)}::BIGINT, ${param(w.endS)}::BIGINT)`)
     .join(', ');
-  const after = q.after === null ? '' : `WHERE subject${order} > ${param(q.after)}${order}`;
+  // The page starts after `after` in the order it is taken in: rows of the subjects before are never read.
+  const after = q.after === null ? '' : ` AND src.subject${order} > ${param(q.after)}${order}`;
   const sql = `WITH win (w, ws, we) AS (VALUES ${windows}),
 ev AS MATERIALIZED (SELECT win.w, e.workspace_id, e.trace_key, e.name, e.score FROM evaluations e
   JOIN win ON e.time_s >= win.ws AND e.time_s < win.we
   WHERE e.org_id = ${param(q.orgId)} AND e.time_s >= ${start} AND e.time_s < ${end} AND e.score IS NOT NULL),
 st AS MATERIALIZED (SELECT DISTINCT win.w, src.workspace_id, src.subject, src.trace_key
   FROM (${rows}) src JOIN win ON src.start_s >= win.ws AND src.start_s < win.we
-  WHERE src.trace_key IN (SELECT trace_key FROM ev) AND ${chosenSubjects(q, 'src.subject', dialect, param)}),
+  WHERE src.trace_key IN (SELECT trace_key FROM ev) AND ${chosenSubjects(q, 'src.subject', dialect, param)}${after}),
 j AS MATERIALIZED (SELECT st.w, st.workspace_id, st.subject, ev.name, ev.score FROM st
   JOIN ev ON ev.w = st.w AND ev.workspace_id = st.workspace_id AND ev.trace_key = st.trace_key),
-page AS MATERIALIZED (SELECT subject FROM j ${after} GROUP BY subject ORDER BY subject${order} LIMIT ${param(q.limit)}),
+page AS MATERIALIZED (SELECT subject FROM j GROUP BY subject ORDER BY subject${order} LIMIT ${param(q.limit)}),
 g AS MATERIALIZED (SELECT w, workspace_id, subject, name, SUM(score)::${dbl} AS total, COUNT(*)::${dbl} AS samples
   FROM j WHERE subject IN (SELECT subject FROM page) GROUP BY w, workspace_id, subject, name),
 n AS (SELECT workspace_id, subject, name,

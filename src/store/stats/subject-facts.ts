@@ -80,7 +80,8 @@ export function compileSubjectFacts(
   const start = Math.min(...q.windows.map((w) => w.startS));
   const end = Math.max(...q.windows.map((w) => w.endS));
   const rows = source.sql(q.orgId, `start_s >= ${param(start)} AND start_s < ${param(end)}`, param);
-  const after = q.after === null ? '' : `WHERE subject${order} > ${param(q.after)}${order}`;
+  // The page starts after `after` in the order it is taken in: rows of the subjects before are never read.
+  const after = q.after === null ? '' : ` AND src.subject${order} > ${param(q.after)}${order}`;
   const windows = q.windows
     .map((w, i) => `(${param(i)}::INTEGER, ${param(w.startS)}::BIGINT, ${param(w.endS)}::BIGINT)`)
     .join(', ');
@@ -110,8 +111,8 @@ WHERE rn <= ${param(q.topModels ?? SUBJECT_FACT_TOP)}`;
   const sql = `WITH win (w, ws, we) AS (VALUES ${windows}),
 rw AS MATERIALIZED (SELECT win.w, ${FACT_COLUMNS.map((c) => `src.${c}`).join(', ')}
   FROM (${rows}) src JOIN win ON src.start_s >= win.ws AND src.start_s < win.we
-  WHERE ${chosenSubjects(q, 'src.subject', dialect, param)}),
-page AS MATERIALIZED (SELECT subject FROM rw ${after} GROUP BY subject ORDER BY subject${order} LIMIT ${param(q.limit)}),
+  WHERE ${chosenSubjects(q, 'src.subject', dialect, param)}${after}),
+page AS MATERIALIZED (SELECT subject FROM rw GROUP BY subject ORDER BY subject${order} LIMIT ${param(q.limit)}),
 r AS NOT MATERIALIZED (SELECT * FROM rw WHERE subject IN (SELECT subject FROM page))
 ${main}
 UNION ALL ${tools}
