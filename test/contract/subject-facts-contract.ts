@@ -269,6 +269,20 @@ export function subjectFactsContract(
       expect(await store.activeOrganizations(END + DAY, 10)).toEqual([]);
     });
 
+    it("answers an organization's first span since a time, as the spans it holds", async () => {
+      const first = (orgId: string, sinceS: number) => {
+        const starts = spans.filter((s) => s.org_id === orgId && s.start_s >= sinceS).map((s) => s.start_s);
+        return starts.length === 0 ? null : Math.min(...starts);
+      };
+      for (const orgId of ['org-1', 'org-2', 'org-none'])
+        for (const sinceS of [END - 40 * DAY, END - DAY / 2, END - DAY / 2 + 1, END + DAY]) {
+          const expected = first(orgId, sinceS);
+          expect(await store.firstSpanS(orgId, sinceS), `${orgId} since ${sinceS}`).toBe(expected);
+        }
+      expect(first('org-1', END - 40 * DAY)).toBeTypeOf('number');
+      expect(first('org-2', END - 40 * DAY)).toBeTypeOf('number');
+    });
+
     it('refuses a query outside its bounds, and one whose signal is aborted', async () => {
       await expect(store.subjectFacts(factsQuery({ windows: [] }))).rejects.toThrow(/windows/);
       await expect(store.subjectFacts(factsQuery({ limit: 0 }))).rejects.toThrow(/limit/);
