@@ -29,6 +29,9 @@ const atLeast = (what: string, fallback: number): Setting => ({
   description: `the least ${what}`,
 });
 
+/** The longest cooldown a workspace may set (hours): insight retention keeps at least this long (config-detection.ts). */
+export const MAX_COOLDOWN_HOURS = 720;
+
 const SETTINGS: Readonly<Record<string, Setting>> = {
   ...Object.fromEntries(INSIGHT_KINDS.map(onOff)),
   'latency_regression.percentile': {
@@ -83,7 +86,7 @@ const SETTINGS: Readonly<Record<string, Setting>> = {
   cooldown_hours: {
     default: 24,
     min: 1,
-    max: 720,
+    max: MAX_COOLDOWN_HOURS,
     integer: true,
     description: 'an insight of the same kind, workspace and subject is found again only this long after the last',
   },
