@@ -32,7 +32,10 @@ export interface InsightRetentionDeps {
 }
 
 export interface InsightRetention {
-  /** One run now; resolves with the insights deleted (0 when another replica holds the lease). */
+  /**
+   * One run now, after the one in progress (runs never overlap in a process); resolves with the
+   * insights it deleted (0 when another replica holds the lease).
+   */
   run(): Promise<number>;
   stop(): void;
 }
@@ -44,7 +47,7 @@ export function startInsightRetention(deps: InsightRetentionDeps): InsightRetent
   const holder = deps.holder ?? randomUUID();
   const batch = deps.batch ?? 500;
   const maxBatches = deps.maxBatches ?? 200;
-  const run = async (): Promise<number> => {
+  const once = async (): Promise<number> => {
     const cutoffS = Math.floor(now() / 1000) - days * 86400;
     let deleted = 0;
     try {
@@ -64,6 +67,8 @@ export function startInsightRetention(deps: InsightRetentionDeps): InsightRetent
     }
     return deleted;
   };
+  let last: Promise<number> = Promise.resolve(0);
+  const run = (): Promise<number> => (last = last.then(once, once));
   void run();
   const timer = setInterval(() => void run(), RETENTION_EVERY_MS);
   timer.unref();

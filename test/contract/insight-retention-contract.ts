@@ -34,7 +34,12 @@ export function insightRetentionContract(engine: string, open: () => Promise<Ope
       ];
       expect(await s.recordInsights(all, T)).toHaveLength(5);
       expect(await s.pruneInsights(CUTOFF, 100)).toBe(3);
-      expect(await kept(s, all.map((i) => i.id))).toEqual(['after', 'at-cutoff']);
+      expect(
+        await kept(
+          s,
+          all.map((i) => i.id),
+        ),
+      ).toEqual(['after', 'at-cutoff']);
       expect(await s.getInsights('org-b', ['other-org'])).toEqual([]);
       expect(await s.pruneInsights(CUTOFF, 100)).toBe(0);
     });
