@@ -4,7 +4,12 @@
  * docs/insights.md). docs/configuration.md lists the variables.
  */
 import { bool, ConfigError, int, type Env } from './config-values.ts';
-import { MAX_COOLDOWN_HOURS } from './insights/settings.ts';
+
+/**
+ * The longest cooldown a workspace may set (hours; insights/settings.ts `cooldown_hours`): insight
+ * retention keeps at least this long.
+ */
+export const MAX_COOLDOWN_HOURS = 720;
 
 /** The least INSIGHT_RETENTION_DAYS but 0: the longest cooldown, whose reads need the insights it spans. */
 const MIN_INSIGHT_RETENTION_DAYS = Math.ceil(MAX_COOLDOWN_HOURS / 24);

@@ -5,6 +5,7 @@
  * named); overrides read back that no longer check (written by another release) are ignored one by
  * one, the default standing in, so detection never stops on them.
  */
+import { MAX_COOLDOWN_HOURS } from '../config-detection.ts';
 import { INSIGHT_KINDS, type InsightKind } from '../store/insight-port.ts';
 
 interface Setting {
@@ -28,9 +29,6 @@ const atLeast = (what: string, fallback: number): Setting => ({
   integer: true,
   description: `the least ${what}`,
 });
-
-/** The longest cooldown a workspace may set (hours): insight retention keeps at least this long (config-detection.ts). */
-export const MAX_COOLDOWN_HOURS = 720;
 
 const SETTINGS: Readonly<Record<string, Setting>> = {
   ...Object.fromEntries(INSIGHT_KINDS.map(onOff)),
