@@ -71,6 +71,7 @@ describe('sqlite registry engine specifics', () => {
       '010_detection_pages.sql',
       '011_insight_detail.sql',
       '012_insights_no_generation.sql',
+      '013_insight_retention.sql',
     ]);
     expect(db.prepare('PRAGMA journal_mode').get()?.journal_mode).toBe('wal');
     db.close();
