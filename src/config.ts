@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { bool, ConfigError, int, list, optional, str, type Env } from './config-values.ts';
 import { webhookConfig, type WebhookConfig } from './config-webhooks.ts';
-import { detectionConfig, type DetectionConfig } from './config-detection.ts';
+import { detectionConfig, insightRetentionDays, type DetectionConfig } from './config-detection.ts';
 
 export { ConfigError } from './config-values.ts';
 
@@ -32,6 +32,8 @@ export interface Config {
   demoTraceSpans: number;
   /** Spans and metric points older than this many days are deleted (hourly); 0 keeps them all. */
   traceRetentionDays: number;
+  /** Insights whose window ended more than this many days ago are deleted (hourly); 0 keeps them all. */
+  insightRetentionDays: number;
   requestTimeoutMs: number;
   /** Event-loop delay (ms) above which new requests are shed with 503; 0 turns shedding off. */
   maxEventLoopDelayMs: number;
@@ -333,6 +335,7 @@ export function loadConfig(env: Env = process.env, openFiles?: number): Config {
     seedDemo: bool(env, 'SEED_DEMO', !production),
     demoTraceSpans: int(env, 'DEMO_TRACE_SPANS', 20000, 0),
     traceRetentionDays: int(env, 'TRACE_RETENTION_DAYS', 30, 0, 36_500),
+    insightRetentionDays: insightRetentionDays(env),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 10000, 1),
     maxEventLoopDelayMs: int(env, 'MAX_EVENT_LOOP_DELAY_MS', 1000, 0),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1048576, 1024),

@@ -22,6 +22,7 @@ import { outboxBound, startWebhooks } from './insights/webhooks/start.ts';
 import { webhookGuard } from './insights/webhook-guard.ts';
 import { compact } from './shared/compact.ts';
 import { startDetection } from './insights/scheduler.ts';
+import { startInsightRetention } from './insights/retention.ts';
 
 async function printDevHint(config: Config, origin: string): Promise<void> {
   if (!config.auth.devIssuer || !config.seedDemo) return;
@@ -112,6 +113,12 @@ async function main(): Promise<void> {
     metrics: metrics.detection,
     log: app.log,
   });
+  const insightRetention = startInsightRetention({
+    insights: registry.insights,
+    days: config.insightRetentionDays,
+    log: app.log,
+    pruned: metrics.detection.pruned,
+  });
   const origin = await app.listen({ host: config.host, port: config.port });
   const grpc =
     config.otlpGrpcPort === undefined
@@ -136,6 +143,7 @@ async function main(): Promise<void> {
     try {
       retention.stop();
       detection.stop();
+      insightRetention.stop();
       await webhooks?.stop();
       await grpc?.close();
       await app.close(); // closes the stores, authenticator, limiter and cache too (see AppOptions)

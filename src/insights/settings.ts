@@ -5,6 +5,7 @@
  * named); overrides read back that no longer check (written by another release) are ignored one by
  * one, the default standing in, so detection never stops on them.
  */
+import { MAX_COOLDOWN_HOURS } from '../config-detection.ts';
 import { INSIGHT_KINDS, type InsightKind } from '../store/insight-port.ts';
 
 interface Setting {
@@ -83,7 +84,7 @@ const SETTINGS: Readonly<Record<string, Setting>> = {
   cooldown_hours: {
     default: 24,
     min: 1,
-    max: 720,
+    max: MAX_COOLDOWN_HOURS,
     integer: true,
     description: 'an insight of the same kind, workspace and subject is found again only this long after the last',
   },

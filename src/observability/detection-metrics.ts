@@ -13,6 +13,8 @@ export interface DetectionMetrics {
   truncatedSteps: Counter;
   insights: Counter<'kind'>;
   lag: Gauge;
+  /** Insights deleted by retention (src/insights/retention.ts). */
+  pruned: Counter;
 }
 
 export function detectionMetrics(registry: Registry): DetectionMetrics {
@@ -54,6 +56,11 @@ export function detectionMetrics(registry: Registry): DetectionMetrics {
     lag: new Gauge({
       name: 'gateway_insight_detection_lag_seconds',
       help: "After the last run: the most time between now and an organization's last detected step",
+      registers: [registry],
+    }),
+    pruned: new Counter({
+      name: 'gateway_insights_pruned_total',
+      help: 'Insights deleted by retention (INSIGHT_RETENTION_DAYS), with the webhook deliveries owed for them',
       registers: [registry],
     }),
   };

@@ -215,6 +215,14 @@ export interface InsightStore extends WebhookOutbox {
    * (detection's cooldown).
    */
   lastWindowEnd(series: InsightSeries, sinceS: number): Promise<number | null>;
+  /**
+   * Retention's batch: deletes at most `limit` insights whose window ends before `cutoffS` (the
+   * oldest windows first), and with them the deliveries the outbox still owes for them, in one
+   * short transaction. Answers the insights deleted (fewer than `limit`: none was left, or another
+   * replica's batch holds the rest). Runs at once on several replicas never fail and never delete
+   * an insight twice.
+   */
+  pruneInsights(cutoffS: number, limit: number): Promise<number>;
 
   /**
    * Stores it unless its workspace holds `max` subscriptions already (none: no cap): counted and

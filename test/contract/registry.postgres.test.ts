@@ -9,6 +9,7 @@ import { smallBundle } from '../fixtures/small-bundle.ts';
 import { detectionStateContract } from './detection-state-contract.ts';
 import { insightContract } from './insight-contract.ts';
 import { insightPagesContract } from './insight-pages-contract.ts';
+import { insightRetentionContract } from './insight-retention-contract.ts';
 import { outboxContract } from './outbox-contract.ts';
 import { mcpServerContract } from './mcp-server-contract.ts';
 import { mcpServerImportContract } from './mcp-server-import-contract.ts';
@@ -52,6 +53,7 @@ if (await postgresReachable()) {
   insightContract('postgres', openInsights);
   insightPagesContract('postgres', openInsights);
   outboxContract('postgres', openInsights);
+  insightRetentionContract('postgres', openInsights);
   afterAll(async () => {
     for (const s of schemas) await dropSchema(s);
   });

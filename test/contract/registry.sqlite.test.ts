@@ -11,6 +11,7 @@ import { TEST_API_KEY, smallBundle } from '../fixtures/small-bundle.ts';
 import { detectionStateContract } from './detection-state-contract.ts';
 import { insightContract } from './insight-contract.ts';
 import { insightPagesContract } from './insight-pages-contract.ts';
+import { insightRetentionContract } from './insight-retention-contract.ts';
 import { outboxContract } from './outbox-contract.ts';
 import { mcpServerContract } from './mcp-server-contract.ts';
 import { mcpServerImportContract } from './mcp-server-import-contract.ts';
@@ -38,6 +39,7 @@ const openInsights = async () => {
 insightContract('sqlite', openInsights);
 insightPagesContract('sqlite', openInsights);
 outboxContract('sqlite', openInsights);
+insightRetentionContract('sqlite', openInsights);
 detectionStateContract('sqlite', async () => new SqliteRegistryStore(tempFile()));
 
 describe('sqlite registry engine specifics', () => {
@@ -69,6 +71,7 @@ describe('sqlite registry engine specifics', () => {
       '010_detection_pages.sql',
       '011_insight_detail.sql',
       '012_insights_no_generation.sql',
+      '013_insight_retention.sql',
     ]);
     expect(db.prepare('PRAGMA journal_mode').get()?.journal_mode).toBe('wal');
     db.close();

@@ -150,6 +150,21 @@ export class PostgresInsights extends PostgresOutbox implements InsightStore {
     return row === undefined ? null : sqlNumber(row.window_end_s);
   }
 
+  async pruneInsights(cutoffS: number, limit: number): Promise<number> {
+    if (limit <= 0) return 0;
+    return this.transaction(async (c) => {
+      // SKIP LOCKED: replicas pruning at once take disjoint batches rather than wait on each other.
+      const { rows } = await c.query<Row>(
+        `SELECT id FROM insights WHERE window_end_s < $1 ORDER BY window_end_s, id LIMIT $2 FOR UPDATE SKIP LOCKED`,
+        [cutoffS, limit],
+      );
+      if (rows.length === 0) return 0;
+      const ids = rows.map((r) => r.id as string);
+      await c.query('DELETE FROM webhook_deliveries WHERE insight_id = ANY($1::text[])', [ids]);
+      return (await c.query('DELETE FROM insights WHERE id = ANY($1::text[])', [ids])).rowCount ?? 0;
+    });
+  }
+
   async getInsights(orgId: string, ids: readonly string[]): Promise<InsightRecord[]> {
     if (ids.length === 0) return [];
     const rows = await this.all(

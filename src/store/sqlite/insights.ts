@@ -157,6 +157,21 @@ export class SqliteInsights extends SqliteOutbox implements InsightStore {
     return row === undefined ? null : sqlNumber(row.window_end_s);
   }
 
+  async pruneInsights(cutoffS: number, limit: number): Promise<number> {
+    if (limit <= 0) return 0;
+    return this.transaction(() => {
+      const ids = JSON.stringify(
+        this.all(
+          'SELECT id FROM insights WHERE window_end_s < ? ORDER BY window_end_s, id LIMIT ?',
+          cutoffS,
+          limit,
+        ).map((r) => r.id),
+      );
+      this.all(`DELETE FROM webhook_deliveries WHERE insight_id ${IN}`, ids);
+      return this.all(`DELETE FROM insights WHERE id ${IN} RETURNING id`, ids).length;
+    });
+  }
+
   async getInsights(orgId: string, ids: readonly string[]): Promise<InsightRecord[]> {
     if (ids.length === 0) return [];
     return this.all(
