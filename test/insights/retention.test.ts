@@ -14,20 +14,12 @@ import type { InsightStore } from '../../src/store/insight-port.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
 import { insight } from '../contract/insight-contract.ts';
 import { onDetectionEngines } from '../helpers/detection-engines.ts';
+import { recordingLogger } from '../helpers/log-recorder.ts';
 
 const NOW_S = Date.UTC(2026, 10, 20) / 1000;
 const DAY = 86400;
 const CUTOFF = NOW_S - 90 * DAY;
 const now = () => NOW_S * 1000 + 500;
-
-function logger() {
-  const lines: { level: string; obj: object; msg: string }[] = [];
-  return {
-    lines,
-    info: (obj: object, msg: string) => lines.push({ level: 'info', obj, msg }),
-    warn: (obj: object, msg: string) => lines.push({ level: 'warn', obj, msg }),
-  };
-}
 
 const ending = (id: string, endS: number) => insight(id, { window_start_s: endS - DAY, window_end_s: endS });
 
@@ -54,7 +46,7 @@ describe('INSIGHT_RETENTION_DAYS', () => {
   it('with 0 never asks the store', async () => {
     let asked = 0;
     const store = { pruneInsights: async () => ++asked, tryLease: async () => true };
-    const retention = startInsightRetention({ insights: store, days: 0, log: logger(), now });
+    const retention = startInsightRetention({ insights: store, days: 0, log: recordingLogger(), now });
     retention.stop();
     expect(await retention.run()).toBe(0);
     expect(asked).toBe(0);
@@ -62,7 +54,7 @@ describe('INSIGHT_RETENTION_DAYS', () => {
 
   it('a store that fails is reported and the run answers 0', async () => {
     const store = { pruneInsights: () => Promise.reject(new Error('disk gone')), tryLease: async () => true };
-    const log = logger();
+    const log = recordingLogger();
     const retention = startInsightRetention({ insights: store, days: 90, log, now });
     retention.stop();
     expect(await retention.run()).toBe(0);
@@ -91,7 +83,7 @@ await onDetectionEngines('insight_retention', 'insight retention runs', NOW_S, (
       const gone = old(7);
       await s.recordInsights([...gone, ending('at-cutoff', CUTOFF), ending('young', NOW_S - DAY)], now());
       const metrics = createMetrics({ defaultMetrics: false });
-      const log = logger();
+      const log = recordingLogger();
       const retention = startInsightRetention({
         insights: s,
         days: 90,
@@ -118,7 +110,7 @@ await onDetectionEngines('insight_retention', 'insight retention runs', NOW_S, (
       const s = registry.insights;
       const gone = old(9);
       await s.recordInsights(gone, now());
-      const log = logger();
+      const log = recordingLogger();
       const retention = startInsightRetention({ insights: s, days: 90, log, batch: 2, maxBatches: 2, now });
       retention.stop();
       // The run at start: 2 batches of 2, then the cap; this one the same; the next the last one.
@@ -138,11 +130,11 @@ await onDetectionEngines('insight_retention', 'insight retention runs', NOW_S, (
     it('one replica at a time: another holding the lease leaves the work to it', async () => {
       const registry = await fresh();
       const s = registry.insights;
-      const a = startInsightRetention({ insights: s, days: 90, log: logger(), holder: 'replica-a', now });
+      const a = startInsightRetention({ insights: s, days: 90, log: recordingLogger(), holder: 'replica-a', now });
       a.stop();
       expect(await a.run()).toBe(0);
       await s.recordInsights(old(3, 'later'), now());
-      const b = startInsightRetention({ insights: s, days: 90, log: logger(), holder: 'replica-b', now });
+      const b = startInsightRetention({ insights: s, days: 90, log: recordingLogger(), holder: 'replica-b', now });
       b.stop();
       expect(await b.run()).toBe(0);
       expect(await left(s, ['later-0', 'later-1', 'later-2'])).toHaveLength(3);

@@ -10,6 +10,7 @@ import type { SpanRow, TraceStore } from '../../src/store/trace-port.ts';
 import { startRetention } from '../../src/otlp/retention.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { spanRow } from '../fixtures/span-row.ts';
+import { recordingLogger } from '../helpers/log-recorder.ts';
 
 const NOW_S = Date.UTC(2026, 10, 20) / 1000;
 const DAY = 86400;
@@ -23,15 +24,6 @@ function span(i: number, startS: number): SpanRow {
     session: `s-${i}`,
     tokens: 1,
   });
-}
-
-function logger() {
-  const lines: { level: string; obj: object; msg: string }[] = [];
-  return {
-    lines,
-    info: (obj: object, msg: string) => lines.push({ level: 'info', obj, msg }),
-    warn: (obj: object, msg: string) => lines.push({ level: 'warn', obj, msg }),
-  };
 }
 
 describe('TRACE_RETENTION_DAYS', () => {
@@ -69,7 +61,7 @@ describe('a retention run', () => {
       value: 1,
     });
     await t.traces.insertMetricPoints([point('s-3', NOW_S - 31 * DAY), point('s-3', NOW_S - 30 * DAY)]);
-    const log = logger();
+    const log = recordingLogger();
     const retention = startRetention(t.traces, 30, log, () => NOW_S * 1000 + 500);
     retention.stop();
     // The run started by startRetention, then one more that finds nothing left to delete.
@@ -102,10 +94,10 @@ describe('a retention run', () => {
       },
     } as unknown as TraceStore;
     const off = loadConfig({ TRACE_RETENTION_DAYS: '0' }).traceRetentionDays;
-    const kept = startRetention(store, off, logger(), () => NOW_S * 1000);
+    const kept = startRetention(store, off, recordingLogger(), () => NOW_S * 1000);
     kept.stop();
     expect(await kept.run()).toBe(0);
-    const pruned = startRetention(store, loadConfig({}).traceRetentionDays, logger(), () => NOW_S * 1000);
+    const pruned = startRetention(store, loadConfig({}).traceRetentionDays, recordingLogger(), () => NOW_S * 1000);
     pruned.stop();
     expect(await pruned.run()).toBe(1);
     expect(cutoffs).toEqual([NOW_S - 30 * DAY, NOW_S - 30 * DAY]);
@@ -115,7 +107,7 @@ describe('a retention run', () => {
     const failing = {
       pruneBefore: () => Promise.reject(new Error('disk gone')),
     } as unknown as TraceStore;
-    const log = logger();
+    const log = recordingLogger();
     const retention = startRetention(failing, 7, log, () => NOW_S * 1000);
     retention.stop();
     expect(await retention.run()).toBe(0);
