@@ -3,9 +3,6 @@
  * receiver that verifies every request with the standardwebhooks package. The worker's clock is
  * the test's: it starts at the real time (signatures are checked against it) and moves by hand.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseBundle } from '../../src/bundle/parse.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -15,34 +12,14 @@ import { subscriptionSecret } from '../../src/insights/webhooks/secret.ts';
 import { createWebhookWorker, leaseMs } from '../../src/insights/webhooks/worker.ts';
 import { createMetrics, type Metrics } from '../../src/observability/metrics.ts';
 import type { InsightRecord } from '../../src/store/insight-port.ts';
-import { openPostgresRegistry } from '../../src/store/postgres/open.ts';
 import type { RegistryStore } from '../../src/store/registry-port.ts';
-import { SqliteRegistryStore } from '../../src/store/sqlite/registry-store.ts';
 import { insight, subscription } from '../contract/insight-contract.ts';
-import { PG_URL, dropSchema, freshSchemaName, postgresReachable } from '../contract/pg-schema.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
 import { startReceiver, verified, type Receiver } from '../fixtures/webhook-receiver.ts';
+import { registryEngines } from '../helpers/registry-engines.ts';
 
 const KEY = 'test-signing-key-of-32-characters!';
-const schemas: string[] = [];
-const engines: [string, () => Promise<RegistryStore>][] = [
-  [
-    'sqlite',
-    async () => new SqliteRegistryStore(path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gw-hooks-')), 'r.sqlite')),
-  ],
-];
-if (await postgresReachable())
-  engines.push([
-    'postgres',
-    async () => {
-      const schema = freshSchemaName('t_webhooks');
-      schemas.push(schema);
-      return openPostgresRegistry({ databaseUrl: PG_URL, requestTimeoutMs: 10_000 }, schema);
-    },
-  ]);
-afterAll(async () => {
-  for (const s of schemas) await dropSchema(s);
-});
+const engines = await registryEngines('webhooks');
 
 const counter = async (metrics: Metrics, name: string, label: string) =>
   (await metrics.registry.getSingleMetricAsString(name)).split('\n').find((l) => l.includes(`"${label}"`)) ?? '';

@@ -5,9 +5,6 @@
  * an organization's debt is bounded, what is turned away counted. No timing is measured: receivers
  * answer when the test releases them, and the worker's clock moves by hand.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseBundle } from '../../src/bundle/parse.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -15,34 +12,14 @@ import type { WebhookConfig } from '../../src/config-webhooks.ts';
 import { outboxBound } from '../../src/insights/webhooks/start.ts';
 import { createWebhookWorker } from '../../src/insights/webhooks/worker.ts';
 import { createMetrics, type Metrics } from '../../src/observability/metrics.ts';
-import { openPostgresRegistry } from '../../src/store/postgres/open.ts';
 import type { RegistryStore } from '../../src/store/registry-port.ts';
-import { SqliteRegistryStore } from '../../src/store/sqlite/registry-store.ts';
 import { insight, subscription } from '../contract/insight-contract.ts';
-import { PG_URL, dropSchema, freshSchemaName, postgresReachable } from '../contract/pg-schema.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
 import { startReceiver, type Received, type Receiver } from '../fixtures/webhook-receiver.ts';
+import { registryEngines } from '../helpers/registry-engines.ts';
 
 const KEY = 'test-signing-key-of-32-characters!';
-const schemas: string[] = [];
-const engines: [string, () => Promise<RegistryStore>][] = [
-  [
-    'sqlite',
-    async () => new SqliteRegistryStore(path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gw-fair-')), 'r.sqlite')),
-  ],
-];
-if (await postgresReachable())
-  engines.push([
-    'postgres',
-    async () => {
-      const schema = freshSchemaName('t_fair');
-      schemas.push(schema);
-      return openPostgresRegistry({ databaseUrl: PG_URL, requestTimeoutMs: 10_000 }, schema);
-    },
-  ]);
-afterAll(async () => {
-  for (const s of schemas) await dropSchema(s);
-});
+const engines = await registryEngines('fair');
 
 /** A counter without labels, as /metrics prints it. */
 const sample = async (metrics: Metrics, name: string) =>

@@ -8,9 +8,6 @@
  * `gateway_webhook_attempts_postponed_total`. Resolvers of the test's own; the worker over each
  * registry engine and a real HTTP receiver, its clock moved by hand.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseBundle } from '../../src/bundle/parse.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -24,13 +21,11 @@ import {
 } from '../../src/insights/webhooks/target.ts';
 import { createWebhookWorker } from '../../src/insights/webhooks/worker.ts';
 import { createMetrics, type Metrics } from '../../src/observability/metrics.ts';
-import { openPostgresRegistry } from '../../src/store/postgres/open.ts';
 import type { RegistryStore } from '../../src/store/registry-port.ts';
-import { SqliteRegistryStore } from '../../src/store/sqlite/registry-store.ts';
 import { insight, subscription } from '../contract/insight-contract.ts';
-import { PG_URL, dropSchema, freshSchemaName, postgresReachable } from '../contract/pg-schema.ts';
 import { smallBundle } from '../fixtures/small-bundle.ts';
 import { startReceiver, type Receiver } from '../fixtures/webhook-receiver.ts';
+import { registryEngines } from '../helpers/registry-engines.ts';
 
 const rules: TargetRules = { allowedHosts: new Set(), allowedBlocks: [], lookupTimeoutMs: 100 };
 
@@ -152,25 +147,7 @@ describe("an attempt's lookup and its time", () => {
 });
 
 const KEY = 'test-signing-key-of-32-characters!';
-const schemas: string[] = [];
-const engines: [string, () => Promise<RegistryStore>][] = [
-  [
-    'sqlite',
-    async () => new SqliteRegistryStore(path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gw-dns-')), 'r.sqlite')),
-  ],
-];
-if (await postgresReachable())
-  engines.push([
-    'postgres',
-    async () => {
-      const schema = freshSchemaName('t_dns');
-      schemas.push(schema);
-      return openPostgresRegistry({ databaseUrl: PG_URL, requestTimeoutMs: 10_000 }, schema);
-    },
-  ]);
-afterAll(async () => {
-  for (const s of schemas) await dropSchema(s);
-});
+const engines = await registryEngines('dns');
 
 /** A counter as /metrics prints it (with its labels, when given). */
 const sample = async (metrics: Metrics, name: string, labels = '') =>
