@@ -90,7 +90,10 @@ describe('kill -9 between commit and delivery', () => {
       const store = new SqliteRegistryStore(path.join(dataDir, 'registry.sqlite'));
       await store.importBundle(parseBundle(smallBundle()));
       await store.insights.createSubscription(subscription('sub-1', { url: hooks.url }));
-      const insights = Array.from({ length: 24 }, (_, i) => insight(`in-${String(i).padStart(2, '0')}`));
+      // Windows of yesterday: the service's insight retention (90 days) must not take them at start.
+      const endS = Math.floor(Date.now() / 1000);
+      const window = { window_start_s: endS - 86_400, window_end_s: endS };
+      const insights = Array.from({ length: 24 }, (_, i) => insight(`in-${String(i).padStart(2, '0')}`, window));
       expect(await store.insights.recordInsights(insights, Date.now())).toHaveLength(24);
       await store.close();
       const owed = outbox();
