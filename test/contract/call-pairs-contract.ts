@@ -270,5 +270,20 @@ export function callPairsContract(engine: string, open: () => Promise<TraceStore
       expect((await store.toolUsage(TOOLS)).map((r) => r.calls)).toEqual([20, 3]);
       expect((await store.serverUsage(SERVERS)).map((r) => r.calls)).toEqual([22]);
     });
+
+    it('pairs a request of more calls than a DuckDB chunk holds, their clients stored before', async () => {
+      // 2,100 servers whose clients are stored: every one is probed at once (2,048 rows a chunk).
+      const org = 'org-m-many';
+      const clients = Array.from({ length: 2100 }, () => {
+        const k = next();
+        return call({ id: k.toString(16).padStart(32, 'b') }, null, 'lookup', { org_id: org, start_s: DAY + 60 });
+      });
+      const servers = clients.map((c) => call({ id: c.trace_id }, c, 'lookup', { org_id: org }));
+      expect(await store.insertSpans(clients)).toEqual({ stored: 2100, duplicates: 0 });
+      expect(await store.insertSpans(servers)).toEqual({ stored: 2100, duplicates: 0 });
+      expect(await store.insertSpans([...clients, ...servers])).toEqual({ stored: 0, duplicates: 4200 });
+      const usage = { ...TOOLS, orgId: org, tools: [{ group: 0, tool: 'lookup', server: 'srv-a' }] };
+      expect((await store.toolUsage(usage)).map((r) => r.calls)).toEqual([2100]);
+    });
   });
 }

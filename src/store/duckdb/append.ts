@@ -9,7 +9,6 @@ import {
   BIGINT,
   BOOLEAN,
   DOUBLE,
-  DuckDBDataChunk,
   INTEGER,
   UHUGEINT,
   VARCHAR,
@@ -18,6 +17,7 @@ import {
   type DuckDBValue,
 } from '@duckdb/node-api';
 import type { MetricPointRow, SpanRow } from '../trace-port.ts';
+import { appendRows, type Layout } from './appender.ts';
 import type { EvaluationRow } from '../evaluation-row.ts';
 import { ENCODED, type Dictionary, type DictionaryBatch, type EncodedDimension } from './dictionary.ts';
 import {
@@ -28,7 +28,6 @@ import {
   type SpansColumn,
 } from './columns.ts';
 
-const CHUNK_ROWS = 2048;
 const TRACE_ID = /^[0-9a-f]{32}$/;
 const INT32_MAX = 2 ** 31 - 1;
 
@@ -55,7 +54,6 @@ interface Stored {
   codes: (number | null)[];
 }
 
-type Layout<T> = [DuckDBType, (t: T) => DuckDBValue][];
 const code = (d: EncodedDimension) => {
   const i = ENCODED.indexOf(d);
   return (s: Stored) => s.codes[i] ?? null;
@@ -208,12 +206,12 @@ export async function appendSpans(
       if (s.row.agent !== null)
         agents.set(`${s.row.org_id}\u0000${s.row.trace_id}\u0000${s.row.agent}\u0000${s.row.workspace_id}`, s);
     }
-    await appendChunks(w, 'spans', SPAN_LAYOUT, stored);
-    await appendChunks(w, 'trace_skills', MAPPING_LAYOUT, [...mappings.values()]);
-    await appendChunks(w, 'trace_agents', AGENT_MAPPING_LAYOUT, [...agents.values()]);
-    await appendChunks(w, 'dim_values', DICTIONARY_LAYOUT, batch.added);
-    await appendChunks(w, 'metric_points', POINT_LAYOUT, extras.points);
-    await appendChunks(w, 'evaluations', EVALUATION_LAYOUT, extras.evaluations);
+    await appendRows(w, { table: 'spans' }, SPAN_LAYOUT, stored);
+    await appendRows(w, { table: 'trace_skills' }, MAPPING_LAYOUT, [...mappings.values()]);
+    await appendRows(w, { table: 'trace_agents' }, AGENT_MAPPING_LAYOUT, [...agents.values()]);
+    await appendRows(w, { table: 'dim_values' }, DICTIONARY_LAYOUT, batch.added);
+    await appendRows(w, { table: 'metric_points' }, POINT_LAYOUT, extras.points);
+    await appendRows(w, { table: 'evaluations' }, EVALUATION_LAYOUT, extras.evaluations);
     await inTransaction();
     await w.run('COMMIT');
   } catch (err) {
@@ -222,24 +220,4 @@ export async function appendSpans(
     throw err;
   }
   dictionary.committed(batch);
-}
-
-/** Column-wise appends: one DataChunk per 2,048 rows instead of one native call per value. */
-async function appendChunks<T>(
-  w: DuckDBConnection,
-  table: string,
-  layout: Layout<T>,
-  rows: readonly T[],
-): Promise<void> {
-  if (rows.length === 0) return;
-  const appender = await w.createAppender(table);
-  const types = layout.map(([type]) => type);
-  for (let i = 0; i < rows.length; i += CHUNK_ROWS) {
-    const slice = rows.slice(i, i + CHUNK_ROWS);
-    const chunk = DuckDBDataChunk.create(types, slice.length);
-    chunk.setColumns(layout.map(([, get]) => slice.map(get)));
-    appender.appendDataChunk(chunk);
-  }
-  appender.flushSync();
-  appender.closeSync();
 }

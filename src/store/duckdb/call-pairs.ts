@@ -5,7 +5,8 @@
  * `skill_spans`. The writer is the only one, and seal steps run between its appends, so the
  * watermark is fixed meanwhile and what a query reads changes in one commit.
  */
-import { BIGINT, UHUGEINT, VARCHAR, DuckDBDataChunk, type DuckDBConnection, type DuckDBType } from '@duckdb/node-api';
+import { BIGINT, UHUGEINT, VARCHAR, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import { appendRows, type Layout } from './appender.ts';
 import { SAME_SEALED, SUPERSEDED_TOOL_CALL, completed, type SpanIdentity } from '../call-pairs.ts';
 import type { CallPair } from './call-sides.ts';
 
@@ -39,18 +40,8 @@ async function fill<T>(
     `CREATE TEMP TABLE IF NOT EXISTS ${name} (${all.map(([c, type]) => `${c} ${type.toString()}`).join(', ')})`,
   );
   await w.run(`DELETE FROM ${name}`);
-  const appender = await w.createAppender(name, 'main', 'temp');
-  for (let at = 0; at < rows.length; at += 2048) {
-    const slice = rows.slice(at, at + 2048);
-    const chunk = DuckDBDataChunk.create(
-      all.map(([, type]) => type),
-      slice.length,
-    );
-    chunk.setColumns(all.map(([, , get]) => slice.map(get) as never));
-    appender.appendDataChunk(chunk);
-  }
-  appender.flushSync();
-  appender.closeSync();
+  const layout: Layout<T> = all.map(([, type, get]) => [type, get as (row: T) => DuckDBValue] as const);
+  await appendRows(w, { table: name, temp: true }, layout, rows);
 }
 
 /** The range of the spans' starts: zone maps on `spans.start_s` prune by it. */

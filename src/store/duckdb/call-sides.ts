@@ -12,7 +12,8 @@
  * append's transaction, so they hold every side stored (a fingerprint of a rolled-back append only
  * costs a lookup that finds nothing).
  */
-import { BIGINT, BOOLEAN, INTEGER, UHUGEINT, VARCHAR, DuckDBDataChunk, type DuckDBConnection } from '@duckdb/node-api';
+import { BIGINT, BOOLEAN, INTEGER, UHUGEINT, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
+import { appendRows, type Layout } from './appender.ts';
 import { callSides, type CallSide, type SpanIdentity } from '../call-pairs.ts';
 import { sqlText } from '../sql-values.ts';
 import type { SpanRow } from '../trace-port.ts';
@@ -34,40 +35,29 @@ const traceId = (key: unknown) => (key as bigint).toString(16).padStart(32, '0')
 const pairKey = (p: CallPair) =>
   [p.client, p.server].map((s) => `${s.org_id}\n${s.trace_id}\n${s.span_id}\n${s.start_s}`).join('\n');
 
-/** Appends `sides` to tool_call_sides, column-wise. */
-async function append(w: DuckDBConnection, sides: readonly CallSide[]): Promise<void> {
-  const appender = await w.createAppender('tool_call_sides');
-  for (let at = 0; at < sides.length; at += 2048) {
-    const slice = sides.slice(at, at + 2048);
-    const chunk = DuckDBDataChunk.create(
-      [INTEGER, UHUGEINT, BOOLEAN, VARCHAR, UHUGEINT, VARCHAR, BIGINT],
-      slice.length,
-    );
-    chunk.setColumns([
-      slice.map((s) => s.day),
-      slice.map((s) => BigInt(`0x${s.key}`)),
-      slice.map((s) => s.server),
-      slice.map((s) => s.span.org_id),
-      slice.map((s) => BigInt(`0x${s.span.trace_id}`)),
-      slice.map((s) => s.span.span_id),
-      slice.map((s) => BigInt(s.span.start_s)),
-    ]);
-    appender.appendDataChunk(chunk);
-  }
-  appender.flushSync();
-  appender.closeSync();
-}
+/** tool_call_sides' columns of a side. */
+const SIDE_LAYOUT: Layout<CallSide> = [
+  [INTEGER, (s) => s.day],
+  [UHUGEINT, (s) => BigInt(`0x${s.key}`)],
+  [BOOLEAN, (s) => s.server],
+  [VARCHAR, (s) => s.span.org_id],
+  [UHUGEINT, (s) => BigInt(`0x${s.span.trace_id}`)],
+  [VARCHAR, (s) => s.span.span_id],
+  [BIGINT, (s) => BigInt(s.span.start_s)],
+];
+
+/** The probe of a side: the key and side of its other side. */
+const PROBE_LAYOUT: Layout<CallSide> = [
+  [INTEGER, (s) => s.day],
+  [UHUGEINT, (s) => BigInt(`0x${s.key}`)],
+  [BOOLEAN, (s) => !s.server],
+];
 
 /** The stored sides of the keys and days of `wanted` (sides whose other side may be stored). */
 async function storedSides(w: DuckDBConnection, wanted: readonly CallSide[]): Promise<CallSide[]> {
   await w.run('CREATE TEMP TABLE IF NOT EXISTS call_side_probe (day INTEGER, call_key UHUGEINT, is_server BOOLEAN)');
   await w.run('DELETE FROM call_side_probe');
-  const appender = await w.createAppender('call_side_probe', 'main', 'temp');
-  const chunk = DuckDBDataChunk.create([INTEGER, UHUGEINT, BOOLEAN], wanted.length);
-  chunk.setColumns([wanted.map((s) => s.day), wanted.map((s) => BigInt(`0x${s.key}`)), wanted.map((s) => !s.server)]);
-  appender.appendDataChunk(chunk);
-  appender.flushSync();
-  appender.closeSync();
+  await appendRows(w, { table: 'call_side_probe', temp: true }, PROBE_LAYOUT, wanted);
   const days = [...new Set(wanted.map((s) => s.day))];
   const rows = (
     await w.runAndReadAll(
@@ -133,7 +123,7 @@ export class CallSides {
       return this.days.holds(s.day, prints, 0);
     });
     const found = maybe.length > 0 ? await storedSides(this.conn, maybe) : [];
-    await append(this.conn, sides);
+    await appendRows(this.conn, { table: 'tool_call_sides' }, SIDE_LAYOUT, sides);
     for (const s of sides) {
       fingerprint(prints, 0, s.key, s.server, s.day);
       this.days.add(s.day, prints, 0);

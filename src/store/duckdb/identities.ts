@@ -15,12 +15,12 @@ import {
   INTEGER,
   UHUGEINT,
   VARCHAR,
-  DuckDBDataChunk,
   type DuckDBConnection,
   type DuckDBType,
   type DuckDBValue,
 } from '@duckdb/node-api';
 import type { MetricPointRow, SpanRow } from '../trace-port.ts';
+import { appendRows, type Layout } from './appender.ts';
 import type { EvaluationRow } from '../evaluation-row.ts';
 import { DAY_S, DayIdentities, PRINT_WORDS, fingerprintInto } from './day-identities.ts';
 
@@ -72,16 +72,11 @@ async function lookUp<Row>(
     `CREATE TEMP TABLE IF NOT EXISTS ${probe} (i INTEGER, ${columns.map((c, k) => `${c} ${String(of.probe[k]?.[0])}`).join(', ')})`,
   );
   await conn.run(`DELETE FROM ${probe}`);
-  const appender = await conn.createAppender(probe, 'main', 'temp');
-  const types = [INTEGER, ...of.probe.map(([type]) => type)];
-  for (let at = 0; at < indexes.length; at += 2048) {
-    const slice = indexes.slice(at, at + 2048);
-    const chunk = DuckDBDataChunk.create(types, slice.length);
-    chunk.setColumns([slice, ...of.probe.map(([, get]) => slice.map((i) => get(rows[i] as Row)))]);
-    appender.appendDataChunk(chunk);
-  }
-  appender.flushSync();
-  appender.closeSync();
+  const layout: Layout<number> = [
+    [INTEGER, (i) => i],
+    ...of.probe.map(([type, get]) => [type, (i: number) => get(rows[i] as Row)] as const),
+  ];
+  await appendRows(conn, { table: probe, temp: true }, layout, indexes);
   const on = columns.map((c) => `s.${c} = p.${c}`).join(' AND ');
   const params: number[] = [];
   const parts = rangesOf(indexes.map((i) => of.time(rows[i] as Row))).map(([lo, hi]) => {
