@@ -94,6 +94,8 @@ const config: CodegenConfig = {
           InsightWindow: restAnswer('RecordParent'),
           WebhookSubscription: '../insights/webhook-subscriptions.ts#SubscriptionItem',
           CreatedWebhookSubscription: restAnswer('CreatedSubscriptionParent'),
+          InsightSetting: '../insights/workspace-settings.ts#WorkspaceSetting',
+          InsightSettings: '../insights/workspace-settings.ts#WorkspaceSettings',
           TraceStatsEnvelope: restAnswer('TraceStatsParent'),
           TraceStatsComparison: restAnswer('RecordParent'),
           TraceStatsData: restAnswer('TraceStatsDataParent'),

@@ -9,6 +9,7 @@ import type { IdentityParent as IdentityParentModel, KindCountsParent as KindCou
 import type { InsightItem as InsightItemModel } from '../insights/list-insights.ts';
 import type { InsightSubject as InsightSubjectModel } from '../store/insight-port.ts';
 import type { SubscriptionItem as SubscriptionItemModel } from '../insights/webhook-subscriptions.ts';
+import type { WorkspaceSetting as WorkspaceSettingModel, WorkspaceSettings as WorkspaceSettingsModel } from '../insights/workspace-settings.ts';
 import type { RequestContext } from '../context.ts';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
@@ -419,6 +420,41 @@ export type InsightSchema = {
   version: Scalars['String']['output'];
 };
 
+/**
+ * A detection setting as a workspace uses it (REST `GET /skill/v1/workspaces/{workspace_id}/insight-settings`):
+ * its range, its meaning and the value detection uses there.
+ */
+export type InsightSetting = {
+  __typename?: 'InsightSetting';
+  default: Scalars['Float']['output'];
+  description: Scalars['String']['output'];
+  /** Whether only whole numbers are taken. */
+  integer: Scalars['Boolean']['output'];
+  maximum: Scalars['Float']['output'];
+  minimum: Scalars['Float']['output'];
+  /** `<kind>.<name>`, `<kind>.enabled` or `cooldown_hours` (docs/insights.md). */
+  name: Scalars['String']['output'];
+  /** The only values taken, when there is such a list (a percentile); else null. */
+  oneOf?: Maybe<Array<Scalars['Float']['output']>>;
+  /** Whether value is this workspace's own (an override that checks), not the default. */
+  overridden: Scalars['Boolean']['output'];
+  /** What detection uses in this workspace. */
+  value: Scalars['Float']['output'];
+};
+
+/** An override: the value a setting takes in the workspace. */
+export type InsightSettingInput = {
+  name: Scalars['String']['input'];
+  value: Scalars['Float']['input'];
+};
+
+/** A workspace's detection settings, every one, by name (the REST answer). */
+export type InsightSettings = {
+  __typename?: 'InsightSettings';
+  settings: Array<InsightSetting>;
+  workspaceId: Scalars['ID']['output'];
+};
+
 /** What an insight is about: a skill or an agent of the registry (by id), or a tool (by name, with its MCP server). */
 export type InsightSubject = {
   __typename?: 'InsightSubject';
@@ -609,26 +645,37 @@ export type Member = {
   workspace: Workspace;
 };
 
-/** Changes: a workspace's webhook subscriptions, by its admins. */
+/** Changes: a workspace's webhook subscriptions and insight detection settings, by its admins. */
 export type Mutation = {
   __typename?: 'Mutation';
   /** Subscribes a URL to a workspace's insights (admins of the workspace); the answer carries the secret, shown once. */
   createWebhookSubscription: CreatedWebhookSubscription;
   /** Deletes a subscription of a workspace and the deliveries it still owes (admins of the workspace); true once deleted. */
   deleteWebhookSubscription: Scalars['Boolean']['output'];
+  /**
+   * Replaces a workspace's insight detection overrides (admins of the workspace), checked whole as
+   * over REST; answers every setting as the workspace now uses it.
+   */
+  setInsightSettings: InsightSettings;
 };
 
 
-/** Changes: a workspace's webhook subscriptions, by its admins. */
+/** Changes: a workspace's webhook subscriptions and insight detection settings, by its admins. */
 export type MutationCreateWebhookSubscriptionArgs = {
   input: CreateWebhookSubscriptionInput;
 };
 
 
-/** Changes: a workspace's webhook subscriptions, by its admins. */
+/** Changes: a workspace's webhook subscriptions and insight detection settings, by its admins. */
 export type MutationDeleteWebhookSubscriptionArgs = {
   id: Scalars['ID']['input'];
   workspaceId: Scalars['ID']['input'];
+};
+
+
+/** Changes: a workspace's webhook subscriptions and insight detection settings, by its admins. */
+export type MutationSetInsightSettingsArgs = {
+  input: SetInsightSettingsInput;
 };
 
 /** Relay page information of a connection. */
@@ -983,6 +1030,17 @@ export type SearchStrategy =
   | 'keyword'
   /** Name or display name starts with the query. */
   | 'prefix';
+
+/** A replacement of a workspace's overrides: the rules of REST `PUT /skill/v1/workspaces/{workspace_id}/insight-settings`. */
+export type SetInsightSettingsInput = {
+  /**
+   * The overrides that replace the workspace's own, each name at most once (a name given twice is
+   * refused), at most one per setting (20); what is left out goes back to its default, empty
+   * restores every default.
+   */
+  overrides: Array<InsightSettingInput>;
+  workspaceId: Scalars['ID']['input'];
+};
 
 /** A skill; its trace statistics answer from the trace store. */
 export type Skill = Artifact & {
@@ -1446,6 +1504,8 @@ export type Workspace = {
   displayName: Scalars['String']['output'];
   effectiveRole?: Maybe<Role>;
   id: Scalars['ID']['output'];
+  /** Every insight detection setting with the value detection uses in this workspace, by name (its readers). */
+  insightSettings: Array<InsightSetting>;
   /** The insights of this workspace and of its descendants the caller can read, newest window first. */
   insights: InsightConnection;
   kind: WorkspaceKind;
@@ -1652,6 +1712,10 @@ export type ResolversTypes = {
   InsightEdge: ResolverTypeWrapper<Omit<InsightEdge, 'node'> & { node: ResolversTypes['Insight'] }>;
   InsightKind: ResolverTypeWrapper<InsightKind>;
   InsightSchema: ResolverTypeWrapper<InsightSchemaParentModel>;
+  InsightSetting: ResolverTypeWrapper<WorkspaceSettingModel>;
+  Float: ResolverTypeWrapper<Scalars['Float']['output']>;
+  InsightSettingInput: InsightSettingInput;
+  InsightSettings: ResolverTypeWrapper<WorkspaceSettingsModel>;
   InsightSubject: ResolverTypeWrapper<InsightSubjectModel>;
   InsightSubjectInput: InsightSubjectInput;
   InsightSubjectType: ResolverTypeWrapper<InsightSubjectType>;
@@ -1666,7 +1730,6 @@ export type ResolversTypes = {
   McpServerRepository: ResolverTypeWrapper<McpServerRepository>;
   McpServerStatus: ResolverTypeWrapper<McpServerStatus>;
   McpServerUsage: ResolverTypeWrapper<McpServerUsage>;
-  Float: ResolverTypeWrapper<Scalars['Float']['output']>;
   McpServerVersion: ResolverTypeWrapper<McpServerVersionModel>;
   Member: ResolverTypeWrapper<MembershipModel>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
@@ -1688,6 +1751,7 @@ export type ResolversTypes = {
   ScalarStats: ResolverTypeWrapper<TraceStatsDataParentModel>;
   ScalarStatsResult: ResolverTypeWrapper<Omit<ScalarStatsResult, 'measure'> & { measure: ResolversTypes['TraceMeasure'] }>;
   SearchStrategy: ResolverTypeWrapper<SearchStrategy>;
+  SetInsightSettingsInput: SetInsightSettingsInput;
   Skill: ResolverTypeWrapper<ArtifactVersionModel>;
   SortDirection: ResolverTypeWrapper<SortDirection>;
   StatsColumn: ResolverTypeWrapper<Omit<StatsColumn, 'columnType'> & { columnType: ResolversTypes['StatsColumnType'] }>;
@@ -1756,6 +1820,10 @@ export type ResolversParentTypes = {
   InsightConnection: Omit<InsightConnection, 'edges' | 'nodes'> & { edges: Array<ResolversParentTypes['InsightEdge']>, nodes: Array<ResolversParentTypes['Insight']> };
   InsightEdge: Omit<InsightEdge, 'node'> & { node: ResolversParentTypes['Insight'] };
   InsightSchema: InsightSchemaParentModel;
+  InsightSetting: WorkspaceSettingModel;
+  Float: Scalars['Float']['output'];
+  InsightSettingInput: InsightSettingInput;
+  InsightSettings: WorkspaceSettingsModel;
   InsightSubject: InsightSubjectModel;
   InsightSubjectInput: InsightSubjectInput;
   InsightWindow: RecordParentModel;
@@ -1768,7 +1836,6 @@ export type ResolversParentTypes = {
   McpServerRemote: McpServerRemote;
   McpServerRepository: McpServerRepository;
   McpServerUsage: McpServerUsage;
-  Float: Scalars['Float']['output'];
   McpServerVersion: McpServerVersionModel;
   Member: MembershipModel;
   Mutation: Record<PropertyKey, never>;
@@ -1784,6 +1851,7 @@ export type ResolversParentTypes = {
   Repo: RepoModel;
   ScalarStats: TraceStatsDataParentModel;
   ScalarStatsResult: ScalarStatsResult;
+  SetInsightSettingsInput: SetInsightSettingsInput;
   Skill: ArtifactVersionModel;
   StatsColumn: StatsColumn;
   StatsPoint: StatsPoint;
@@ -2057,6 +2125,23 @@ export type InsightSchemaResolvers<ContextType = RequestContext, ParentType exte
   version?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
 
+export type InsightSettingResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['InsightSetting'] = ResolversParentTypes['InsightSetting']> = {
+  default?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  description?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  integer?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  maximum?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  minimum?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  oneOf?: Resolver<Maybe<Array<ResolversTypes['Float']>>, ParentType, ContextType>;
+  overridden?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  value?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+};
+
+export type InsightSettingsResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['InsightSettings'] = ResolversParentTypes['InsightSettings']> = {
+  settings?: Resolver<Array<ResolversTypes['InsightSetting']>, ParentType, ContextType>;
+  workspaceId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+};
+
 export type InsightSubjectResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['InsightSubject'] = ResolversParentTypes['InsightSubject']> = {
   agent?: Resolver<Maybe<ResolversTypes['Agent']>, ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
@@ -2170,6 +2255,7 @@ export type MemberResolvers<ContextType = RequestContext, ParentType extends Res
 export type MutationResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
   createWebhookSubscription?: Resolver<ResolversTypes['CreatedWebhookSubscription'], ParentType, ContextType, RequireFields<MutationCreateWebhookSubscriptionArgs, 'input'>>;
   deleteWebhookSubscription?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteWebhookSubscriptionArgs, 'id' | 'workspaceId'>>;
+  setInsightSettings?: Resolver<ResolversTypes['InsightSettings'], ParentType, ContextType, RequireFields<MutationSetInsightSettingsArgs, 'input'>>;
 };
 
 export type PageInfoResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['PageInfo'] = ResolversParentTypes['PageInfo']> = {
@@ -2609,6 +2695,7 @@ export type WorkspaceResolvers<ContextType = RequestContext, ParentType extends 
   displayName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   effectiveRole?: Resolver<Maybe<ResolversTypes['Role']>, ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  insightSettings?: Resolver<Array<ResolversTypes['InsightSetting']>, ParentType, ContextType>;
   insights?: Resolver<ResolversTypes['InsightConnection'], ParentType, ContextType, RequireFields<WorkspaceInsightsArgs, 'first'>>;
   kind?: Resolver<ResolversTypes['WorkspaceKind'], ParentType, ContextType>;
   memberCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
@@ -2658,6 +2745,8 @@ export type Resolvers<ContextType = RequestContext> = {
   InsightEdge?: InsightEdgeResolvers<ContextType>;
   InsightKind?: InsightKindResolvers;
   InsightSchema?: InsightSchemaResolvers<ContextType>;
+  InsightSetting?: InsightSettingResolvers<ContextType>;
+  InsightSettings?: InsightSettingsResolvers<ContextType>;
   InsightSubject?: InsightSubjectResolvers<ContextType>;
   InsightSubjectType?: InsightSubjectTypeResolvers;
   InsightWindow?: InsightWindowResolvers<ContextType>;

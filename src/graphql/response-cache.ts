@@ -41,7 +41,9 @@ import { AnswerCache, answerCacheEnabled, type AnswerCacheBounds } from '../shar
  * clock, `Agent.card`'s URLs may come from the request's `Host` (the key does not hold it; REST
  * caches cards only when PUBLIC_BASE_URL is set), and insights, whose writes by detection move no
  * generation on either engine (so that they do not empty every tenant's caches each hour), and
- * webhook subscriptions with them.
+ * webhook subscriptions with them. `Workspace.insightSettings` is kept like any registry read:
+ * writing a workspace's overrides moves the generation on both engines (a bump in the write's
+ * transaction on PostgreSQL, triggers on SQLite), so no answer outlives them.
  */
 const TRACE_FIELDS = new Set(['Skill.traceStats', 'Agent.traceStats', 'Tool.usage']);
 const NEVER_FIELDS = new Set([

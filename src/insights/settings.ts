@@ -92,6 +92,9 @@ const SETTINGS: Readonly<Record<string, Setting>> = {
 
 export type Settings = Readonly<Record<string, number>>;
 
+/** How many settings there are: the most overrides a workspace holds, and the length of every settings answer. */
+export const SETTING_COUNT = Object.keys(SETTINGS).length;
+
 export const DEFAULT_SETTINGS: Settings = Object.fromEntries(Object.entries(SETTINGS).map(([k, s]) => [k, s.default]));
 
 /** Why `value` cannot be setting `name`, or null when it can. */

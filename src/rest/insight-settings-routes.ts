@@ -4,8 +4,7 @@
  */
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyInstance } from 'fastify';
-import { describeSettings } from '../insights/settings.ts';
-import { getWorkspaceSettings, setWorkspaceSettings } from '../insights/workspace-settings.ts';
+import { getWorkspaceSettings, setWorkspaceSettings, settingsBodySchema } from '../insights/workspace-settings.ts';
 import { noQuery } from './schemas/paging.ts';
 import { BODY_PROBLEMS, problemResponses } from './schemas/problems.ts';
 
@@ -13,21 +12,6 @@ const params = {
   type: 'object',
   required: ['workspace_id'],
   properties: { workspace_id: { type: 'string' } },
-} as const;
-
-const body = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['overrides'],
-  properties: {
-    overrides: {
-      type: 'object',
-      maxProperties: describeSettings().length,
-      propertyNames: { maxLength: 64 },
-      additionalProperties: { type: 'number' },
-      description: 'The values that replace the defaults in this workspace, by setting name; {} restores every default',
-    },
-  },
 } as const;
 
 const settingsSchema = {
@@ -84,7 +68,7 @@ export function registerInsightSettingsRoutes(app: FastifyInstance): void {
         summary: "Replace a workspace's insight detection overrides (workspace admins)",
         params,
         querystring: noQuery,
-        body,
+        body: settingsBodySchema,
         response: { 200: settingsSchema, ...problemResponses([...BODY_PROBLEMS, 'not_found']) },
       },
     },

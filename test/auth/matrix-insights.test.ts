@@ -4,9 +4,10 @@
  * answer like every read of their subject (readable -> 200, same organization but unreadable -> 403
  * access_denied, another organization or absent -> 404 not_found); the lists hold exactly the
  * insights of the caller's readable workspaces. A workspace's webhook subscriptions (create, list,
- * delete; REST and GraphQL) and the writing of its insight detection settings answer only its admins: a reader who is not one gets 403
- * access_denied (viewers, editors, service accounts, and an admin of another workspace), the
- * others as any read.
+ * delete; REST and GraphQL) and the writing of its insight detection settings (REST and GraphQL)
+ * answer only its admins: a reader who is not one gets 403 access_denied (viewers, editors, service
+ * accounts, and an admin of another workspace), the others as any read; reading the settings is
+ * any read of the workspace.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { InsightRecord } from '../../src/store/insight-port.ts';
@@ -139,6 +140,26 @@ const OPERATIONS: Operation[] = [
     targets: workspaces,
     call: (h, ws) =>
       send('PUT', `/skill/v1/workspaces/${ws}/insight-settings`, h, { overrides: { cooldown_hours: 48 } }),
+    expects: expectedAdmin(200),
+  },
+  {
+    name: 'GraphQL workspace(id) { insightSettings }',
+    targets: workspaces,
+    call: (h, ws) =>
+      graph(h, `{ workspace(id: "${ws}") { insightSettings { name value } } }`, (d) => {
+        const w = d.workspace as { insightSettings: unknown[] } | null;
+        return w?.insightSettings.length;
+      }),
+  },
+  {
+    name: 'GraphQL setInsightSettings',
+    targets: workspaces,
+    call: (h, ws) =>
+      graph(
+        h,
+        `mutation { setInsightSettings(input: { workspaceId: "${ws}", overrides: [{ name: "cooldown_hours", value: 48 }] }) { workspaceId } }`,
+        (d) => d.setInsightSettings,
+      ),
     expects: expectedAdmin(200),
   },
   {

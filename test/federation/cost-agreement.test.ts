@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { buildRegistrySubgraph } from '../../src/graphql/schema.ts';
+import { SETTING_COUNT } from '../../src/insights/settings.ts';
 import { COST_OPERATIONS, DAY, ourCost as ours, START } from './cost-operations.ts';
 import { sdlEstimate } from './sdl-cost.ts';
 
@@ -38,5 +39,22 @@ describe('where the SDL cannot say what our model knows, the error has one direc
     const query = `{ skill(id: "s") { traceStats(input: ${series}) { meta { warnings } } } }`;
     expect(ours(query)).toBe(1 + 100 * 90 * 2);
     expect(sdlEstimate(schema, query)).toBe(1 + 1);
+  });
+});
+
+describe('a mutation: its answer priced at its bound, its input list bounded by validation instead', () => {
+  it('setInsightSettings costs its answer (every setting), however many overrides are sent', () => {
+    const mutation =
+      'mutation($i: SetInsightSettingsInput!) { setInsightSettings(input: $i) { workspaceId settings { name value } } }';
+    for (const n of [0, 1, SETTING_COUNT, 500]) {
+      const overrides = Array.from({ length: n }, (_, k) => ({ name: `s${k}`, value: 1 }));
+      const variables = { i: { workspaceId: 'w', overrides } };
+      // Over SETTING_COUNT the operation is refused at execution (422 invalid_field, as REST's maxProperties).
+      expect([n, ours(mutation, variables), sdlEstimate(schema, mutation, variables)]).toEqual([
+        n,
+        1 + SETTING_COUNT,
+        1 + SETTING_COUNT,
+      ]);
+    }
   });
 });

@@ -163,6 +163,11 @@ export const COST_OPERATIONS: readonly (readonly [string, string, Record<string,
     {},
   ],
   [
+    'a workspace’s insight settings, and its children’s',
+    '{ workspace(id: "w") { insightSettings { name value overridden oneOf } children { insightSettings { name } } } }',
+    {},
+  ],
+  [
     'fragments spread twice',
     '{ a: viewer { ...W } b: viewer { ...W } } fragment W on Viewer { workspaces { id parent { id } } }',
     {},

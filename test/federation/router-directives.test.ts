@@ -21,6 +21,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/graphql/limits/limits-plugin.ts';
 import { unpagedLists } from '../../src/graphql/limits/list-budget.ts';
 import { BOUNDED_LISTS, PAGE_SIZES } from '../../src/graphql/limits/page-sizes.ts';
+import { SETTING_COUNT } from '../../src/insights/settings.ts';
 import { buildRegistrySubgraph } from '../../src/graphql/schema.ts';
 import { loadTypeDefs } from '../../src/graphql/type-defs.ts';
 
@@ -104,7 +105,11 @@ describe('authentication and policies', () => {
     expect(rootFields.filter((f) => !directivesOf(f).includes('authenticated')).map((f) => f.name)).toEqual([]);
     // The mutations too, each with registry.read: whether the caller administers the workspace is the subgraph's to decide.
     const mutations = Object.values(schema.getMutationType()?.getFields() ?? {});
-    expect(mutations.map((f) => f.name).sort()).toEqual(['createWebhookSubscription', 'deleteWebhookSubscription']);
+    expect(mutations.map((f) => f.name).sort()).toEqual([
+      'createWebhookSubscription',
+      'deleteWebhookSubscription',
+      'setInsightSettings',
+    ]);
     for (const f of mutations) {
       expect([f.name, directivesOf(f)]).toEqual([f.name, ['authenticated', 'policy']]);
       expect(JSON.stringify(argOf(f, 'policy', 'policies'))).toBe('[["registry.read"]]');
@@ -201,7 +206,13 @@ describe('list sizes are the cost model`s', () => {
     expect(
       bounded.map(([c]) => [c, argOf(field(c) as GraphQLField<unknown, unknown>, 'listSize', 'assumedSize')]),
     ).toEqual(bounded);
-    expect(BOUNDED_LISTS).toEqual({ 'Workspace.webhookSubscriptions': 20, 'WebhookSubscription.subjects': 50 });
+    expect(BOUNDED_LISTS).toEqual({
+      'Workspace.webhookSubscriptions': 20,
+      'WebhookSubscription.subjects': 50,
+      'Workspace.insightSettings': SETTING_COUNT,
+      'InsightSettings.settings': SETTING_COUNT,
+    });
+    expect(SETTING_COUNT).toBe(20);
   });
 
   it('a statistics answer is priced by its field (our points), its parts at weight 0', () => {
@@ -244,7 +255,8 @@ describe('the partner contract: @tag(name: "public")', () => {
       /^\s+(users|user|viewer|workspace|toolAggregate|artifact)[(:]/m,
       /^\s+(creator|createdBy|updatedBy|permissions|workspaceId|traceStats|usage|identity|relationships)[(:]/m,
       /^\s+(insights|webhookSubscriptions|createWebhookSubscription|deleteWebhookSubscription)[(:]/m,
-      /^type (Mutation|Insight|WebhookSubscription) /m,
+      /^\s+(insightSettings|setInsightSettings)[(:]/m,
+      /^type (Mutation|Insight|WebhookSubscription|InsightSetting|InsightSettings) /m,
     ])
       expect([String(hidden), hidden.test(sdl)]).toEqual([String(hidden), false]);
   });

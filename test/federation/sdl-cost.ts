@@ -23,6 +23,7 @@ import {
   isInputObjectType,
   isListType,
   Kind,
+  OperationTypeNode,
   valueFromASTUntyped,
   type ConstDirectiveNode,
   type FieldNode,
@@ -151,12 +152,12 @@ function scoreSet(
   return cost;
 }
 
-/** The static estimate of `query` (one query operation) with `variables`, on `schema`'s directives. */
+/** The static estimate of `query` (one query or mutation operation) with `variables`, on `schema`'s directives. */
 export function sdlEstimate(schema: GraphQLSchema, query: string, variables: Record<string, unknown> = {}): number {
   const doc = parse(query);
   const operation = getOperationAST(doc);
-  const root = schema.getQueryType();
-  if (!operation || !root) throw new Error('no query operation');
+  const root = operation?.operation === OperationTypeNode.MUTATION ? schema.getMutationType() : schema.getQueryType();
+  if (!operation || !root) throw new Error('no query or mutation operation');
   const fragments = new Map(
     doc.definitions
       .filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)

@@ -8,6 +8,7 @@ import { SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT } from '../../agents/search-agen
 import { SERVERS_DEFAULT_LIMIT, SERVERS_MAX_LIMIT } from '../../mcp-servers/find-servers.ts';
 import { INSIGHTS_DEFAULT_LIMIT, INSIGHTS_MAX_LIMIT } from '../../insights/list-insights.ts';
 import { MAX_SUBSCRIPTION_SUBJECTS, MAX_SUBSCRIPTIONS_PER_WORKSPACE } from '../../insights/webhook-subscriptions.ts';
+import { SETTING_COUNT } from '../../insights/settings.ts';
 
 /** The page a paged field serves without `first`, and the largest it serves at all. */
 export interface PageSize {
@@ -58,4 +59,7 @@ export function pageSizeFor(coordinate: string, first: unknown): number {
 export const BOUNDED_LISTS: Readonly<Record<string, number>> = {
   'Workspace.webhookSubscriptions': MAX_SUBSCRIPTIONS_PER_WORKSPACE,
   'WebhookSubscription.subjects': MAX_SUBSCRIPTION_SUBJECTS,
+  // Every setting, always: the settings answers list each one, and a write takes one override of each at most.
+  'Workspace.insightSettings': SETTING_COUNT,
+  'InsightSettings.settings': SETTING_COUNT,
 };

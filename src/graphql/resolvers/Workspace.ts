@@ -9,6 +9,7 @@ import { readableWorkspace, readableWorkspaceOrNull, withAccess } from '../autho
 import { total } from './counts.ts';
 import { workspaceInsightList } from '../../insights/list-insights.ts';
 import { listSubscriptions } from '../../insights/webhook-subscriptions.ts';
+import { getWorkspaceSettings } from '../../insights/workspace-settings.ts';
 import { insightConnection, insightInput } from '../insight-loader.ts';
 import { settledSlice } from '../settle-nodes.ts';
 
@@ -42,4 +43,5 @@ export const Workspace: WorkspaceResolvers = {
     return insightConnection(ctx, await workspaceInsightList(ctx, ws.id, input), input, args.after);
   },
   webhookSubscriptions: (ws, _args, ctx) => listSubscriptions(ctx, ws.id),
+  insightSettings: async (ws, _args, ctx) => (await getWorkspaceSettings(ctx, ws.id)).settings,
 };

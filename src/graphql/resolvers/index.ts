@@ -5,6 +5,7 @@ import { Artifact, Document, Prompt } from './Artifact.ts';
 import { ArtifactCountByKind } from './counts.ts';
 import { McpServer } from './McpServer.ts';
 import { Insight, InsightSubject, mutations } from './Insight.ts';
+import { settingsMutations } from './insight-settings.ts';
 import { Member } from './Member.ts';
 import { ProfileImage } from './ProfileImage.ts';
 import { Project } from './Project.ts';
@@ -23,7 +24,7 @@ import { Workspace } from './Workspace.ts';
 /** Every resolver of the subgraph, typed by the generated `Resolvers`. */
 export const resolvers: Resolvers = {
   Query: { ...queryLookups, ...queryLists },
-  Mutation: mutations,
+  Mutation: { ...mutations, ...settingsMutations },
   Insight,
   InsightSubject,
   Artifact,
