@@ -127,6 +127,36 @@ await onDetectionEngines('insight_retention', 'insight retention runs', NOW_S, (
       await registry.close();
     });
 
+    it('lets the event loop run between batches, though SQLite answers without waiting', async () => {
+      const registry = await fresh();
+      const s = registry.insights;
+      await s.recordInsights(old(6), now());
+      // A macrotask counter, read at each batch: batches in one macrotask would hold every request back.
+      let ticks = 0;
+      let on = true;
+      const tick = () => {
+        ticks++;
+        if (on) setImmediate(tick);
+      };
+      setImmediate(tick);
+      const seen: number[] = [];
+      const counted: Pick<InsightStore, 'pruneInsights' | 'tryLease'> = {
+        tryLease: (...a) => s.tryLease(...a),
+        pruneInsights: (cutoffS, limit) => {
+          seen.push(ticks);
+          return s.pruneInsights(cutoffS, limit);
+        },
+      };
+      const batched = startInsightRetention({ insights: counted, days: 90, log: recordingLogger(), batch: 2, now });
+      batched.stop();
+      expect(await batched.run()).toBe(0);
+      on = false;
+      // The run at start: 3 full batches and the empty one, each after a turn of the event loop; then run()'s empty one.
+      expect(seen).toHaveLength(5);
+      for (let i = 1; i < 4; i++) expect(seen[i], `batch ${String(i)}`).toBeGreaterThan(seen[i - 1] ?? 0);
+      await registry.close();
+    });
+
     it('one replica at a time: another holding the lease leaves the work to it', async () => {
       const registry = await fresh();
       const s = registry.insights;
