@@ -41,8 +41,9 @@ export function detectionConfig(env: Env, nodeEnv: string): DetectionConfig {
 
 /**
  * INSIGHT_RETENTION_DAYS (default 90): as TRACE_RETENTION_DAYS, 0 keeps everything and at most
- * 36500; any other value is at least the longest cooldown (30 days), so pruning never deletes the
- * newest insight of a series a cooldown still reads (InsightStore.lastWindowEnd).
+ * 36500; any other value is at least the longest cooldown (30 days), so pruning, counted back from
+ * detection's latest step (retention.ts `lagS`), never deletes the newest insight of a series the
+ * cooldown of that step reads (InsightStore.lastWindowEnd).
  */
 export function insightRetentionDays(env: Env): number {
   const days = int(env, 'INSIGHT_RETENTION_DAYS', 90, 0, 36_500);

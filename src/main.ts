@@ -23,6 +23,7 @@ import { webhookGuard } from './insights/webhook-guard.ts';
 import { compact } from './shared/compact.ts';
 import { startDetection } from './insights/scheduler.ts';
 import { startInsightRetention } from './insights/retention.ts';
+import { STEP_S } from './insights/rules.ts';
 
 async function printDevHint(config: Config, origin: string): Promise<void> {
   if (!config.auth.devIssuer || !config.seedDemo) return;
@@ -116,6 +117,7 @@ async function main(): Promise<void> {
   const insightRetention = startInsightRetention({
     insights: registry.insights,
     days: config.insightRetentionDays,
+    lagS: config.detection.settleS + STEP_S,
     log: app.log,
     pruned: metrics.detection.pruned,
   });

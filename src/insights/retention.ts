@@ -1,7 +1,8 @@
 /**
  * INSIGHT_RETENTION_DAYS (default 90; 0 keeps everything; docs/insights.md): insights whose window
- * ended more than that many days before the run are deleted, with the webhook deliveries still
- * owed for them (InsightStore.pruneInsights), at start and then every hour. A run deletes in
+ * ended more than that many days before detection's latest step (`lagS` behind the clock) are
+ * deleted, with the webhook deliveries still owed for them (InsightStore.pruneInsights), at start
+ * and then every hour. A run deletes in
  * batches of `batch` insights, one short transaction each, and at most `maxBatches` of them: a
  * larger backlog is finished by the next runs, never by one long transaction; the event loop turns
  * between batches (SQLite answers synchronously: otherwise no request would run between them).
@@ -27,6 +28,12 @@ export interface InsightRetentionDeps {
   /** Insights per batch (default 500) and batches per run (default 200). */
   batch?: number;
   maxBatches?: number;
+  /**
+   * How far behind the clock detection's latest step is (its settle delay and a step; default 0):
+   * the cutoff moves back by it, so the cooldown of the step being computed still finds every
+   * insight of its series younger than the longest cooldown.
+   */
+  lagS?: number;
   /** This replica's name in the lease (default: a random id). */
   holder?: string;
   now?: () => number;
@@ -38,6 +45,7 @@ export interface InsightRetention {
    * insights it deleted (0 when another replica holds the lease).
    */
   run(): Promise<number>;
+  /** No further runs by the clock, and a run under way ends after its batch (the stores close next). */
   stop(): void;
 }
 
@@ -48,11 +56,14 @@ export function startInsightRetention(deps: InsightRetentionDeps): InsightRetent
   const holder = deps.holder ?? randomUUID();
   const batch = deps.batch ?? 500;
   const maxBatches = deps.maxBatches ?? 200;
+  /** Calls of stop(): a run ends after the batch under way when it moves. */
+  let stops = 0;
   const once = async (): Promise<number> => {
-    const cutoffS = Math.floor(now() / 1000) - days * 86400;
+    const began = stops;
+    const cutoffS = Math.floor(now() / 1000) - days * 86400 - (deps.lagS ?? 0);
     let deleted = 0;
     try {
-      for (let n = 0; n < maxBatches; n++) {
+      for (let n = 0; n < maxBatches && stops === began; n++) {
         if (!(await insights.tryLease(LEASE, holder, now(), LEASE_MS))) break;
         const gone = await insights.pruneInsights(cutoffS, batch);
         deleted += gone;
@@ -76,5 +87,11 @@ export function startInsightRetention(deps: InsightRetentionDeps): InsightRetent
   void run();
   const timer = setInterval(() => void run(), RETENTION_EVERY_MS);
   timer.unref();
-  return { run, stop: () => clearInterval(timer) };
+  return {
+    run,
+    stop: () => {
+      stops++;
+      clearInterval(timer);
+    },
+  };
 }

@@ -157,6 +157,47 @@ await onDetectionEngines('insight_retention', 'insight retention runs', NOW_S, (
       await registry.close();
     });
 
+    it('moves the cutoff back by how far detection trails the clock', async () => {
+      const registry = await fresh();
+      const s = registry.insights;
+      const lagS = 900 + 3600;
+      await s.recordInsights([ending('trailing', CUTOFF - lagS), ending('before', CUTOFF - lagS - 1)], now());
+      const retention = startInsightRetention({ insights: s, days: 90, lagS, log: recordingLogger(), now });
+      retention.stop();
+      expect(await retention.run()).toBe(0);
+      // The step detection computes now ends settle + a step ago: its cooldown reads back from there.
+      expect(await left(s, ['trailing', 'before'])).toEqual(['trailing']);
+      await registry.close();
+    });
+
+    it('stop() ends a run under way after its batch', async () => {
+      const registry = await fresh();
+      const s = registry.insights;
+      await s.recordInsights(old(6), now());
+      let batches = 0;
+      const stopping: Pick<InsightStore, 'pruneInsights' | 'tryLease'> = {
+        tryLease: (...a) => s.tryLease(...a),
+        pruneInsights: async (cutoffS, limit) => {
+          batches++;
+          retention.stop();
+          return s.pruneInsights(cutoffS, limit);
+        },
+      };
+      const retention = startInsightRetention({ insights: stopping, days: 90, log: recordingLogger(), batch: 2, now });
+      // The run at start: its first batch stops it; the run asked afterwards stops after its first batch too.
+      expect(await retention.run()).toBe(2);
+      expect(batches).toBe(2);
+      expect(
+        (
+          await s.getInsights(
+            'org-a',
+            old(6).map((i) => i.id),
+          )
+        ).length,
+      ).toBe(2);
+      await registry.close();
+    });
+
     it('one replica at a time: another holding the lease leaves the work to it', async () => {
       const registry = await fresh();
       const s = registry.insights;
