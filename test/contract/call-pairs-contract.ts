@@ -285,5 +285,26 @@ export function callPairsContract(engine: string, open: () => Promise<TraceStore
       const usage = { ...TOOLS, orgId: org, tools: [{ group: 0, tool: 'lookup', server: 'srv-a' }] };
       expect((await store.toolUsage(usage)).map((r) => r.calls)).toEqual([2100]);
     });
+
+    it('stores a request of 10,000 calls that all name one MCP request, once', async () => {
+      // A sender reusing one request id: 5,000 clients and 5,000 servers, each in a trace of its
+      // own, all sides of one call key. DuckDB paired every client with every server (25 million
+      // pairs: "Map maximum size exceeded" after a minute), failing the request on every retry.
+      const org = 'org-m-reused';
+      const rq = { mcp_request: request('sess-r', 1) };
+      const spans = Array.from({ length: 10_000 }, (_, i) => {
+        const k = next();
+        const side = i % 2 === 0 ? 'client' : 'server';
+        return call({ id: k.toString(16).padStart(32, 'c') }, null, 'echo', { org_id: org, ...rq, mcp_side: side });
+      });
+      const usage = { ...TOOLS, orgId: org, tools: [{ group: 0, tool: 'echo', server: 'srv-a' }] };
+      expect(await store.insertSpans(spans)).toEqual({ stored: 10_000, duplicates: 0 });
+      const [calls] = (await store.toolUsage(usage)).map((r) => r.calls);
+      // Every client counts (none has a server in its trace); a server counts at most once.
+      expect(calls).toBeGreaterThanOrEqual(5000);
+      expect(calls).toBeLessThanOrEqual(10_000);
+      expect(await store.insertSpans(spans)).toEqual({ stored: 0, duplicates: 10_000 });
+      expect((await store.toolUsage(usage)).map((r) => r.calls)).toEqual([calls]);
+    });
   });
 }
