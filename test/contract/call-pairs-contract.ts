@@ -286,6 +286,39 @@ export function callPairsContract(engine: string, open: () => Promise<TraceStore
       expect((await store.toolUsage(usage)).map((r) => r.calls)).toEqual([2100]);
     });
 
+    it('supersedes the sealed clients of a request of 10,000 servers in traces of many calls', async () => {
+      // 1,000 traces of sk-s, each with 10 clients and 20 other calls, sealed; then a server under
+      // every client. PostgreSQL matched each superseded client with every sealed call of the
+      // organization (300 million comparisons): past the 10 s statement timeout, on every retry.
+      const org = 'org-m-sealed';
+      const setup: SpanRow[] = [];
+      const servers: SpanRow[] = [];
+      for (let t = 0; t < 1000; t++) {
+        const trace = traceOf(DAY + 60 + t);
+        const root = { ...trace.root, org_id: org, skill: 'sk-s' };
+        setup.push(root);
+        for (let i = 0; i < 30; i++) {
+          const client = call(trace, root, i < 10 ? 'lookup' : 'other', { org_id: org, start_s: root.start_s + i });
+          setup.push(client);
+          if (i < 10) servers.push(call(trace, client, 'lookup', { org_id: org }));
+        }
+      }
+      expect(await store.insertSpans(setup)).toEqual({ stored: 31_000, duplicates: 0 });
+      await options.seal(store);
+      expect(await store.insertSpans(servers)).toEqual({ stored: 10_000, duplicates: 0 });
+      const query: AggregateQuery = {
+        ...base,
+        orgId: org,
+        subject: { skill: 'sk-s' },
+        measures: ['tool_calls', 'spans'],
+      };
+      const counts = { groups: {}, bucket: null, values: { tool_calls: 30_000, spans: 41_000 } };
+      expect(await store.aggregate(query)).toEqual([counts]);
+      expect(await store.insertSpans(servers)).toEqual({ stored: 0, duplicates: 10_000 });
+      await options.seal(store);
+      expect(await store.aggregate(query)).toEqual([counts]);
+    });
+
     it('stores a request of 10,000 calls that all name one MCP request, once', async () => {
       // A sender reusing one request id: 5,000 clients and 5,000 servers, each in a trace of its
       // own, all sides of one call key. DuckDB paired every client with every server (25 million

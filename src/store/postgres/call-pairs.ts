@@ -41,6 +41,9 @@ const SIDES = ['client', 'server'].flatMap((side) => ['trace_id', 'span_id', 'st
 
 type Sides = Pick<CallState, 'client' | 'server'>;
 
+/** The columns of SAME_SEALED that are never null, in spans and in skill_spans alike. */
+const NEVER_NULL = ['workspace_id', 'trace_key', 'start_s'];
+
 /** Upserts `states` (the calls of the spans this transaction stored) and answers the calls that now have both sides. */
 async function upsertCalls(client: pg.ClientBase, states: readonly CallState[]): Promise<Sides[]> {
   const first = (column: string) => `${column} = COALESCE(tool_call_pairs.${column}, EXCLUDED.${column})`;
@@ -130,17 +133,24 @@ async function supersedeEarlier(client: pg.ClientBase, spans: readonly SpanIdent
   if (sealed.length === 0) return;
   await client.query(KEEPS_ROLLUPS);
   const data = SAME_SEALED.filter((c) => c !== 'trace_key');
-  const same = SAME_SEALED.map((c) => `k.${c} IS NOT DISTINCT FROM c.${c}`).join(' AND ');
+  // Each superseded span meets the sealed rows of its own (skill, trace, second) only: `cs` holds
+  // its skills with it, so that skill_spans is probed by them all, and the columns never null are
+  // joined by equality (PostgreSQL hashes no IS NOT DISTINCT FROM). Joined to the traces' skills
+  // and to the spans apart, the sealed rows were matched per organization: 10,000 superseded spans
+  // took minutes, past the statement timeout.
+  const same = SAME_SEALED.map((c) =>
+    NEVER_NULL.includes(c) ? `k.${c} = c.${c}` : `k.${c} IS NOT DISTINCT FROM c.${c}`,
+  ).join(' AND ');
   await client.query(
     `WITH c AS (SELECT org_id, trace_id, trace_id::uuid AS trace_key, ${data.join(', ')}, count(*) AS copies FROM spans
       WHERE ${IDENTITY} IN (${unnest(1)}) GROUP BY org_id, trace_id, ${data.join(', ')}),
     s AS (SELECT DISTINCT m.org_id, m.trace_id::uuid AS trace_key, m.skill FROM trace_skills m
       WHERE m.xid < $5::xid8 AND (m.org_id, m.trace_id) IN (SELECT org_id, trace_id FROM c)),
+    cs AS MATERIALIZED (SELECT c.*, s.skill AS of_skill FROM c JOIN s ON s.org_id = c.org_id AND s.trace_key = c.trace_key),
     picked AS (SELECT ctid FROM (
       SELECT k.ctid, c.copies,
         row_number() OVER (PARTITION BY k.org_id, k.of_skill, ${SAME_SEALED.map((col) => `k.${col}`).join(', ')}) AS n
-      FROM skill_spans k JOIN s ON k.org_id = s.org_id AND k.of_skill = s.skill AND k.trace_key = s.trace_key
-      JOIN c ON k.org_id = c.org_id AND ${same}
+      FROM skill_spans k JOIN cs c ON k.org_id = c.org_id AND k.of_skill = c.of_skill AND ${same}
       WHERE k.is_tool_call) x WHERE n <= copies),
     cleared AS (UPDATE skill_spans k SET is_tool_call = false FROM picked WHERE k.ctid = picked.ctid ${rollupReturning('k')})
     ${rollupDeltaSql('cleared', -1, true)}`,
