@@ -1,11 +1,14 @@
 /**
- * The pairs DuckDB's writer makes of one call key's sides (store/duckdb/call-sides.ts `pairsOf`):
- * what `completed` makes of them equals what it makes of every client paired with every server, for
- * groups of sides in one trace or several, in any order, while their number stays linear in the sides.
+ * DuckDB's writer completing MCP calls at any scale: the pairs it makes of one call key's sides
+ * (store/duckdb/call-sides.ts `pairsOf`) change what every client paired with every server changes,
+ * for groups of sides in one trace or several, in any order, while their number stays linear in the
+ * sides; and a request completing more calls than a function call takes arguments is stored.
  */
 import { describe, expect, it } from 'vitest';
 import { completed, identityKey, type CallSide } from '../../src/store/call-pairs.ts';
 import { pairsOf, type CallPair } from '../../src/store/duckdb/call-sides.ts';
+import { DuckDbTraceStore } from '../../src/store/duckdb/trace-store.ts';
+import { spanRow } from '../fixtures/span-row.ts';
 
 /** A deterministic stream of numbers in [0, 1). */
 function random(seed: number): () => number {
@@ -59,5 +62,33 @@ describe('pairsOf', () => {
     const pairs = pairsOf(group);
     expect(pairs.length).toBeLessThanOrEqual(1000 + 2 * 1000);
     expect(outcome(once(pairs))).toEqual(outcome(everyPair(group)));
+  });
+});
+
+describe('the writer completing more calls at once than a call has arguments', () => {
+  it('stores a request of 130,000 servers answering one stored client', { timeout: 60_000 }, async () => {
+    // OTLP_MAX_SPANS raised, or concurrent requests grouped into one append: their starts, passed
+    // to Math.min as arguments, overflowed the stack (about 125,000 on the main thread).
+    const store = await DuckDbTraceStore.open(':memory:', { sealEveryMs: 0 });
+    try {
+      const day = Date.UTC(2026, 9, 10) / 1000;
+      const fields = { category: 'tool_call', tool: 'echo', mcp: 'srv', mcp_request: '["s","1"]' } as const;
+      const client = spanRow(1, { ...fields, start_s: day, duration_ms: 1000, mcp_side: 'client' });
+      const servers = Array.from({ length: 130_000 }, (_, i) =>
+        spanRow(i + 2, { ...fields, start_s: day + (i % 600), mcp_side: 'server' }),
+      );
+      expect(await store.insertSpans([client])).toEqual({ stored: 1, duplicates: 0 });
+      expect(await store.insertSpans(servers)).toEqual({ stored: 130_000, duplicates: 0 });
+      // Every server is in another trace than the client: superseded; the client counts.
+      const usage = {
+        orgId: 'org-a',
+        workspaceIds: ['ws-a-team'],
+        sinceS: null,
+        tools: [{ group: 0, tool: 'echo', server: 'srv' }],
+      };
+      expect((await store.toolUsage(usage)).map((r) => r.calls)).toEqual([1]);
+    } finally {
+      await store.close();
+    }
   });
 });
