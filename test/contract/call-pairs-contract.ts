@@ -319,6 +319,23 @@ export function callPairsContract(engine: string, open: () => Promise<TraceStore
       expect(await store.aggregate(query)).toEqual([counts]);
     });
 
+    it('pairs a request of 14,000 calls and their servers, all in one second', async () => {
+      // 28,000 spans (OTLP_MAX_SPANS raised), in two traces a call, paired by their MCP request.
+      // PostgreSQL looked each span of a pair up among every span of its organization and second
+      // (28,000 rows a lookup): past the statement timeout, on every retry.
+      const at = { org_id: 'org-m-second', start_s: DAY + 120 };
+      const spans = Array.from({ length: 14_000 }, (_, i) => {
+        const rq = { ...at, mcp_request: request('sess-b', i) };
+        const [t, u] = [traceOf(at.start_s, false), traceOf(at.start_s, false)];
+        const client = call(t, null, 'lookup', { ...rq, duration_ms: 500, mcp_side: 'client' });
+        return [client, call(u, null, 'lookup', { ...rq, duration_ms: 7, mcp_side: 'server' })];
+      }).flat();
+      expect(await store.insertSpans(spans)).toEqual({ stored: 28_000, duplicates: 0 });
+      // Each call counts once: the client, with the server's duration.
+      const usage = { ...TOOLS, orgId: at.org_id, tools: [{ group: 0, tool: 'lookup', server: 'srv-a' }] };
+      expect((await store.toolUsage(usage)).map((r) => [r.calls, r.p95LatencyMs])).toEqual([[14_000, 7]]);
+    });
+
     it('stores a request of 10,000 calls that all name one MCP request, once', async () => {
       // A sender reusing one request id: 5,000 clients and 5,000 servers, each in a trace of its
       // own, all sides of one call key. DuckDB paired every client with every server (25 million
