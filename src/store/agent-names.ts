@@ -56,17 +56,18 @@ export interface HeldNames {
 
 /** The groups of `uses`, ordered by workspace then day (the order locks are taken in); names in their stored form. */
 export function groupsOf(uses: readonly AgentNameUse[]): NameGroup[] {
-  const groups = new Map<string, NameGroup>();
+  // The names of each group as a Set (insertion order): a search of the array per use grew with
+  // the square of a group's names.
+  const groups = new Map<string, { workspaceId: string; day: number; names: Set<string> }>();
   for (const u of uses) {
     const k = JSON.stringify([u.workspaceId, u.day]);
-    const g = groups.get(k) ?? { workspaceId: u.workspaceId, day: u.day, names: [] };
-    const name = wellFormed(u.name);
-    if (!g.names.includes(name)) g.names.push(name);
+    const g = groups.get(k) ?? { workspaceId: u.workspaceId, day: u.day, names: new Set<string>() };
+    g.names.add(wellFormed(u.name));
     groups.set(k, g);
   }
   const order = (a: NameGroup, b: NameGroup) =>
     a.workspaceId < b.workspaceId ? -1 : a.workspaceId > b.workspaceId ? 1 : a.day - b.day;
-  return [...groups.values()].sort(order);
+  return [...groups.values()].map((g) => ({ ...g, names: [...g.names] })).sort(order);
 }
 
 /** The names of `group` admitted (those held, then new ones while fewer than `cap` are held), and the new ones to record. */

@@ -72,6 +72,15 @@ export function agentNamesContract(
       expect((await admit(all.flat(), 50)).filter((v) => v).length).toBe(50);
     });
 
+    it('admits a request of 150,000 distinct names (OTLP_MAX_SPANS and OTLP_MAX_AGENT_NAMES raised)', async () => {
+      // A search of the names per use grew with their square (15 s here), then the admitted names,
+      // spread as arguments, overflowed the stack: the request failed on every retry.
+      const uses = Array.from({ length: 150_000 }, (_, n) => use(`agent-${n}`, 'ws-many'));
+      const expected = uses.map((_, n) => n < 140_000);
+      expect(await admit(uses, 140_000)).toEqual(expected);
+      expect(await admit(uses.toReversed(), 140_000)).toEqual(expected.toReversed());
+    });
+
     it('forgets the days before the retention cutoff', async () => {
       expect(await admit([use('p', 'ws-old', DAY - 40), use('q', 'ws-old', DAY - 40)], 1)).toEqual([true, false]);
       await store.pruneBefore((DAY - 39) * 86400);

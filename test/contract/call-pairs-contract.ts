@@ -285,5 +285,76 @@ export function callPairsContract(engine: string, open: () => Promise<TraceStore
       const usage = { ...TOOLS, orgId: org, tools: [{ group: 0, tool: 'lookup', server: 'srv-a' }] };
       expect((await store.toolUsage(usage)).map((r) => r.calls)).toEqual([2100]);
     });
+
+    it('supersedes the sealed clients of a request of 10,000 servers in traces of many calls', async () => {
+      // 1,000 traces of sk-s, each with 10 clients and 20 other calls, sealed; then a server under
+      // every client. PostgreSQL matched each superseded client with every sealed call of the
+      // organization (300 million comparisons): past the 10 s statement timeout, on every retry.
+      const org = 'org-m-sealed';
+      const setup: SpanRow[] = [];
+      const servers: SpanRow[] = [];
+      for (let t = 0; t < 1000; t++) {
+        const trace = traceOf(DAY + 60 + t);
+        const root = { ...trace.root, org_id: org, skill: 'sk-s' };
+        setup.push(root);
+        for (let i = 0; i < 30; i++) {
+          const client = call(trace, root, i < 10 ? 'lookup' : 'other', { org_id: org, start_s: root.start_s + i });
+          setup.push(client);
+          if (i < 10) servers.push(call(trace, client, 'lookup', { org_id: org }));
+        }
+      }
+      expect(await store.insertSpans(setup)).toEqual({ stored: 31_000, duplicates: 0 });
+      await options.seal(store);
+      expect(await store.insertSpans(servers)).toEqual({ stored: 10_000, duplicates: 0 });
+      const query: AggregateQuery = {
+        ...base,
+        orgId: org,
+        subject: { skill: 'sk-s' },
+        measures: ['tool_calls', 'spans'],
+      };
+      const counts = { groups: {}, bucket: null, values: { tool_calls: 30_000, spans: 41_000 } };
+      expect(await store.aggregate(query)).toEqual([counts]);
+      expect(await store.insertSpans(servers)).toEqual({ stored: 0, duplicates: 10_000 });
+      await options.seal(store);
+      expect(await store.aggregate(query)).toEqual([counts]);
+    });
+
+    it('pairs a request of 14,000 calls and their servers, all in one second', async () => {
+      // 28,000 spans (OTLP_MAX_SPANS raised), in two traces a call, paired by their MCP request.
+      // PostgreSQL looked each span of a pair up among every span of its organization and second
+      // (28,000 rows a lookup): past the statement timeout, on every retry.
+      const at = { org_id: 'org-m-second', start_s: DAY + 120 };
+      const spans = Array.from({ length: 14_000 }, (_, i) => {
+        const rq = { ...at, mcp_request: request('sess-b', i) };
+        const [t, u] = [traceOf(at.start_s, false), traceOf(at.start_s, false)];
+        const client = call(t, null, 'lookup', { ...rq, duration_ms: 500, mcp_side: 'client' });
+        return [client, call(u, null, 'lookup', { ...rq, duration_ms: 7, mcp_side: 'server' })];
+      }).flat();
+      expect(await store.insertSpans(spans)).toEqual({ stored: 28_000, duplicates: 0 });
+      // Each call counts once: the client, with the server's duration.
+      const usage = { ...TOOLS, orgId: at.org_id, tools: [{ group: 0, tool: 'lookup', server: 'srv-a' }] };
+      expect((await store.toolUsage(usage)).map((r) => [r.calls, r.p95LatencyMs])).toEqual([[14_000, 7]]);
+    });
+
+    it('stores a request of 10,000 calls that all name one MCP request, once', async () => {
+      // A sender reusing one request id: 5,000 clients and 5,000 servers, each in a trace of its
+      // own, all sides of one call key. DuckDB paired every client with every server (25 million
+      // pairs: "Map maximum size exceeded" after a minute), failing the request on every retry.
+      const org = 'org-m-reused';
+      const rq = { mcp_request: request('sess-r', 1) };
+      const spans = Array.from({ length: 10_000 }, (_, i) => {
+        const k = next();
+        const side = i % 2 === 0 ? 'client' : 'server';
+        return call({ id: k.toString(16).padStart(32, 'c') }, null, 'echo', { org_id: org, ...rq, mcp_side: side });
+      });
+      const usage = { ...TOOLS, orgId: org, tools: [{ group: 0, tool: 'echo', server: 'srv-a' }] };
+      expect(await store.insertSpans(spans)).toEqual({ stored: 10_000, duplicates: 0 });
+      const [calls] = (await store.toolUsage(usage)).map((r) => r.calls);
+      // Every client counts (none has a server in its trace); a server counts at most once.
+      expect(calls).toBeGreaterThanOrEqual(5000);
+      expect(calls).toBeLessThanOrEqual(10_000);
+      expect(await store.insertSpans(spans)).toEqual({ stored: 0, duplicates: 10_000 });
+      expect((await store.toolUsage(usage)).map((r) => r.calls)).toEqual([calls]);
+    });
   });
 }

@@ -35,6 +35,36 @@ const traceId = (key: unknown) => (key as bigint).toString(16).padStart(32, '0')
 const pairKey = (p: CallPair) =>
   [p.client, p.server].map((s) => `${s.org_id}\n${s.trace_id}\n${s.span_id}\n${s.start_s}`).join('\n');
 
+/**
+ * The pairs of one call key's sides that `completed` (../call-pairs.ts) needs to make of them what
+ * it makes of every client paired with every server, in group order: a client superseded by a
+ * server of its trace, a server superseded by a client of another trace, and a client served by the
+ * last server of another trace. At most one pair per server and two per client, where every client
+ * with every server grows with their product (a sender reusing one MCP request id: 25 million
+ * pairs for a request of 10,000 spans).
+ */
+export function pairsOf(group: readonly CallSide[]): CallPair[] {
+  const clients = group.filter((s) => !s.server);
+  const servers = group.filter((s) => s.server);
+  const [first, last] = [clients[0], servers.at(-1)];
+  if (first === undefined || last === undefined) return [];
+  const trace = (s: CallSide) => s.span.trace_id;
+  const firstElsewhere = clients.find((c) => trace(c) !== trace(first));
+  const lastElsewhere = servers.findLast((s) => trace(s) !== trace(last));
+  const serverOf = new Map(servers.map((s) => [trace(s), s]));
+  const pairs: CallPair[] = [];
+  const pair = (client: CallSide | undefined, server: CallSide | undefined) => {
+    if (client !== undefined && server !== undefined) pairs.push({ client: client.span, server: server.span });
+  };
+  for (const s of servers) pair(trace(s) !== trace(first) ? first : firstElsewhere, s);
+  // After those: a client's last pair with a server of another trace is the one it is served by.
+  for (const c of clients) {
+    pair(c, serverOf.get(trace(c)));
+    pair(c, trace(c) !== trace(last) ? last : lastElsewhere);
+  }
+  return pairs;
+}
+
 /** tool_call_sides' columns of a side. */
 const SIDE_LAYOUT: Layout<CallSide> = [
   [INTEGER, (s) => s.day],
@@ -130,14 +160,13 @@ export class CallSides {
     }
     this.days.trim();
     const byKey = new Map<string, CallSide[]>();
-    for (const s of [...found, ...sides]) byKey.set(s.key, [...(byKey.get(s.key) ?? []), s]);
+    for (const s of [...found, ...sides]) {
+      const group = byKey.get(s.key);
+      if (group === undefined) byKey.set(s.key, [s]);
+      else group.push(s);
+    }
     const pairs = new Map<string, CallPair>();
-    for (const group of byKey.values())
-      for (const client of group.filter((s) => !s.server))
-        for (const server of group.filter((s) => s.server)) {
-          const pair = { client: client.span, server: server.span };
-          pairs.set(pairKey(pair), pair);
-        }
+    for (const group of byKey.values()) for (const pair of pairsOf(group)) pairs.set(pairKey(pair), pair);
     return [...pairs.values()];
   }
 

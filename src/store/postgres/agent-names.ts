@@ -37,7 +37,8 @@ export async function admitInTransaction(
         ...at,
         verdict.added,
       ]);
-    admitted.push(...verdict.admitted.map((name) => ({ workspaceId: g.workspaceId, day: g.day, name })));
+    // One push per name: spread as arguments, some 125,000 names overflow the stack.
+    for (const name of verdict.admitted) admitted.push({ workspaceId: g.workspaceId, day: g.day, name });
   }
   return admitted;
 }
