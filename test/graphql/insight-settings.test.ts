@@ -13,18 +13,10 @@ import { TEST_API_KEY } from '../fixtures/small-bundle.ts';
 import { fileDatabase } from '../helpers/pg-database.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { countingStore } from './helpers.ts';
+import type { WorkspaceSetting } from '../../src/insights/workspace-settings.ts';
 
-interface RestSetting {
-  name: string;
-  value: number;
-  overridden: boolean;
-  default: number;
-  minimum: number;
-  maximum: number;
-  integer: boolean;
-  one_of?: number[];
-  description: string;
-}
+/** A setting as REST answers it. */
+type RestSetting = WorkspaceSetting;
 interface Problem {
   status: number;
   code: string;
