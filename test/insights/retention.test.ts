@@ -21,6 +21,15 @@ const DAY = 86400;
 const CUTOFF = NOW_S - 90 * DAY;
 const now = () => NOW_S * 1000 + 500;
 
+/** `s` as retention uses it, calling `hook` before each batch. */
+const beforeEachBatch = (s: InsightStore, hook: () => void): Pick<InsightStore, 'pruneInsights' | 'tryLease'> => ({
+  tryLease: (...a) => s.tryLease(...a),
+  pruneInsights: (cutoffS, limit) => {
+    hook();
+    return s.pruneInsights(cutoffS, limit);
+  },
+});
+
 const ending = (id: string, endS: number) => insight(id, { window_start_s: endS - DAY, window_end_s: endS });
 
 describe('INSIGHT_RETENTION_DAYS', () => {
@@ -140,13 +149,7 @@ await onDetectionEngines('insight_retention', 'insight retention runs', NOW_S, (
       };
       setImmediate(tick);
       const seen: number[] = [];
-      const counted: Pick<InsightStore, 'pruneInsights' | 'tryLease'> = {
-        tryLease: (...a) => s.tryLease(...a),
-        pruneInsights: (cutoffS, limit) => {
-          seen.push(ticks);
-          return s.pruneInsights(cutoffS, limit);
-        },
-      };
+      const counted = beforeEachBatch(s, () => seen.push(ticks));
       const batched = startInsightRetention({ insights: counted, days: 90, log: recordingLogger(), batch: 2, now });
       batched.stop();
       expect(await batched.run()).toBe(0);
@@ -175,14 +178,10 @@ await onDetectionEngines('insight_retention', 'insight retention runs', NOW_S, (
       const s = registry.insights;
       await s.recordInsights(old(6), now());
       let batches = 0;
-      const stopping: Pick<InsightStore, 'pruneInsights' | 'tryLease'> = {
-        tryLease: (...a) => s.tryLease(...a),
-        pruneInsights: async (cutoffS, limit) => {
-          batches++;
-          retention.stop();
-          return s.pruneInsights(cutoffS, limit);
-        },
-      };
+      const stopping = beforeEachBatch(s, () => {
+        batches++;
+        retention.stop();
+      });
       const retention = startInsightRetention({ insights: stopping, days: 90, log: recordingLogger(), batch: 2, now });
       // The run at start: its first batch stops it; the run asked afterwards stops after its first batch too.
       expect(await retention.run()).toBe(2);
