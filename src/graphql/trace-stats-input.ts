@@ -3,14 +3,12 @@
  * REST request's own JSON Schema, so both transports accept exactly the same requests and refuse
  * the others with the same codes (invalid_field / validation_failed, REST field pointers).
  */
-import { Ajv } from 'ajv';
 import type { PanelQueryInput, TraceStatsInput } from '../generated/graphql.ts';
-import { fieldErrors } from '../errors.ts';
-import { toFieldErrors } from '../shared/field-errors.ts';
+import { restBodyCheck } from './rest-body-check.ts';
 import { DIMENSIONS, MEASURES } from '../store/trace-port.ts';
 import { traceStatsRequestSchema, type PanelQuery, type TraceStatsRequest } from '../skills/stats-request.ts';
 
-const validate = new Ajv({ allErrors: true, strict: false }).compile(traceStatsRequestSchema);
+const checkRequest = restBodyCheck(traceStatsRequestSchema);
 const NAMED = new Set<string>([...MEASURES, ...DIMENSIONS]);
 
 /** `order.by` may spell a measure or dimension as the schema does (TOKENS) or as REST does. */
@@ -49,6 +47,6 @@ export function toTraceStatsRequest(input: TraceStatsInput): TraceStatsRequest {
     ...(input.compare != null ? { compare: input.compare } : {}),
     ...(input.workspaceId != null ? { workspace_id: input.workspaceId } : {}),
   };
-  if (!validate(request)) throw fieldErrors(toFieldErrors(validate.errors ?? []));
+  checkRequest(request);
   return request;
 }

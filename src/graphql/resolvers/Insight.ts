@@ -4,9 +4,7 @@
  * call the handlers of REST's subscription routes, with their input checked by the REST body's
  * JSON Schema so both transports refuse the same requests the same way.
  */
-import { Ajv } from 'ajv';
 import type { ArtifactVersion } from '../../domain/types.ts';
-import { fieldErrors } from '../../errors.ts';
 import { rateLimitedError } from '../../rate-limits.ts';
 import type {
   CreateWebhookSubscriptionInput,
@@ -20,7 +18,7 @@ import {
   subscriptionBodySchema,
   type SubscriptionBody,
 } from '../../insights/webhook-subscriptions.ts';
-import { toFieldErrors } from '../../shared/field-errors.ts';
+import { restBodyCheck } from '../rest-body-check.ts';
 import type { RequestContext } from '../../context.ts';
 import { loadedAccess, readableWorkspaceOrNull } from '../authorize.ts';
 
@@ -44,7 +42,7 @@ export const Insight: InsightResolvers = {
   workspace: (i, _args, ctx) => readableWorkspaceOrNull(ctx, i.workspace_id),
 };
 
-const validate = new Ajv({ allErrors: true, strict: false }).compile(subscriptionBodySchema);
+const checkBody = restBodyCheck(subscriptionBodySchema);
 
 /** The REST body of the input; throws REST's field errors when it breaks the body's schema. */
 function subscriptionBody(input: CreateWebhookSubscriptionInput): SubscriptionBody {
@@ -61,7 +59,7 @@ function subscriptionBody(input: CreateWebhookSubscriptionInput): SubscriptionBo
         }
       : {}),
   };
-  if (!validate(body)) throw fieldErrors(toFieldErrors(validate.errors ?? []));
+  checkBody(body);
   return body;
 }
 

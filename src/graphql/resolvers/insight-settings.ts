@@ -6,13 +6,12 @@
  * checked by REST's body schema (at most one override per setting, names of at most 64
  * characters), so both transports refuse the same requests with the same codes and fields.
  */
-import { Ajv } from 'ajv';
 import { fieldErrors, MAX_LISTED_FIELD_ERRORS, type FieldError } from '../../errors.ts';
 import type { MutationResolvers, SetInsightSettingsInput } from '../../generated/graphql.ts';
 import { setWorkspaceSettings, settingsBodySchema, type SettingsBody } from '../../insights/workspace-settings.ts';
-import { toFieldErrors } from '../../shared/field-errors.ts';
+import { restBodyCheck } from '../rest-body-check.ts';
 
-const validate = new Ajv({ allErrors: true, strict: false }).compile(settingsBodySchema);
+const checkBody = restBodyCheck(settingsBodySchema);
 
 /** The repeats of a name already given earlier in the list, each named by its place. */
 function repeatedNames(overrides: SetInsightSettingsInput['overrides']): FieldError[] {
@@ -34,7 +33,7 @@ function settingsBody(input: SetInsightSettingsInput): SettingsBody {
   const repeats = repeatedNames(input.overrides);
   if (repeats.length > 0) throw fieldErrors(repeats);
   const body = { overrides: Object.fromEntries(input.overrides.map((o) => [o.name, o.value])) };
-  if (!validate(body)) throw fieldErrors(toFieldErrors(validate.errors ?? []));
+  checkBody(body);
   return body;
 }
 
